@@ -1,0 +1,272 @@
+//! Deterministic bucket assignment: HMAC-MD5, first four digest bytes big-endian, modulo total.
+
+use hmac::{Hmac, Mac};
+use md5::Md5;
+
+use super::BucketingError;
+
+/// A bucket assigner with its HMAC key schedule computed once.
+///
+/// Reusing one `Bucketer` for many entities skips re-keying HMAC per call, which is most of the
+/// cost for short entity ids.
+///
+/// # Examples
+/// ```
+/// use partkit::bucketing::Bucketer;
+/// let b = Bucketer::new("farosai/airbyte-github-source", 12).unwrap();
+/// assert_eq!(b.bucket("facebook/react"), 9);
+/// ```
+#[derive(Clone)]
+pub struct Bucketer {
+    keyed: Hmac<Md5>,
+    total: u32,
+}
+
+impl Bucketer {
+    /// Creates a bucketer for `key` (the namespace, e.g. the connector name) and `total` buckets.
+    ///
+    /// # Errors
+    /// [`BucketingError::TotalInvalid`] when `total` is 0.
+    pub fn new(key: &str, total: u32) -> Result<Self, BucketingError> {
+        if total == 0 {
+            return Err(BucketingError::TotalInvalid);
+        }
+        Ok(Self::with_total(key.as_bytes(), total))
+    }
+
+    fn with_total(key: &[u8], total: u32) -> Self {
+        // HMAC accepts keys of any length (long keys are hashed first), so this cannot fail.
+        let keyed = match <Hmac<Md5> as Mac>::new_from_slice(key) {
+            Ok(mac) => mac,
+            Err(_) => <Hmac<Md5> as hmac::digest::KeyInit>::new(&Default::default()),
+        };
+        Self { keyed, total }
+    }
+
+    /// The number of buckets.
+    pub fn total(&self) -> u32 {
+        self.total
+    }
+
+    /// The 32-bit hash of `data`: the first four bytes of HMAC-MD5(key, data), big-endian.
+    pub fn hash_bytes(&self, data: &[u8]) -> u32 {
+        let mut mac = self.keyed.clone();
+        mac.update(data);
+        let digest = mac.finalize().into_bytes();
+        u32::from_be_bytes([digest[0], digest[1], digest[2], digest[3]])
+    }
+
+    /// The 1-based bucket of `data` (UTF-8 bytes).
+    pub fn bucket_bytes(&self, data: &[u8]) -> u32 {
+        self.hash_bytes(data) % self.total + 1
+    }
+
+    /// The 1-based bucket of `data`.
+    pub fn bucket(&self, data: &str) -> u32 {
+        self.bucket_bytes(data.as_bytes())
+    }
+
+    /// Buckets every item of a packed batch and appends the results to `out`.
+    ///
+    /// `joined` is the concatenation of the items and `utf16_lens` holds each item's length in
+    /// UTF-16 code units (JavaScript's `string.length`): this is how strings cross from JS in
+    /// one copy. Lone surrogates have already become U+FFFD in `joined`, exactly as Node's
+    /// `createHmac().update(string)` encodes them; when a high surrogate ending one item and a
+    /// low surrogate starting the next were fused into one character by the concatenation,
+    /// each item gets its own U+FFFD back.
+    ///
+    /// # Errors
+    /// [`BucketingError::InvalidArgument`] when the lengths do not add up to `joined`.
+    pub fn bucket_packed(
+        &self,
+        joined: &str,
+        utf16_lens: &[u32],
+        out: &mut Vec<u32>,
+    ) -> Result<(), BucketingError> {
+        let mut split = PackedSplitter::new(joined);
+        let mut scratch = Vec::new();
+        out.reserve(utf16_lens.len());
+        for &len in utf16_lens {
+            let item = split.next_item(len as usize, &mut scratch)?;
+            out.push(self.bucket_bytes(item));
+        }
+        split.finish()
+    }
+}
+
+/// The 1-based bucket of `data` under `key` with `total` buckets: the spec's `bucket()`.
+///
+/// # Examples
+/// ```
+/// assert_eq!(partkit::bucketing::bucket("test-key", "test-data", 5), Ok(2));
+/// ```
+///
+/// # Errors
+/// [`BucketingError::TotalInvalid`] when `total` is 0.
+pub fn bucket(key: &str, data: &str, total: u32) -> Result<u32, BucketingError> {
+    Ok(Bucketer::new(key, total)?.bucket(data))
+}
+
+const REPLACEMENT: &[u8] = "\u{FFFD}".as_bytes();
+
+/// Walks a concatenation of strings given their UTF-16 lengths.
+pub(crate) struct PackedSplitter<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    /// The previous item ended inside a surrogate pair: the next item starts with U+FFFD.
+    pending_low: bool,
+}
+
+fn bad_lengths() -> BucketingError {
+    BucketingError::InvalidArgument("packed lengths do not match the packed text".into())
+}
+
+impl<'a> PackedSplitter<'a> {
+    pub(crate) fn new(joined: &'a str) -> Self {
+        Self { bytes: joined.as_bytes(), pos: 0, pending_low: false }
+    }
+
+    /// The next item's UTF-8 bytes; `scratch` holds them when an item had to be repaired.
+    pub(crate) fn next_item<'s>(
+        &mut self,
+        utf16_len: usize,
+        scratch: &'s mut Vec<u8>,
+    ) -> Result<&'s [u8], BucketingError>
+    where
+        'a: 's,
+    {
+        let mut want = utf16_len;
+        let repaired_start = self.pending_low && want > 0;
+        if repaired_start {
+            self.pending_low = false;
+            want -= 1;
+        } else if self.pending_low {
+            // An empty item between the two halves of a fused pair: impossible from JS.
+            return Err(bad_lengths());
+        }
+        let start = self.pos;
+        // Fast path: pure ASCII means one byte per UTF-16 unit.
+        let end = start.checked_add(want).ok_or_else(bad_lengths)?;
+        if !repaired_start && end <= self.bytes.len() && self.bytes[start..end].is_ascii() {
+            self.pos = end;
+            return Ok(&self.bytes[start..end]);
+        }
+        let mut i = start;
+        let mut units = 0usize;
+        let mut split_tail = false;
+        while units < want {
+            let b = *self.bytes.get(i).ok_or_else(bad_lengths)?;
+            let (width, u) = match b {
+                0x00..=0x7F => (1, 1),
+                0xC0..=0xDF => (2, 1),
+                0xE0..=0xEF => (3, 1),
+                _ => (4, 2),
+            };
+            if units + u > want {
+                // A supplementary character straddles the boundary: the concatenation fused a
+                // lone high surrogate (ours) with a lone low surrogate (the next item's).
+                split_tail = true;
+                break;
+            }
+            units += u;
+            i += width;
+        }
+        if i > self.bytes.len() {
+            return Err(bad_lengths());
+        }
+        if !repaired_start && !split_tail {
+            self.pos = i;
+            return Ok(&self.bytes[start..i]);
+        }
+        scratch.clear();
+        if repaired_start {
+            scratch.extend_from_slice(REPLACEMENT);
+        }
+        scratch.extend_from_slice(&self.bytes[start..i]);
+        if split_tail {
+            scratch.extend_from_slice(REPLACEMENT);
+            i += 4;
+            if i > self.bytes.len() {
+                return Err(bad_lengths());
+            }
+            self.pending_low = true;
+        }
+        self.pos = i;
+        Ok(&scratch[..])
+    }
+
+    /// Checks that every byte was consumed.
+    pub(crate) fn finish(&self) -> Result<(), BucketingError> {
+        if self.pos == self.bytes.len() && !self.pending_low {
+            Ok(())
+        } else {
+            Err(bad_lengths())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn utf16_len(s: &str) -> u32 {
+        s.encode_utf16().count() as u32
+    }
+
+    #[test]
+    fn spec_vectors() {
+        let key = "farosai/airbyte-github-source";
+        for (data, total, want) in [
+            ("facebook/react", 12, 9),
+            ("torvalds/linux", 12, 9),
+            ("openai/gpt", 7, 3),
+            ("openai/evals", 7, 1),
+            ("vercel/next.js", 12, 7),
+            ("octo-org/hello-world", 10, 6),
+            ("octo-org/repo", 10, 4),
+            ("myco/frontend", 10, 8),
+            ("myco/backend", 10, 7),
+        ] {
+            assert_eq!(bucket(key, data, total), Ok(want), "{data}");
+        }
+        assert_eq!(bucket("test-key", "test-data", 5), Ok(2));
+    }
+
+    #[test]
+    fn zero_total_is_an_error() {
+        assert_eq!(bucket("k", "d", 0), Err(BucketingError::TotalInvalid));
+    }
+
+    #[test]
+    fn packed_matches_single() {
+        let items = ["", "a", "héllo", "日本語", "🎉x", "plain/ascii", "", "\u{FFFD}"];
+        let joined: String = items.concat();
+        let lens: Vec<u32> = items.iter().map(|s| utf16_len(s)).collect();
+        let b = Bucketer::new("k", 97).unwrap();
+        let mut out = Vec::new();
+        b.bucket_packed(&joined, &lens, &mut out).unwrap();
+        let single: Vec<u32> = items.iter().map(|s| b.bucket(s)).collect();
+        assert_eq!(out, single);
+    }
+
+    #[test]
+    fn fused_lone_surrogates_are_split_back() {
+        // JS items "a\uD83C" and "\uDF89b" join into "a🎉b"; each item alone encodes its lone
+        // surrogate as U+FFFD.
+        let b = Bucketer::new("k", 1000).unwrap();
+        let mut out = Vec::new();
+        b.bucket_packed("a🎉b", &[2, 2], &mut out).unwrap();
+        assert_eq!(out, vec![b.bucket("a\u{FFFD}"), b.bucket("\u{FFFD}b")]);
+    }
+
+    #[test]
+    fn bad_lengths_are_errors_not_panics() {
+        let b = Bucketer::new("k", 3).unwrap();
+        let mut out = Vec::new();
+        assert!(b.bucket_packed("abc", &[5], &mut out).is_err());
+        assert!(b.bucket_packed("abc", &[1], &mut out).is_err());
+        assert!(b.bucket_packed("🎉", &[1], &mut out).is_err());
+        assert!(b.bucket_packed("🎉", &[1, 0], &mut out).is_err());
+        assert!(b.bucket_packed("a", &[u32::MAX], &mut out).is_err());
+    }
+}
