@@ -44,7 +44,10 @@ impl Value {
                     Some(b'+') => (false, &t[1..]),
                     _ => (false, t),
                 };
-                if digits.is_empty() || digits.len() > 16 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                if digits.is_empty()
+                    || digits.len() > 16
+                    || !digits.bytes().all(|b| b.is_ascii_digit())
+                {
                     return None;
                 }
                 let n: i64 = digits.parse().ok()?;
@@ -120,7 +123,9 @@ pub fn bucket_id(raw: &RawConfig, total: u32) -> Result<u32, BucketingError> {
     }
     match raw.bucket_id.as_integer() {
         Some(n) if n >= 1 && n <= i64::from(total) => Ok(n as u32),
-        _ => Err(BucketingError::IdOutOfRange { total: u64::from(total) }),
+        _ => Err(BucketingError::IdOutOfRange {
+            total: u64::from(total),
+        }),
     }
 }
 
@@ -213,8 +218,16 @@ impl Selector {
     pub fn new(raw: &RawConfig) -> Result<Self, BucketingError> {
         let total = bucket_total(raw)?;
         let round_robin = round_robin(raw)?;
-        let set = if round_robin { bucket_set(raw, total)? } else { None };
-        Ok(Self { total, round_robin, set })
+        let set = if round_robin {
+            bucket_set(raw, total)?
+        } else {
+            None
+        };
+        Ok(Self {
+            total,
+            round_robin,
+            set,
+        })
     }
 
     /// Whether round robin is on.
@@ -247,7 +260,12 @@ mod tests {
     use super::*;
 
     fn cfg(rr: Value, id: Value, total: Value, ranges: Value) -> RawConfig {
-        RawConfig { round_robin: rr, bucket_id: id, bucket_total: total, bucket_ranges: ranges }
+        RawConfig {
+            round_robin: rr,
+            bucket_id: id,
+            bucket_total: total,
+            bucket_ranges: ranges,
+        }
     }
     fn n(x: f64) -> Value {
         Value::Number(x)
@@ -260,15 +278,42 @@ mod tests {
     #[test]
     fn validation_messages() {
         let err = |c: RawConfig| validate(&c).unwrap_err().to_string();
-        assert_eq!(err(cfg(M, M, n(0.0), M)), "bucket_total must be a positive integer");
-        assert_eq!(err(cfg(M, M, t("2.7"), M)), "bucket_total must be a positive integer");
-        assert_eq!(err(cfg(M, M, n(2.5), M)), "bucket_total must be a positive integer");
-        assert_eq!(err(cfg(M, M, n(f64::NAN), M)), "bucket_total must be a positive integer");
-        assert_eq!(err(cfg(M, M, n(2f64.powi(53)), M)), "bucket_total must be a positive integer");
-        assert_eq!(err(cfg(M, M, n(5e9), M)), "bucket_total must be at most 4294967295");
-        assert_eq!(err(cfg(M, n(2.0), M, M)), "bucket_id must be between 1 and 1");
-        assert_eq!(err(cfg(M, t("3abc"), n(5.0), M)), "bucket_id must be between 1 and 5");
-        assert_eq!(err(cfg(M, n(0.0), n(5.0), M)), "bucket_id must be between 1 and 5");
+        assert_eq!(
+            err(cfg(M, M, n(0.0), M)),
+            "bucket_total must be a positive integer"
+        );
+        assert_eq!(
+            err(cfg(M, M, t("2.7"), M)),
+            "bucket_total must be a positive integer"
+        );
+        assert_eq!(
+            err(cfg(M, M, n(2.5), M)),
+            "bucket_total must be a positive integer"
+        );
+        assert_eq!(
+            err(cfg(M, M, n(f64::NAN), M)),
+            "bucket_total must be a positive integer"
+        );
+        assert_eq!(
+            err(cfg(M, M, n(2f64.powi(53)), M)),
+            "bucket_total must be a positive integer"
+        );
+        assert_eq!(
+            err(cfg(M, M, n(5e9), M)),
+            "bucket_total must be at most 4294967295"
+        );
+        assert_eq!(
+            err(cfg(M, n(2.0), M, M)),
+            "bucket_id must be between 1 and 1"
+        );
+        assert_eq!(
+            err(cfg(M, t("3abc"), n(5.0), M)),
+            "bucket_id must be between 1 and 5"
+        );
+        assert_eq!(
+            err(cfg(M, n(0.0), n(5.0), M)),
+            "bucket_id must be between 1 and 5"
+        );
         assert_eq!(
             err(cfg(Value::Bool(true), M, n(5.0), Value::List(vec![]))),
             "bucket_ranges cannot be empty"
@@ -286,8 +331,14 @@ mod tests {
     #[test]
     fn notices_and_defaults() {
         assert_eq!(validate(&RawConfig::default()), Ok(Notice::None));
-        assert_eq!(validate(&cfg(M, M, n(5.0), t("1-9"))), Ok(Notice::RangesIgnored));
-        assert_eq!(validate(&cfg(Value::Bool(true), M, n(5.0), t(""))), Ok(Notice::None));
+        assert_eq!(
+            validate(&cfg(M, M, n(5.0), t("1-9"))),
+            Ok(Notice::RangesIgnored)
+        );
+        assert_eq!(
+            validate(&cfg(Value::Bool(true), M, n(5.0), t(""))),
+            Ok(Notice::None)
+        );
         assert_eq!(validate(&cfg(M, t("3"), t(" 5 "), M)), Ok(Notice::None));
     }
 
@@ -304,7 +355,10 @@ mod tests {
             .collect();
         assert_eq!(seq, vec![1, 2, 3, 4, 1, 2, 3, 4]);
         assert_eq!(s.next(Some(7)), 4);
-        assert_eq!(Selector::new(&cfg(M, M, n(3.0), M)).unwrap().next(Some(7)), 2);
+        assert_eq!(
+            Selector::new(&cfg(M, M, n(3.0), M)).unwrap().next(Some(7)),
+            2
+        );
         assert_eq!(s.next(Some(-5)), 4);
         let r = Selector::new(&cfg(Value::Bool(true), M, n(6.0), t("2-3,5"))).unwrap();
         for start in [None, Some(0), Some(1), Some(2), Some(4), Some(6), Some(100)] {
@@ -315,7 +369,12 @@ mod tests {
                 seq.push(b);
                 last = Some(i64::from(b));
             }
-            assert!(seq.windows(2).all(|w| (w[0], w[1]) == (2, 3) || (w[0], w[1]) == (3, 5) || (w[0], w[1]) == (5, 2)), "{seq:?}");
+            assert!(
+                seq.windows(2).all(|w| (w[0], w[1]) == (2, 3)
+                    || (w[0], w[1]) == (3, 5)
+                    || (w[0], w[1]) == (5, 2)),
+                "{seq:?}"
+            );
         }
         assert_eq!(r.next(None), 2);
     }

@@ -97,3 +97,9 @@ impl fmt::Display for BucketingError {
 }
 
 impl std::error::Error for BucketingError {}
+
+impl From<crate::packed::PackedError> for BucketingError {
+    fn from(e: crate::packed::PackedError) -> Self {
+        Self::InvalidArgument(e.to_string())
+    }
+}

@@ -4,6 +4,7 @@ use hmac::{Hmac, Mac};
 use md5::Md5;
 
 use super::BucketingError;
+use crate::packed::PackedSplitter;
 
 /// A bucket assigner with its HMAC key schedule computed once.
 ///
@@ -90,7 +91,7 @@ impl Bucketer {
             let item = split.next_item(len as usize, &mut scratch)?;
             out.push(self.bucket_bytes(item));
         }
-        split.finish()
+        Ok(split.finish()?)
     }
 }
 
@@ -105,104 +106,6 @@ impl Bucketer {
 /// [`BucketingError::TotalInvalid`] when `total` is 0.
 pub fn bucket(key: &str, data: &str, total: u32) -> Result<u32, BucketingError> {
     Ok(Bucketer::new(key, total)?.bucket(data))
-}
-
-const REPLACEMENT: &[u8] = "\u{FFFD}".as_bytes();
-
-/// Walks a concatenation of strings given their UTF-16 lengths.
-pub(crate) struct PackedSplitter<'a> {
-    bytes: &'a [u8],
-    pos: usize,
-    /// The previous item ended inside a surrogate pair: the next item starts with U+FFFD.
-    pending_low: bool,
-}
-
-fn bad_lengths() -> BucketingError {
-    BucketingError::InvalidArgument("packed lengths do not match the packed text".into())
-}
-
-impl<'a> PackedSplitter<'a> {
-    pub(crate) fn new(joined: &'a str) -> Self {
-        Self { bytes: joined.as_bytes(), pos: 0, pending_low: false }
-    }
-
-    /// The next item's UTF-8 bytes; `scratch` holds them when an item had to be repaired.
-    pub(crate) fn next_item<'s>(
-        &mut self,
-        utf16_len: usize,
-        scratch: &'s mut Vec<u8>,
-    ) -> Result<&'s [u8], BucketingError>
-    where
-        'a: 's,
-    {
-        let mut want = utf16_len;
-        let repaired_start = self.pending_low && want > 0;
-        if repaired_start {
-            self.pending_low = false;
-            want -= 1;
-        } else if self.pending_low {
-            // An empty item between the two halves of a fused pair: impossible from JS.
-            return Err(bad_lengths());
-        }
-        let start = self.pos;
-        // Fast path: pure ASCII means one byte per UTF-16 unit.
-        let end = start.checked_add(want).ok_or_else(bad_lengths)?;
-        if !repaired_start && end <= self.bytes.len() && self.bytes[start..end].is_ascii() {
-            self.pos = end;
-            return Ok(&self.bytes[start..end]);
-        }
-        let mut i = start;
-        let mut units = 0usize;
-        let mut split_tail = false;
-        while units < want {
-            let b = *self.bytes.get(i).ok_or_else(bad_lengths)?;
-            let (width, u) = match b {
-                0x00..=0x7F => (1, 1),
-                0xC0..=0xDF => (2, 1),
-                0xE0..=0xEF => (3, 1),
-                _ => (4, 2),
-            };
-            if units + u > want {
-                // A supplementary character straddles the boundary: the concatenation fused a
-                // lone high surrogate (ours) with a lone low surrogate (the next item's).
-                split_tail = true;
-                break;
-            }
-            units += u;
-            i += width;
-        }
-        if i > self.bytes.len() {
-            return Err(bad_lengths());
-        }
-        if !repaired_start && !split_tail {
-            self.pos = i;
-            return Ok(&self.bytes[start..i]);
-        }
-        scratch.clear();
-        if repaired_start {
-            scratch.extend_from_slice(REPLACEMENT);
-        }
-        scratch.extend_from_slice(&self.bytes[start..i]);
-        if split_tail {
-            scratch.extend_from_slice(REPLACEMENT);
-            i += 4;
-            if i > self.bytes.len() {
-                return Err(bad_lengths());
-            }
-            self.pending_low = true;
-        }
-        self.pos = i;
-        Ok(&scratch[..])
-    }
-
-    /// Checks that every byte was consumed.
-    pub(crate) fn finish(&self) -> Result<(), BucketingError> {
-        if self.pos == self.bytes.len() && !self.pending_low {
-            Ok(())
-        } else {
-            Err(bad_lengths())
-        }
-    }
 }
 
 #[cfg(test)]
@@ -239,7 +142,16 @@ mod tests {
 
     #[test]
     fn packed_matches_single() {
-        let items = ["", "a", "héllo", "日本語", "🎉x", "plain/ascii", "", "\u{FFFD}"];
+        let items = [
+            "",
+            "a",
+            "héllo",
+            "日本語",
+            "🎉x",
+            "plain/ascii",
+            "",
+            "\u{FFFD}",
+        ];
         let joined: String = items.concat();
         let lens: Vec<u32> = items.iter().map(|s| utf16_len(s)).collect();
         let b = Bucketer::new("k", 97).unwrap();

@@ -13,12 +13,11 @@ mod hash;
 mod ranges;
 
 pub use config::{
-    bucket_id, bucket_set, bucket_total, last_executed, parse_total, round_robin, validate, Notice, RawConfig,
-    Selector, Value,
+    bucket_id, bucket_set, bucket_total, last_executed, parse_total, round_robin, validate, Notice,
+    RawConfig, Selector, Value,
 };
 pub use error::BucketingError;
 pub use hash::{bucket, Bucketer};
-pub(crate) use hash::PackedSplitter;
 pub use ranges::{BucketSet, RangesInput};
 
 /// Trims like JavaScript's `String.prototype.trim` (which, unlike `str::trim`, strips U+FEFF
@@ -27,9 +26,22 @@ pub(crate) fn js_trim(s: &str) -> &str {
     fn is_js_space(c: char) -> bool {
         matches!(
             c,
-            '\u{9}' | '\u{A}' | '\u{B}' | '\u{C}' | '\u{D}' | ' ' | '\u{A0}' | '\u{1680}'
-                | '\u{2000}'..='\u{200A}' | '\u{2028}' | '\u{2029}' | '\u{202F}' | '\u{205F}'
-                | '\u{3000}' | '\u{FEFF}'
+            '\u{9}'
+                | '\u{A}'
+                | '\u{B}'
+                | '\u{C}'
+                | '\u{D}'
+                | ' '
+                | '\u{A0}'
+                | '\u{1680}'
+                | '\u{2000}'
+                ..='\u{200A}'
+                    | '\u{2028}'
+                    | '\u{2029}'
+                    | '\u{202F}'
+                    | '\u{205F}'
+                    | '\u{3000}'
+                    | '\u{FEFF}'
         )
     }
     s.trim_matches(is_js_space)
@@ -76,15 +88,27 @@ impl Distribution {
             let slot = b
                 .checked_sub(1)
                 .and_then(|i| counts.get_mut(i as usize))
-                .ok_or_else(|| BucketingError::InvalidArgument(format!("bucket {b} is out of range")))?;
+                .ok_or_else(|| {
+                    BucketingError::InvalidArgument(format!("bucket {b} is out of range"))
+                })?;
             *slot += 1;
             n += 1;
         }
         let min = counts.iter().copied().min().unwrap_or(0);
         let max = counts.iter().copied().max().unwrap_or(0);
         let mean = n as f64 / f64::from(total);
-        let spread = if n == 0 { 0.0 } else { (max - min) as f64 / mean };
-        Ok(Self { counts, min, max, mean, spread })
+        let spread = if n == 0 {
+            0.0
+        } else {
+            (max - min) as f64 / mean
+        };
+        Ok(Self {
+            counts,
+            min,
+            max,
+            mean,
+            spread,
+        })
     }
 }
 

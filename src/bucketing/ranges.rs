@@ -42,7 +42,10 @@ impl BucketSet {
             RangesInput::Text(s) => s.split(',').collect(),
             RangesInput::List(items) => items.clone(),
         };
-        let parts: Vec<&str> = parts.into_iter().filter(|p| !js_trim(p).is_empty()).collect();
+        let parts: Vec<&str> = parts
+            .into_iter()
+            .filter(|p| !js_trim(p).is_empty())
+            .collect();
         if parts.is_empty() {
             return Err(BucketingError::RangesEmpty);
         }
@@ -72,7 +75,9 @@ impl BucketSet {
     /// The smallest eligible bucket strictly greater than `last`, else the smallest eligible
     /// bucket (wrap-around). `last` may lie outside the set, or outside `[1, total]`.
     pub fn next(&self, last: i64) -> u32 {
-        let idx = self.intervals.partition_point(|&(_, e)| i64::from(e) <= last);
+        let idx = self
+            .intervals
+            .partition_point(|&(_, e)| i64::from(e) <= last);
         match self.intervals.get(idx) {
             Some(&(s, _)) if i64::from(s) > last => s,
             // `last` lies inside this interval and below its end.
@@ -88,7 +93,10 @@ impl BucketSet {
 
     /// How many buckets are eligible.
     pub fn len(&self) -> u64 {
-        self.intervals.iter().map(|&(s, e)| u64::from(e - s) + 1).sum()
+        self.intervals
+            .iter()
+            .map(|&(s, e)| u64::from(e - s) + 1)
+            .sum()
     }
 
     /// Never true: parsing rejects empty sets.
@@ -112,7 +120,9 @@ impl BucketSet {
 fn parse_range(range: &str) -> Result<(u64, u64), BucketingError> {
     let sides: Vec<&str> = range.split('-').map(js_trim).collect();
     if sides.len() > 2 {
-        return Err(BucketingError::RangeFormat { range: range.to_string() });
+        return Err(BucketingError::RangeFormat {
+            range: range.to_string(),
+        });
     }
     let start = parse_int(sides[0])?;
     let end = match sides.get(1) {
@@ -120,7 +130,9 @@ fn parse_range(range: &str) -> Result<(u64, u64), BucketingError> {
         None => start,
     };
     if end < start {
-        return Err(BucketingError::RangeOrder { range: range.to_string() });
+        return Err(BucketingError::RangeOrder {
+            range: range.to_string(),
+        });
     }
     Ok((start, end))
 }
@@ -129,11 +141,13 @@ fn parse_range(range: &str) -> Result<(u64, u64), BucketingError> {
 fn parse_int(side: &str) -> Result<u64, BucketingError> {
     let digits = side.strip_prefix('+').unwrap_or(side);
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(BucketingError::RangeNumber { value: side.to_string() });
+        return Err(BucketingError::RangeNumber {
+            value: side.to_string(),
+        });
     }
-    Ok(digits
-        .bytes()
-        .fold(0u64, |acc, b| acc.saturating_mul(10).saturating_add(u64::from(b - b'0'))))
+    Ok(digits.bytes().fold(0u64, |acc, b| {
+        acc.saturating_mul(10).saturating_add(u64::from(b - b'0'))
+    }))
 }
 
 #[cfg(test)]
@@ -156,7 +170,18 @@ mod tests {
     #[test]
     fn next_follows_faros() {
         let s = BucketSet::parse(9, &RangesInput::List(vec!["1-3", "5", "7-8"])).unwrap();
-        for (last, want) in [(1, 2), (2, 3), (3, 5), (5, 7), (7, 8), (8, 1), (0, 1), (100, 1), (-5, 1), (4, 5)] {
+        for (last, want) in [
+            (1, 2),
+            (2, 3),
+            (3, 5),
+            (5, 7),
+            (7, 8),
+            (8, 1),
+            (0, 1),
+            (100, 1),
+            (-5, 1),
+            (4, 5),
+        ] {
             assert_eq!(s.next(last), want, "after {last}");
         }
         assert_eq!(set(8, "2,4,6,8").unwrap().next(8), 2);
@@ -168,7 +193,9 @@ mod tests {
     fn messages() {
         assert_eq!(set(5, " , ").unwrap_err(), "bucket_ranges cannot be empty");
         assert_eq!(
-            BucketSet::parse(5, &RangesInput::List(vec![])).unwrap_err().to_string(),
+            BucketSet::parse(5, &RangesInput::List(vec![]))
+                .unwrap_err()
+                .to_string(),
             "bucket_ranges cannot be empty"
         );
         assert_eq!(
@@ -181,9 +208,18 @@ mod tests {
         assert_eq!(set(5, "2.7").unwrap_err(), "Invalid number in range: 2.7");
         assert_eq!(set(5, "3abc").unwrap_err(), "Invalid number in range: 3abc");
         assert_eq!(set(5, "1 2").unwrap_err(), "Invalid number in range: 1 2");
-        assert_eq!(set(5, "4-2").unwrap_err(), "Invalid range 4-2: end cannot be less than start");
-        assert_eq!(set(5, " 0-2").unwrap_err(), "Invalid bucket range  0-2: values must be between 1 and 5");
-        assert_eq!(set(5, "3-6").unwrap_err(), "Invalid bucket range 3-6: values must be between 1 and 5");
+        assert_eq!(
+            set(5, "4-2").unwrap_err(),
+            "Invalid range 4-2: end cannot be less than start"
+        );
+        assert_eq!(
+            set(5, " 0-2").unwrap_err(),
+            "Invalid bucket range  0-2: values must be between 1 and 5"
+        );
+        assert_eq!(
+            set(5, "3-6").unwrap_err(),
+            "Invalid bucket range 3-6: values must be between 1 and 5"
+        );
         assert_eq!(
             set(5, "99999999999999999999999").unwrap_err(),
             "Invalid bucket range 99999999999999999999999: values must be between 1 and 5"
