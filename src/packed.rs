@@ -70,8 +70,8 @@ impl<'a> PackedSplitter<'a> {
             self.pending_low = false;
             want -= 1;
         } else if self.pending_low {
-            // An empty item between the two halves of a fused pair: impossible from JS.
-            return Err(bad_lengths());
+            // An empty item between the two halves of a fused pair (`['\uD800', '', '\uDC00']`).
+            return Ok(&[]);
         }
         let start = self.pos;
         // Fast path: pure ASCII means one byte per UTF-16 unit.

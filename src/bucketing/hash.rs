@@ -1,8 +1,6 @@
 //! Deterministic bucket assignment: HMAC-MD5, first four digest bytes big-endian, modulo total.
 
-use hmac::{Hmac, Mac};
-use md5::Md5;
-
+use super::md5::HmacMd5;
 use super::BucketingError;
 use crate::packed::PackedSplitter;
 
@@ -17,9 +15,9 @@ use crate::packed::PackedSplitter;
 /// let b = Bucketer::new("farosai/airbyte-github-source", 12).unwrap();
 /// assert_eq!(b.bucket("facebook/react"), 9);
 /// ```
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct Bucketer {
-    keyed: Hmac<Md5>,
+    keyed: HmacMd5,
     total: u32,
 }
 
@@ -32,16 +30,10 @@ impl Bucketer {
         if total == 0 {
             return Err(BucketingError::TotalInvalid);
         }
-        Ok(Self::with_total(key.as_bytes(), total))
-    }
-
-    fn with_total(key: &[u8], total: u32) -> Self {
-        // HMAC accepts keys of any length (long keys are hashed first), so this cannot fail.
-        let keyed = match <Hmac<Md5> as Mac>::new_from_slice(key) {
-            Ok(mac) => mac,
-            Err(_) => <Hmac<Md5> as hmac::digest::KeyInit>::new(&Default::default()),
-        };
-        Self { keyed, total }
+        Ok(Self {
+            keyed: HmacMd5::new(key.as_bytes()),
+            total,
+        })
     }
 
     /// The number of buckets.
@@ -51,10 +43,7 @@ impl Bucketer {
 
     /// The 32-bit hash of `data`: the first four bytes of HMAC-MD5(key, data), big-endian.
     pub fn hash_bytes(&self, data: &[u8]) -> u32 {
-        let mut mac = self.keyed.clone();
-        mac.update(data);
-        let digest = mac.finalize().into_bytes();
-        u32::from_be_bytes([digest[0], digest[1], digest[2], digest[3]])
+        self.keyed.first_u32(data)
     }
 
     /// The 1-based bucket of `data` (UTF-8 bytes).
@@ -179,6 +168,10 @@ mod tests {
         assert!(b.bucket_packed("abc", &[1], &mut out).is_err());
         assert!(b.bucket_packed("🎉", &[1], &mut out).is_err());
         assert!(b.bucket_packed("🎉", &[1, 0], &mut out).is_err());
+        out.clear();
+        b.bucket_packed("🎉", &[1, 0, 0, 1], &mut out).unwrap();
+        let fffd = b.bucket("\u{FFFD}");
+        assert_eq!(out, vec![fffd, b.bucket(""), b.bucket(""), fffd]);
         assert!(b.bucket_packed("a", &[u32::MAX], &mut out).is_err());
     }
 }

@@ -10,6 +10,7 @@
 mod config;
 mod error;
 mod hash;
+mod md5;
 mod ranges;
 
 pub use config::{
