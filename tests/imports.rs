@@ -526,7 +526,7 @@ fn packed_indices_out_of_range_are_errors_not_panics() {
 }
 
 #[test]
-fn duplicate_dataset_table_entries_are_one_dataset() {
+fn dataset_table_entries_are_datasets_even_if_names_repeat() {
     let batch = PackedItems {
         datasets: vec!["a", "a"],
         buckets: vec![],
@@ -538,8 +538,8 @@ fn duplicate_dataset_table_entries_are_one_dataset() {
             .collect(),
     };
     let a = assign_packed(&batch, &opts(2), &mut OsRandom).unwrap();
-    assert_eq!(a.buckets.len(), 2);
-    assert_eq!(a.item_buckets, vec![0, 1, 0, 1, 0, 1]);
+    assert_eq!(a.buckets.len(), 4);
+    assert_eq!(a.item_buckets, vec![0, 2, 1, 3, 0, 2]);
 }
 
 #[test]

@@ -274,7 +274,9 @@ pub enum BucketRef {
 /// A batch in compact form: each distinct dataset name and raw bucket string once, and per item
 /// two small references. This is what crosses the WebAssembly boundary for large imports.
 ///
-/// The tables need not be deduplicated (equal names are treated as one dataset) but every index
+/// Each entry of `datasets` is one dataset: [`PackedItems::from_values`] interns names, and a
+/// calling layer must too (the JS layer interns by JavaScript string identity, so two names that
+/// differ only in lone surrogates stay two datasets). Entries of `buckets` may repeat. Every index
 /// must be in range, else the call fails with `INVALID_ARGUMENT`.
 ///
 /// # Examples
@@ -397,7 +399,7 @@ impl Assignment {
 
 /// What validation learns about a batch.
 struct Resolved {
-    /// Per item, the canonical dataset id (index of the first table entry with that name).
+    /// Per item, its dataset (an index into the batch's `datasets`).
     item_dataset: Vec<u32>,
     /// Per item, its pre-assigned bucket if any.
     item_bucket: Vec<Option<Uuid>>,
@@ -415,14 +417,6 @@ fn resolve(
     fields: &FieldNames<'_>,
     require_bucket: bool,
 ) -> Result<Resolved, ImportBucketError> {
-    // Canonical dataset id per table entry: equal names share the first entry's id.
-    let mut first: HashMap<&str, u32> = HashMap::with_capacity(batch.datasets.len());
-    let mut canon: Vec<u32> = Vec::with_capacity(batch.datasets.len());
-    for (i, name) in batch.datasets.iter().enumerate() {
-        let id = u32::try_from(i)
-            .map_err(|_| ImportBucketError::invalid_argument("packed batch: too many datasets"))?;
-        canon.push(*first.entry(name).or_insert(id));
-    }
     let parsed: Vec<Option<Uuid>> = batch.buckets.iter().map(|s| Uuid::parse(s)).collect();
 
     let mut item_dataset = Vec::with_capacity(batch.items.len());
@@ -444,11 +438,7 @@ fn resolve(
             DatasetRef::NotString => return Err(missing(DatasetProblem::NotString)),
             DatasetRef::Index(d) => d,
         };
-        let slot = usize::try_from(d).ok();
-        let (Some(&id), Some(name)) = (
-            slot.and_then(|s| canon.get(s)),
-            slot.and_then(|s| batch.datasets.get(s)),
-        ) else {
+        let Some(name) = usize::try_from(d).ok().and_then(|s| batch.datasets.get(s)) else {
             return Err(out_of_range("dataset", d, batch.datasets.len()));
         };
         if name.is_empty() {
@@ -488,7 +478,7 @@ fn resolve(
                 }
             }
         };
-        item_dataset.push(id);
+        item_dataset.push(d);
         item_bucket.push(bucket);
     }
     Ok(Resolved {
@@ -548,7 +538,7 @@ pub fn assign_packed(
     }
     let resolved = resolve(batch, &options.fields, false)?;
 
-    // Bucketless items per canonical dataset, and datasets in order of first bucketless item.
+    // Bucketless items per dataset, and datasets in order of first bucketless item.
     let mut counts: Vec<usize> = vec![0; batch.datasets.len()];
     let mut order: Vec<u32> = Vec::new();
     for (d, b) in resolved.item_dataset.iter().zip(&resolved.item_bucket) {
@@ -614,7 +604,7 @@ pub fn assign_packed(
         }
     }
 
-    // Table ids: per dataset (indexed by canonical id) the ids of its new buckets.
+    // Table ids: per dataset the ids of its new buckets.
     let mut table = Table::default();
     let mut new_ids: Vec<Vec<u32>> = vec![Vec::new(); batch.datasets.len()];
     for (&d, list) in order.iter().zip(&new_buckets) {
@@ -690,7 +680,7 @@ pub fn assign_import_buckets(
 /// batch's `datasets` table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct PackedKey {
-    /// Index into [`PackedItems::datasets`] (the first entry with that name).
+    /// Index into [`PackedItems::datasets`].
     pub dataset: u32,
     /// The normalised bucket.
     pub bucket: Uuid,
