@@ -5,6 +5,7 @@
 #![deny(missing_docs)]
 
 pub mod bucketing;
+pub mod imports;
 pub mod packed;
 
 #[cfg(target_arch = "wasm32")]
