@@ -1,0 +1,176 @@
+// KafkaTaskSync against a real Kafka-protocol broker (tansu, in-memory storage): connector tasks
+// run in their own processes (tests/support/task-process.js) so that a task can be killed without
+// leaving the group. Each test starts its own broker on a free loopback port and stops it, with
+// every task, at the end.
+//
+// Without tansu these tests skip, loudly, unless PARTKIT_REQUIRE_KAFKA=1 (set by .ci/run, which
+// installs tansu through scripts/ensure-tansu.sh): then they fail.
+const {mkdirSync, writeFileSync} = require('node:fs');
+const path = require('node:path');
+const partkit = require('partkit');
+const {findTansu, startTansu} = require('./support/tansu');
+const {TaskCluster, chains, sleep} = require('./support/cluster');
+
+const TANSU = findTansu();
+const REQUIRED = process.env.PARTKIT_REQUIRE_KAFKA === '1';
+const IMPL = typeof partkit.SyncTask === 'function' ? 'real' : 'fake';
+
+if (!TANSU) {
+  const message = 'kafka broker tests: tansu not found (scripts/ensure-tansu.sh installs it)';
+  if (REQUIRED) throw new Error(`${message}, and PARTKIT_REQUIRE_KAFKA=1`);
+  console.warn(`SKIPPED ${message}`);
+}
+if (TANSU && IMPL === 'fake') console.warn('kafka broker tests: partkit.SyncTask is missing; the tasks run the fake SyncTask of tests/support');
+
+const SESSION_TIMEOUT = 6000;
+const transport = {sessionTimeout: SESSION_TIMEOUT, heartbeatInterval: 500, rebalanceTimeout: 10000, tickInterval: 200, topicCheckInterval: 1000};
+const syncOptions = IMPL === 'real' ? {rebalanceTimeout: 4000, epochAckTimeout: 2000} : {rebalanceTimeout: 4000};
+
+const d = TANSU ? describe : describe.skip;
+jest.setTimeout(150000);
+
+d(`KafkaTaskSync on tansu (${IMPL} SyncTask)`, () => {
+  let broker;
+  let cluster;
+  let name;
+  let counter = 0;
+
+  beforeEach(async () => {
+    broker = await startTansu({bin: TANSU});
+    name = `conn${++counter}`;
+  });
+
+  afterEach(async () => {
+    const state = expect.getState();
+    if (cluster) {
+      await cluster.stopAll();
+      const dir = path.join(__dirname, '..', 'test-output');
+      mkdirSync(dir, {recursive: true});
+      writeFileSync(path.join(dir, `kafka-${state.currentTestName.replace(/[^a-z0-9]+/gi, '-')}.json`), JSON.stringify(cluster.events, null, 1));
+    }
+    cluster = null;
+    if (broker) await broker.stop();
+    broker = null;
+  });
+
+  const make = (tree, work, workMs) => (cluster = new TaskCluster({brokers: broker.brokers, connectorName: name, impl: IMPL, syncOptions, transport, tree, work, workMs}));
+
+  function expectSafe(tokens) {
+    expect(cluster.overlaps()).toEqual([]);
+    const counts = cluster.finishedCounts();
+    for (const t of tokens) expect([t, counts.get(t) ?? 0]).toEqual([t, 1]);
+    expect([...counts.keys()].sort()).toEqual([...tokens].sort());
+    expect(cluster.of('error')).toEqual([]);
+  }
+
+  const allFinished = (tokens) => () => {
+    const c = cluster.finishedCounts();
+    return tokens.every((t) => c.get(t) >= 1);
+  };
+
+  test('three tasks share an initial partition and its children; each partition finishes exactly once', async () => {
+    const {tree, tokens} = chains(6, 2); // root, 6 children, 6 grandchildren
+    make(tree, {root: 600}, 800);
+    const t0 = Date.now();
+    for (const id of ['a', 'b', 'c']) cluster.spawn(id);
+    const {leader} = await cluster.waitForEpoch(['a', 'b', 'c'], 60000);
+    cluster.send(leader, {cmd: 'add', specs: [{token: 'root', parents: []}]});
+    await cluster.waitFor('every partition finished', allFinished(tokens), 60000);
+    await sleep(500);
+    expectSafe(tokens);
+    const workers = new Set(cluster.of('finish').map((e) => e.task));
+    expect([...workers].sort()).toEqual(['a', 'b', 'c']);
+    console.log(`3 tasks, ${tokens.length} partitions, finished in ${Date.now() - t0} ms; per task: ${JSON.stringify(countBy(cluster.of('finish'), 'task'))}`);
+    for (const id of ['a', 'b', 'c']) await cluster.close(id);
+    expect(cluster.of('error')).toEqual([]);
+  });
+
+  test('a task killed without leaving: its partitions move after the session timeout; a restarted task gets work', async () => {
+    const {tree, tokens} = chains(6, 5);
+    make(tree, {root: 400}, 2500);
+    for (const id of ['a', 'b', 'c']) cluster.spawn(id);
+    const first = await cluster.waitForEpoch(['a', 'b', 'c'], 60000);
+    cluster.send(first.leader, {cmd: 'add', specs: [{token: 'root', parents: []}]});
+    // a task that is not the leader, while it runs partitions
+    const victim = await cluster.waitFor('a non-leader running partitions', async () => {
+      const st = await cluster.statuses();
+      return Object.keys(st).find((id) => id !== first.leader && st[id] && st[id].running.length > 0);
+    }, 30000);
+    const orphaned = (await cluster.status(victim)).running;
+    const killedAt = await cluster.kill(victim);
+    const live = ['a', 'b', 'c'].filter((id) => id !== victim);
+    const second = await cluster.waitForEpoch(live, 60000, first.epoch);
+    // its partitions restart on live tasks, not before the broker expired its session
+    await cluster.waitFor("the victim's partitions restarted elsewhere", () => {
+      const restarted = cluster.of('start').filter((e) => e.t > killedAt && orphaned.includes(e.token) && live.includes(e.task));
+      return orphaned.every((tok) => restarted.some((e) => e.token === tok) || cluster.finishedCounts().get(tok));
+    }, 30000);
+    const moved = cluster.of('start').filter((e) => e.t > killedAt && orphaned.includes(e.token));
+    const delay = Math.min(...moved.map((e) => e.t)) - killedAt;
+    expect(delay).toBeGreaterThanOrEqual(SESSION_TIMEOUT - 1500);
+    // a restarted task with a new id
+    cluster.spawn('d');
+    await cluster.waitForEpoch([...live, 'd'], 60000, second.epoch);
+    await cluster.waitFor('the restarted task to get work', () => cluster.of('start').some((e) => e.task === 'd'), 40000);
+    await cluster.waitFor('every partition finished', allFinished(tokens), 90000);
+    await sleep(500);
+    expectSafe(tokens);
+    console.log(`killed ${victim} running ${orphaned.join(',')}; first restart ${delay} ms after the kill (session timeout ${SESSION_TIMEOUT} ms); d finished ${cluster.of('finish').filter((e) => e.task === 'd').length}`);
+    for (const id of [...live, 'd']) await cluster.close(id);
+  });
+
+  test('the leader killed mid-epoch: a new leader, a new epoch, nothing lost', async () => {
+    const {tree, tokens} = chains(4, 4);
+    make(tree, {root: 400}, 2000);
+    for (const id of ['a', 'b', 'c']) cluster.spawn(id);
+    const first = await cluster.waitForEpoch(['a', 'b', 'c'], 60000);
+    cluster.send(first.leader, {cmd: 'add', specs: [{token: 'root', parents: []}]});
+    await cluster.waitFor('partitions running on the leader and on another task', async () => {
+      const st = await cluster.statuses();
+      return st[first.leader]?.running.length > 0 && Object.entries(st).some(([id, s]) => id !== first.leader && s?.running.length > 0);
+    }, 30000);
+    await cluster.kill(first.leader);
+    const live = ['a', 'b', 'c'].filter((id) => id !== first.leader);
+    const second = await cluster.waitForEpoch(live, 60000, first.epoch);
+    expect(second.epoch).not.toBe(first.epoch);
+    expect(second.leader).not.toBe(first.leader);
+    await cluster.waitFor('every partition finished', allFinished(tokens), 90000);
+    await sleep(500);
+    expectSafe(tokens);
+    console.log(`leader ${first.leader} (epoch ${first.epoch}) killed; new leader ${second.leader}, epoch ${second.epoch}`);
+    for (const id of live) await cluster.close(id);
+  });
+
+  test('start/stop log with timestamps: tasks join, leave cleanly and die while work runs; no partition runs on two tasks at once', async () => {
+    const {tree, tokens} = chains(5, 4);
+    make(tree, {root: 300}, 1500);
+    cluster.spawn('a');
+    cluster.spawn('b');
+    const first = await cluster.waitForEpoch(['a', 'b'], 60000);
+    cluster.send(first.leader, {cmd: 'add', specs: [{token: 'root', parents: []}]});
+    await cluster.waitFor('work under way', () => cluster.of('finish').length >= 2, 30000);
+    cluster.spawn('c');
+    const second = await cluster.waitForEpoch(['a', 'b', 'c'], 60000, first.epoch);
+    const leaving = first.leader === 'a' ? 'b' : 'a'; // a clean leave by a non-leader
+    await cluster.close(leaving);
+    const rest = ['a', 'b', 'c'].filter((id) => id !== leaving);
+    const third = await cluster.waitForEpoch(rest, 60000, second.epoch);
+    cluster.spawn('e');
+    await cluster.waitForEpoch([...rest, 'e'], 60000, third.epoch);
+    await cluster.waitFor('every partition finished', allFinished(tokens), 90000);
+    await sleep(500);
+    for (const id of cluster.alive()) await cluster.close(id);
+    const log = cluster.intervals().sort((x, y) => x.start - y.start);
+    expect(log.length).toBeGreaterThanOrEqual(tokens.length);
+    expect(log.every((i) => Number.isFinite(i.end) && i.end >= i.start)).toBe(true);
+    expectSafe(tokens);
+    const leaves = cluster.of('stop').filter((e) => e.task === leaving);
+    console.log(`${log.length} intervals over ${new Set(log.map((i) => i.task)).size} tasks; ${leaves.length} stopped by ${leaving}'s clean leave; no overlap`);
+  });
+});
+
+function countBy(list, key) {
+  const c = {};
+  for (const x of list) c[x[key]] = (c[x[key]] ?? 0) + 1;
+  return c;
+}
