@@ -284,7 +284,8 @@ export class KafkaTaskSync {
       throw new SyncError('options.connectorName must be a non-empty string of letters, digits, ".", "_" or "-"', 'INVALID_ARGUMENT');
     }
     if (typeof taskId !== 'string' || taskId === '') throw new SyncError('options.taskId must be a non-empty string', 'INVALID_ARGUMENT');
-    const o = {...DEFAULTS, ...options};
+    const o = {...DEFAULTS};
+    for (const [k, v] of Object.entries(options)) if (v !== undefined) o[k] = v;
     for (const k of ['tickInterval', 'topicCheckInterval', 'stopTimeout', 'sessionTimeout', 'heartbeatInterval', 'rebalanceTimeout', 'scanWindow', 'heartbeatPartitions']) {
       if (!Number.isInteger(o[k]) || o[k] <= 0) throw new SyncError(`options.${k} must be a positive integer`, 'INVALID_ARGUMENT');
     }

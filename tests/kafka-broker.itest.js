@@ -167,6 +167,31 @@ d(`KafkaTaskSync on tansu (${IMPL} SyncTask)`, () => {
     const leaves = cluster.of('stop').filter((e) => e.task === leaving);
     console.log(`${log.length} intervals over ${new Set(log.map((i) => i.task)).size} tasks; ${leaves.length} stopped by ${leaving}'s clean leave; no overlap`);
   });
+
+  test.each(['sync', 'heartbeat'])('losing the %s topic fails the task loudly: error, every partition stopped, process out', async (which) => {
+    make({}, {}, 60000);
+    cluster.spawn('a');
+    const {leader} = await cluster.waitForEpoch(['a'], 60000);
+    cluster.send(leader, {cmd: 'add', specs: [{token: 'p1', parents: []}]});
+    await cluster.waitFor('p1 running', () => cluster.of('start').some((e) => e.token === 'p1'), 20000);
+    const {Kafka, logLevel} = require('kafkajs');
+    const admin = new Kafka({brokers: broker.brokers, logLevel: logLevel.NOTHING}).admin();
+    await admin.connect();
+    const topic = `${name}_connector_${which}`;
+    const deletedAt = Date.now();
+    await admin.deleteTopics({topics: [topic], timeout: 5000});
+    await admin.disconnect();
+    const deadline = Date.now() + 30000;
+    while (!cluster.of('exit').length && Date.now() < deadline) await sleep(100);
+    const errors = cluster.of('error');
+    expect(errors.map((e) => e.code)).toEqual(['KAFKA_TOPIC_LOST']);
+    expect(errors[0].message).toContain(topic);
+    const stop = cluster.of('stop').find((e) => e.token === 'p1');
+    expect(stop && stop.t).toBeLessThanOrEqual(errors[0].t);
+    expect(cluster.of('exit')[0].code).toBe(3);
+    console.log(`${which} topic deleted: error ${errors[0].t - deletedAt} ms later: ${errors[0].message}`);
+    cluster.events = cluster.events.filter((e) => e.ev !== 'error');
+  });
 });
 
 function countBy(list, key) {
