@@ -396,7 +396,8 @@ export class KafkaTaskSync {
       this.admin = this.kafka.admin();
       await this.admin.connect();
       await this.ensureTopics();
-      this.producer = this.kafka.producer({allowAutoTopicCreation: false, maxInFlightRequests: 1, idempotent: false});
+      // one partition: a fixed partitioner (which also keeps kafkajs from warning about its default one)
+      this.producer = this.kafka.producer({allowAutoTopicCreation: false, maxInFlightRequests: 1, idempotent: false, createPartitioner: () => () => 0});
       await this.producer.connect();
       // Subscription order (seed): build the cached view from the sync topic first...
       await this.startReader();
@@ -721,7 +722,8 @@ export class KafkaTaskSync {
    * three public kafkajs hooks: the assigner's `assign` (leader only: the member list), the
    * GROUP_JOIN event (leadership; kafkajs 2 does not put the generation in it) and the first
    * successful HEARTBEAT after the join (which carries `groupGenerationId`, and proves that the
-   * group is stable in that generation).
+   * group is stable in that generation). The generation fed to the SyncTask is the group's + 1:
+   * Kafka counts from 1 but tansu from 0, and SyncTask generations are positive.
    */
   async startHeartbeat() {
     const consumer = this.kafka.consumer({
@@ -744,8 +746,10 @@ export class KafkaTaskSync {
     consumer.on(HEARTBEAT, ({payload}) => {
       const j = this.join;
       if (!j || payload.memberId !== j.memberId) return;
-      const generation = Number(payload.groupGenerationId);
-      if (!(generation > j.after)) return;
+      // Kafka counts generations from 1, tansu from 0; SyncTask wants positive ones: feed the
+      // group generation + 1 (the same shift on every member, so order and equality are kept).
+      const generation = Number(payload.groupGenerationId) + 1;
+      if (!Number.isSafeInteger(generation) || !(generation > j.after)) return;
       this.join = null;
       this.lastGeneration = generation;
       const event = j.leader ? {generation, leader: true, members: j.members} : {generation, leader: false};
