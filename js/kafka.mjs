@@ -231,6 +231,7 @@ export function findEpochStart(records, {atLow, low}) {
 // ---------------------------------------------------------------------------------------------
 
 const EMPTY_OUTPUT = Object.freeze({publish: [], start: [], stop: []});
+const HEARTBEAT_RUN = Object.freeze({autoCommit: false, eachMessage: async () => {}});
 
 /** The names of the topics of a connector. */
 export function kafkaTopicNames(connectorName) {
@@ -737,11 +738,15 @@ export class KafkaTaskSync {
       retry: {retries: 10},
     });
     this.heartbeat = consumer;
-    const {GROUP_JOIN, HEARTBEAT, CRASH} = consumer.events;
+    const {GROUP_JOIN, HEARTBEAT, CRASH, REBALANCING} = consumer.events;
+    consumer.on(REBALANCING, () => {
+      this.askedToRejoin = true;
+    });
     consumer.on(GROUP_JOIN, ({payload}) => {
       const members = payload.isLeader && this.assignedMembers ? this.assignedMembers.map((m) => m.taskId) : undefined;
       this.assignedMembers = null;
-      this.join = {memberId: payload.memberId, leader: Boolean(payload.isLeader), members, after: this.lastGeneration};
+      this.join = {memberId: payload.memberId, leader: Boolean(payload.isLeader), members, after: this.lastGeneration, asked: this.askedToRejoin};
+      this.askedToRejoin = false;
     });
     consumer.on(HEARTBEAT, ({payload}) => {
       const j = this.join;
@@ -749,7 +754,17 @@ export class KafkaTaskSync {
       // Kafka counts generations from 1, tansu from 0; SyncTask wants positive ones: feed the
       // group generation + 1 (the same shift on every member, so order and equality are kept).
       const generation = Number(payload.groupGenerationId) + 1;
-      if (!Number.isSafeInteger(generation) || !(generation > j.after)) return;
+      if (!Number.isSafeInteger(generation)) return;
+      if (generation === j.after && j.asked) {
+        // The broker said "rebalance in progress", and the rejoin kept the generation. A
+        // conforming broker never does this; tansu 0.6 does when it drops a member whose session
+        // expired (the group stays formed, without a new generation nor, if the dead member led
+        // it, a leader). Leaving and rejoining makes it form a new generation.
+        this.join = null;
+        this.forceNewGeneration(generation);
+        return;
+      }
+      if (!(generation > j.after)) return;
       this.join = null;
       this.lastGeneration = generation;
       const event = j.leader ? {generation, leader: true, members: j.members} : {generation, leader: false};
@@ -762,7 +777,21 @@ export class KafkaTaskSync {
     });
     await consumer.connect();
     await consumer.subscribe({topics: [this.heartbeatTopic], fromBeginning: false});
-    await consumer.run({autoCommit: false, eachMessage: async () => {}});
+    await consumer.run(HEARTBEAT_RUN);
+  }
+
+  async forceNewGeneration(generation) {
+    if (this.rejoining || this.state !== 'running') return;
+    this.rejoining = true;
+    this.emit('warning', `the broker asked for a rebalance of ${this.groupId} but kept generation ${generation - 1}: leaving and rejoining to form a new one`);
+    try {
+      await this.heartbeat.stop();
+      if (this.state === 'running') await this.heartbeat.run(HEARTBEAT_RUN);
+    } catch (error) {
+      this.fail(new SyncError(`rejoining the heartbeat group failed: ${error?.message ?? error}`, 'KAFKA_HEARTBEAT_CRASHED'), error);
+    } finally {
+      this.rejoining = false;
+    }
   }
 }
 
