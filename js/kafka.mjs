@@ -378,7 +378,7 @@ export class KafkaTaskSync {
   isLeader() {
     return this.task.isLeader();
   }
-  /** Tokens started and not stopped. */
+  /** Tokens this task was told to start, and that have not been stopped nor reported finished. */
   runningPartitions() {
     return [...this.started];
   }
@@ -492,7 +492,9 @@ export class KafkaTaskSync {
 
   /** The connector finished `token`: it has no more data. */
   partitionFinished(token) {
-    return this.input('partitionFinished', () => this.task.partitionFinished(token, this.clock()), true);
+    const out = this.input('partitionFinished', () => this.task.partitionFinished(token, this.clock()), true);
+    this.started.delete(token);
+    return out;
   }
 
   /**

@@ -142,30 +142,34 @@ d(`KafkaTaskSync on tansu (${IMPL} SyncTask)`, () => {
   });
 
   test('start/stop log with timestamps: tasks join, leave cleanly and die while work runs; no partition runs on two tasks at once', async () => {
-    const {tree, tokens} = chains(5, 4);
-    make(tree, {root: 300}, 1500);
+    const {tree, tokens} = chains(6, 6);
+    make(tree, {root: 300}, 2500);
     cluster.spawn('a');
     cluster.spawn('b');
     const first = await cluster.waitForEpoch(['a', 'b'], 60000);
     cluster.send(first.leader, {cmd: 'add', specs: [{token: 'root', parents: []}]});
     await cluster.waitFor('work under way', () => cluster.of('finish').length >= 2, 30000);
-    cluster.spawn('c');
+    cluster.spawn('c'); // joins
     const second = await cluster.waitForEpoch(['a', 'b', 'c'], 60000, first.epoch);
-    const leaving = first.leader === 'a' ? 'b' : 'a'; // a clean leave by a non-leader
-    await cluster.close(leaving);
-    const rest = ['a', 'b', 'c'].filter((id) => id !== leaving);
-    const third = await cluster.waitForEpoch(rest, 60000, second.epoch);
-    cluster.spawn('e');
-    await cluster.waitForEpoch([...rest, 'e'], 60000, third.epoch);
-    await cluster.waitFor('every partition finished', allFinished(tokens), 90000);
+    const leaving = first.leader === 'a' ? 'b' : 'a';
+    await cluster.close(leaving); // leaves cleanly
+    let live = ['a', 'b', 'c'].filter((id) => id !== leaving);
+    const third = await cluster.waitForEpoch(live, 60000, second.epoch);
+    cluster.spawn('e'); // joins
+    const fourth = await cluster.waitForEpoch([...live, 'e'], 60000, third.epoch);
+    const victim = live.find((id) => id !== fourth.leader);
+    await cluster.kill(victim); // dies without leaving
+    live = [...live, 'e'].filter((id) => id !== victim);
+    await cluster.waitForEpoch(live, 60000, fourth.epoch);
+    await cluster.waitFor('every partition finished', allFinished(tokens), 120000);
     await sleep(500);
     for (const id of cluster.alive()) await cluster.close(id);
     const log = cluster.intervals().sort((x, y) => x.start - y.start);
     expect(log.length).toBeGreaterThanOrEqual(tokens.length);
     expect(log.every((i) => Number.isFinite(i.end) && i.end >= i.start)).toBe(true);
     expectSafe(tokens);
-    const leaves = cluster.of('stop').filter((e) => e.task === leaving);
-    console.log(`${log.length} intervals over ${new Set(log.map((i) => i.task)).size} tasks; ${leaves.length} stopped by ${leaving}'s clean leave; no overlap`);
+    const ended = countBy(log, 'how');
+    console.log(`${log.length} intervals of ${tokens.length} partitions over tasks ${JSON.stringify(countBy(log, 'task'))}, ended by ${JSON.stringify(ended)}; ${leaving} left cleanly, ${victim} was killed; no overlap`);
   });
 
   test.each(['sync', 'heartbeat'])('losing the %s topic fails the task loudly: error, every partition stopped, process out', async (which) => {
