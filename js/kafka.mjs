@@ -408,6 +408,7 @@ export class KafkaTaskSync {
       if (this.state !== 'starting') throw aborted();
       this.timers.push(setInterval(() => this.input('tick', () => this.task.tick(this.clock())), this.options.tickInterval));
       this.timers.push(setInterval(() => this.checkTopics(), this.options.topicCheckInterval));
+      this.timers.push(setInterval(() => this.checkSession(), Math.max(50, Math.floor(this.options.heartbeatInterval / 2))));
       this.state = 'running';
     } catch (error) {
       if (this.state === 'starting') {
@@ -671,7 +672,16 @@ export class KafkaTaskSync {
     const deliver = (offset, message) => {
       this.lastOffset = offset;
       if (!message) return;
-      this.input('onMessage', () => this.task.onMessage(message, this.clock()));
+      this.input('onMessage', () => {
+        try {
+          return this.task.onMessage(message, this.clock());
+        } catch (error) {
+          // A refused message leaves the SyncTask unchanged, and every task refuses it alike.
+          if (error?.code !== 'SYNC_MALFORMED_MESSAGE') throw error;
+          this.emit('warning', `skipped a malformed sync message at offset ${offset} of ${this.syncTopic}: ${error.message}`);
+          return EMPTY_OUTPUT;
+        }
+      });
     };
     await reader.run({
       autoCommit: false,
@@ -743,14 +753,19 @@ export class KafkaTaskSync {
     const {GROUP_JOIN, HEARTBEAT, CRASH, REBALANCING} = consumer.events;
     consumer.on(REBALANCING, () => {
       this.askedToRejoin = true;
+      this.joining = true;
+      this.lastContact = Date.now();
     });
     consumer.on(GROUP_JOIN, ({payload}) => {
       const members = payload.isLeader && this.assignedMembers ? this.assignedMembers.map((m) => m.taskId) : undefined;
       this.assignedMembers = null;
       this.join = {memberId: payload.memberId, leader: Boolean(payload.isLeader), members, after: this.lastGeneration, asked: this.askedToRejoin};
       this.askedToRejoin = false;
+      this.joining = false;
+      this.lastContact = Date.now();
     });
     consumer.on(HEARTBEAT, ({payload}) => {
+      this.lastContact = Date.now();
       const j = this.join;
       if (!j || payload.memberId !== j.memberId) return;
       // Kafka counts generations from 1, tansu from 0; SyncTask wants positive ones: feed the
@@ -777,14 +792,39 @@ export class KafkaTaskSync {
       if (payload?.restart) return;
       this.fail(new SyncError(`the heartbeat group consumer crashed: ${payload?.error?.message ?? 'unknown error'}`, 'KAFKA_HEARTBEAT_CRASHED'), payload?.error);
     });
+    this.joining = true;
+    this.lastContact = Date.now();
     await consumer.connect();
     await consumer.subscribe({topics: [this.heartbeatTopic], fromBeginning: false});
     await consumer.run(HEARTBEAT_RUN);
   }
 
+  /**
+   * The session watchdog. The broker expels a member it has not heard from for `sessionTimeout`,
+   * and the others then take its partitions over; a task whose process stalled (or lost the
+   * broker) that long may have been expelled without knowing it. Rather than go on reading
+   * partitions that may now run elsewhere, it fails: every partition is stopped at once.
+   * A join in progress does not count (the broker knows a joining member is alive), unless it
+   * lasts longer than `rebalanceTimeout + sessionTimeout`. The limits are a heartbeat interval
+   * short of these, as this task hears of a contact after the broker does.
+   */
+  checkSession() {
+    if (this.state !== 'running') return;
+    const now = Date.now();
+    const silent = now - this.lastContact;
+    // our clock of contact runs behind the broker's (it is read when a response arrives): trip a
+    // heartbeat interval early
+    const {sessionTimeout, heartbeatInterval, rebalanceTimeout} = this.options;
+    const limit = (this.joining || this.rejoining ? rebalanceTimeout + sessionTimeout : sessionTimeout) - heartbeatInterval;
+    if (silent > limit) {
+      this.fail(new SyncError(`no contact with the group coordinator of ${this.groupId} for ${silent} ms (session timeout ${sessionTimeout} ms): this task may have been expelled and its partitions taken over`, 'KAFKA_SESSION_LOST'));
+    }
+  }
+
   async forceNewGeneration(generation) {
     if (this.rejoining || this.state !== 'running') return;
     this.rejoining = true;
+    this.lastContact = Date.now();
     this.emit('warning', `the broker asked for a rebalance of ${this.groupId} but kept generation ${generation - 1}: leaving and rejoining to form a new one`);
     try {
       await this.heartbeat.stop();

@@ -74,8 +74,15 @@ d(`KafkaTaskSync on tansu (${IMPL} SyncTask)`, () => {
     const t0 = Date.now();
     for (const id of ['a', 'b', 'c']) cluster.spawn(id);
     const {leader} = await cluster.waitForEpoch(['a', 'b', 'c'], 60000);
+    // records on the sync topic that are not SyncMessages are skipped by every task, with a warning
+    const {Kafka, logLevel} = require('kafkajs');
+    const producer = new Kafka({brokers: broker.brokers, logLevel: logLevel.NOTHING}).producer({createPartitioner: () => () => 0});
+    await producer.connect();
+    await producer.send({topic: `${name}_connector_sync`, messages: [{value: 'not json'}, {value: '{"type":"Regular","taskID":""}'}]});
+    await producer.disconnect();
     cluster.send(leader, {cmd: 'add', specs: [{token: 'root', parents: []}]});
     await cluster.waitFor('every partition finished', allFinished(tokens), 60000);
+    expect(cluster.of('warn').filter((w) => /unreadable record|malformed sync message/.test(w.message)).length).toBe(6);
     await sleep(500);
     expectSafe(tokens);
     const workers = new Set(cluster.of('finish').map((e) => e.task));
@@ -195,6 +202,40 @@ d(`KafkaTaskSync on tansu (${IMPL} SyncTask)`, () => {
     expect(cluster.of('exit')[0].code).toBe(3);
     console.log(`${which} topic deleted: error ${errors[0].t - deletedAt} ms later: ${errors[0].message}`);
     cluster.events = cluster.events.filter((e) => e.ev !== 'error');
+  });
+
+  test('a task whose process stalls past the session timeout stops its partitions and fails (KAFKA_SESSION_LOST)', async () => {
+    const {Kafka, logLevel} = require('kafkajs');
+    const {FakeSyncTask} = require('./support/fake-sync-task');
+    const kafka = new Kafka({clientId: 'stall', brokers: broker.brokers, logLevel: logLevel.NOTHING});
+    const seen = [];
+    const sync = new partkit.KafkaTaskSync({
+      kafka, connectorName: name, taskId: 'stalled', ...transport, syncOptions,
+      ...(IMPL === 'real' ? {} : {createSyncTask: (id, o) => new FakeSyncTask(id, o)}),
+    });
+    sync.on('start', (token) => seen.push(['start', token, Date.now()]) && sync.partitionStarted(token));
+    sync.on('stop', (token) => seen.push(['stop', token, Date.now()]));
+    const failed = new Promise((resolve) => sync.on('error', (e) => resolve([e, Date.now()])));
+    await sync.start();
+    try {
+      const deadline = Date.now() + 30000;
+      while (!sync.epoch() && Date.now() < deadline) await sleep(100);
+      sync.addPartitions([{token: 'p1', parents: []}]);
+      while (!seen.length && Date.now() < deadline) await sleep(50);
+      expect(seen.map((x) => x.slice(0, 2))).toEqual([['start', 'p1']]);
+      const t = Date.now();
+      while (Date.now() - t < SESSION_TIMEOUT + 1000); // the event loop stalls
+      let timer;
+      const [error, at] = await Promise.race([failed, new Promise((r) => (timer = setTimeout(() => r([null]), 10000)))]);
+      clearTimeout(timer);
+      expect(error && error.code).toBe('KAFKA_SESSION_LOST');
+      expect(seen.map((x) => x.slice(0, 2))).toEqual([['start', 'p1'], ['stop', 'p1']]);
+      expect(seen[1][2]).toBeLessThanOrEqual(at);
+      expect(sync.state).toBe('failed');
+      console.log(`stalled ${SESSION_TIMEOUT + 1000} ms: p1 stopped ${seen[1][2] - t - SESSION_TIMEOUT - 1000} ms after waking; ${error.message}`);
+    } finally {
+      await sync.close();
+    }
   });
 });
 

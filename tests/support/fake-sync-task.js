@@ -161,7 +161,9 @@ class FakeSyncTask {
 
   onMessage(msg, now) {
     const out = this.out();
-    if (!msg || typeof msg.taskID !== 'string' || !Array.isArray(msg.connectorState)) throw new Error('malformed message');
+    if (!msg || typeof msg.taskID !== 'string' || !msg.taskID || !Array.isArray(msg.connectorState)) {
+      throw Object.assign(new Error('malformed sync message'), {code: 'SYNC_MALFORMED_MESSAGE'});
+    }
     if (msg.type === 'NewEpoch') return this.onNewEpoch(msg, out, now);
     if (msg.type === 'RebalanceAnswer') {
       const prev = this.answers.get(msg.taskID) ?? 0;
