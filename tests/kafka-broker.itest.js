@@ -13,7 +13,9 @@ const {TaskCluster, chains, sleep} = require('./support/cluster');
 
 const TANSU = findTansu();
 const REQUIRED = process.env.PARTKIT_REQUIRE_KAFKA === '1';
-const IMPL = typeof partkit.SyncTask === 'function' ? 'real' : 'fake';
+const SYNC_MODULE = process.env.PARTKIT_SYNC_TASK_MODULE; // try another SyncTask build
+const SyncTaskImpl = (SYNC_MODULE ? require(SYNC_MODULE) : partkit).SyncTask;
+const IMPL = typeof SyncTaskImpl === 'function' ? 'real' : 'fake';
 
 if (!TANSU) {
   const message = 'kafka broker tests: tansu not found (scripts/ensure-tansu.sh installs it)';
@@ -211,7 +213,7 @@ d(`KafkaTaskSync on tansu (${IMPL} SyncTask)`, () => {
     const seen = [];
     const sync = new partkit.KafkaTaskSync({
       kafka, connectorName: name, taskId: 'stalled', ...transport, syncOptions,
-      ...(IMPL === 'real' ? {} : {createSyncTask: (id, o) => new FakeSyncTask(id, o)}),
+      createSyncTask: (id, o) => (IMPL === 'real' ? new SyncTaskImpl(id, o) : new FakeSyncTask(id, o)),
     });
     sync.on('start', (token) => seen.push(['start', token, Date.now()]) && sync.partitionStarted(token));
     sync.on('stop', (token) => seen.push(['stop', token, Date.now()]));

@@ -20,13 +20,15 @@ const kafka = new Kafka({
   retry: {initialRetryTime: 100, retries: 8},
 });
 
-const useReal = cfg.impl === 'real';
+// 'real': partkit's SyncTask (or the one of the module named by PARTKIT_SYNC_TASK_MODULE, to try
+// another build); 'fake': the stand-in of tests/support/fake-sync-task.js.
+const SyncTask = cfg.impl === 'real' ? (process.env.PARTKIT_SYNC_TASK_MODULE ? require(process.env.PARTKIT_SYNC_TASK_MODULE) : partkit).SyncTask : FakeSyncTask;
 const sync = new partkit.KafkaTaskSync({
   kafka,
   connectorName: cfg.connectorName,
   taskId: cfg.taskId,
   syncOptions: cfg.syncOptions,
-  ...(useReal ? {} : {createSyncTask: (id, o) => new FakeSyncTask(id, o)}),
+  createSyncTask: (id, o) => new SyncTask(id, o),
   ...cfg.transport,
 });
 
