@@ -166,3 +166,156 @@ describe('FakeSyncTask over an in-memory log', () => {
     expect(new Set(finished.map(([id]) => id)).size).toBe(3);
   });
 });
+
+// The transport over an in-memory kafkajs stand-in: order of operations, the rebalance assembled
+// from the assigner, GROUP_JOIN and HEARTBEAT, publishing, events, failures.
+describe('KafkaTaskSync over an in-memory kafka', () => {
+  const {FakeKafka, StubSyncTask, EVENTS} = require('./support/fake-kafka');
+  const tick = () => new Promise((r) => setTimeout(r, 5));
+  const msg = (type, extra = {}) => JSON.stringify({type, taskID: 'x', syncEpoch: '', connectorState: [], ...extra});
+  let sync;
+
+  function make(kafka, o = {}) {
+    const task = new StubSyncTask('a');
+    sync = new KafkaTaskSync({kafka, connectorName: 'c', taskId: 'a', createSyncTask: () => task, tickInterval: 100000, topicCheckInterval: 100000, ...o});
+    const events = [];
+    for (const e of ['start', 'stop', 'rebalance', 'warning', 'error']) sync.on(e, (x) => events.push([e, x]));
+    return {task, events};
+  }
+  const hb = (kafka) => kafka.consumers.find((c) => c.groupId === 'c');
+
+  afterEach(async () => {
+    if (sync) await sync.close();
+    sync = null;
+  });
+
+  test('creates the topics, replays the sync topic from the epoch start, and only then joins the group', async () => {
+    const kafka = new FakeKafka();
+    kafka.createTopic('c_connector_sync', 1);
+    kafka.createTopic('c_connector_heartbeat', 1);
+    for (let i = 0; i < 100; i++) kafka.append('c_connector_sync', msg('Regular', {n: i}));
+    kafka.append('c_connector_sync', msg('NewEpoch', {syncEpoch: '1-x', baseEpoch: ''})); // 100
+    for (let i = 101; i < 400; i++) kafka.append('c_connector_sync', msg('Regular', {n: i}));
+    kafka.append('c_connector_sync', msg('NewEpoch', {syncEpoch: '2-x', baseEpoch: '1-x'})); // 400
+    for (let i = 401; i < 600; i++) kafka.append('c_connector_sync', msg('Regular', {n: i}));
+    const {task} = make(kafka, {scanWindow: 100});
+    await sync.start();
+    // windows of 100, 400, then the whole log: the base epoch 1-x starts at offset 100
+    expect(kafka.calls.filter((c) => c.startsWith('seek'))).toEqual(['seek c_connector_sync_reader_a 500', 'seek c_connector_sync_reader_a 200', 'seek c_connector_sync_reader_a 0']);
+    const got = task.inputs.filter(([k]) => k === 'message').map(([, m]) => m);
+    expect(got.length).toBe(500);
+    expect(got[0]).toMatchObject({type: 'NewEpoch', syncEpoch: '1-x'});
+    expect(got[499]).toMatchObject({n: 599});
+    // the heartbeat group is joined after the replay
+    const joinedAt = kafka.calls.indexOf('connect c');
+    expect(joinedAt).toBeGreaterThan(kafka.calls.lastIndexOf('seek c_connector_sync_reader_a 0'));
+    expect(sync.state).toBe('running');
+  });
+
+  test('missing topics are created (the sync topic with one partition); a sync topic with 2 partitions is refused', async () => {
+    const kafka = new FakeKafka();
+    make(kafka);
+    await sync.start();
+    expect(kafka.calls.filter((c) => c.startsWith('createTopic'))).toEqual(['createTopic c_connector_sync 1', 'createTopic c_connector_heartbeat 1']);
+    await sync.close();
+    const k2 = new FakeKafka();
+    k2.createTopic('c_connector_sync', 2);
+    make(k2);
+    await expect(sync.start()).rejects.toMatchObject({code: 'KAFKA_SYNC_TOPIC_PARTITIONS'});
+    expect(sync.state).toBe('failed');
+    sync = null;
+  });
+
+  test('a rebalance is the leader\'s member list, the join\'s leadership and the heartbeat\'s generation + 1', async () => {
+    const kafka = new FakeKafka();
+    const {task, events} = make(kafka);
+    await sync.start();
+    const c = hb(kafka);
+    await c.assign([['m-b', 'b'], ['m-a', 'a']]);
+    c.fire(EVENTS.GROUP_JOIN, {memberId: 'm-a', isLeader: true});
+    expect(task.inputs.filter(([k]) => k === 'rebalance')).toEqual([]);
+    c.fire(EVENTS.HEARTBEAT, {memberId: 'm-a', groupGenerationId: 0});
+    c.fire(EVENTS.HEARTBEAT, {memberId: 'm-a', groupGenerationId: 0});
+    expect(task.inputs.filter(([k]) => k === 'rebalance').map(([, e]) => e)).toEqual([{generation: 1, leader: true, members: ['a', 'b']}]);
+    // a follower of the next generation
+    c.fire(EVENTS.REBALANCING, {});
+    c.fire(EVENTS.GROUP_JOIN, {memberId: 'm-a', isLeader: false});
+    c.fire(EVENTS.HEARTBEAT, {memberId: 'm-a', groupGenerationId: 4});
+    expect(task.inputs.filter(([k]) => k === 'rebalance').map(([, e]) => e)[1]).toEqual({generation: 5, leader: false});
+    expect(events.filter(([e]) => e === 'rebalance').length).toBe(2);
+  });
+
+  test('a rejoin that keeps the generation (tansu) makes the task leave and rejoin', async () => {
+    const kafka = new FakeKafka();
+    const {task, events} = make(kafka);
+    await sync.start();
+    const c = hb(kafka);
+    c.fire(EVENTS.GROUP_JOIN, {memberId: 'm-a', isLeader: false});
+    c.fire(EVENTS.HEARTBEAT, {memberId: 'm-a', groupGenerationId: 2});
+    c.fire(EVENTS.REBALANCING, {});
+    c.fire(EVENTS.GROUP_JOIN, {memberId: 'm-a', isLeader: false});
+    c.fire(EVENTS.HEARTBEAT, {memberId: 'm-a', groupGenerationId: 2});
+    await tick();
+    expect(kafka.calls.slice(-2)).toEqual(['stop c', 'run c']);
+    expect(events.filter(([e]) => e === 'warning').map(([, w]) => w)).toEqual([expect.stringContaining('kept generation 2: leaving and rejoining')]);
+    expect(task.inputs.filter(([k]) => k === 'rebalance').length).toBe(1);
+  });
+
+  test('outputs: publish in order, stop then start as events; finished partitions leave the running set', async () => {
+    const kafka = new FakeKafka();
+    const {task, events} = make(kafka);
+    await sync.start();
+    task.next.push({publish: [{type: 'Regular', taskID: 'a'}, {type: 'RebalanceAnswer', taskID: 'a'}], start: ['p1', 'p2'], stop: []});
+    sync.addPartitions([{token: 'p1'}]);
+    await sync.flush();
+    expect(kafka.calls.filter((c) => c.startsWith('send'))).toEqual(['send c_connector_sync Regular', 'send c_connector_sync RebalanceAnswer']);
+    expect(kafka.topics.get('c_connector_sync').records.map((r) => r.key)).toEqual(['a', 'a']);
+    task.next.push({publish: [], start: ['p3'], stop: ['p2']});
+    sync.partitionStarted('p1');
+    expect(events.filter(([e]) => e === 'start' || e === 'stop')).toEqual([['start', 'p1'], ['start', 'p2'], ['stop', 'p2'], ['start', 'p3']]);
+    sync.partitionFinished('p1');
+    expect(sync.runningPartitions()).toEqual(['p3']);
+  });
+
+  test('close() stops running partitions (awaiting async listeners) before leaving the group', async () => {
+    const kafka = new FakeKafka();
+    const {task} = make(kafka);
+    await sync.start();
+    task.next.push({publish: [], start: ['p1'], stop: []});
+    sync.addPartitions([{token: 'p1'}]);
+    sync.on('stop', async (t) => {
+      await tick();
+      kafka.log('connector stopped', t);
+    });
+    await sync.close();
+    const tail = kafka.calls.slice(kafka.calls.indexOf('connector stopped p1'));
+    expect(tail).toEqual(['connector stopped p1', 'disconnect c', 'disconnect c_connector_sync_reader_a', 'producer.disconnect', 'admin.disconnect']);
+    expect(sync.state).toBe('closed');
+    expect(() => sync.addPartitions([])).toThrow(expect.objectContaining({code: 'KAFKA_BAD_STATE'}));
+  });
+
+  test('a failed publish fails the task: stop every partition, then error', async () => {
+    const kafka = new FakeKafka();
+    const {task, events} = make(kafka);
+    await sync.start();
+    task.next.push({publish: [], start: ['p1'], stop: []});
+    sync.addPartitions([{token: 'p1'}]);
+    kafka.failSends = true;
+    task.next.push({publish: [{type: 'Regular', taskID: 'a'}], start: [], stop: []});
+    sync.partitionStarted('p1');
+    for (let i = 0; i < 50 && sync.state !== 'failed'; i++) await tick();
+    expect(sync.state).toBe('failed');
+    expect(events.slice(-2)).toEqual([['stop', 'p1'], ['error', expect.objectContaining({code: 'KAFKA_PUBLISH_FAILED'})]]);
+  });
+
+  test('a record that is not JSON is skipped with a warning', async () => {
+    const kafka = new FakeKafka();
+    const {task, events} = make(kafka);
+    await sync.start();
+    kafka.append('c_connector_sync', 'garbage');
+    kafka.append('c_connector_sync', msg('Regular'));
+    for (let i = 0; i < 20 && !task.inputs.length; i++) await tick();
+    expect(task.inputs.map(([k]) => k)).toEqual(['message']);
+    expect(events).toEqual([['warning', 'skipped an unreadable record at offset 0 of c_connector_sync']]);
+  });
+});

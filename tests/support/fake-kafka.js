@@ -1,0 +1,210 @@
+// An in-memory stand-in for the part of kafkajs that KafkaTaskSync uses, for deterministic unit
+// tests of the transport: topics are arrays of records; a reader consumer delivers records from
+// its seek position on; the heartbeat group's events are fired by the test.
+'use strict';
+
+const EVENTS = {
+  GROUP_JOIN: 'consumer.group_join',
+  HEARTBEAT: 'consumer.heartbeat',
+  CRASH: 'consumer.crash',
+  REBALANCING: 'consumer.rebalancing',
+};
+
+class FakeKafka {
+  constructor() {
+    this.topics = new Map(); // name -> {partitions, records: [{offset, key, value, headers}]}
+    this.calls = []; // what happened, in order
+    this.consumers = [];
+    this.failSends = false;
+  }
+
+  log(...what) {
+    this.calls.push(what.join(' '));
+  }
+
+  createTopic(name, partitions = 1) {
+    this.topics.set(name, {partitions, records: []});
+  }
+
+  append(topic, value, key = null) {
+    const t = this.topics.get(topic);
+    const offset = String(t.records.length);
+    t.records.push({offset, key, value: Buffer.from(value), headers: {}});
+    for (const c of this.consumers) c.wake();
+  }
+
+  admin() {
+    const k = this;
+    return {
+      async connect() {},
+      async disconnect() {
+        k.log('admin.disconnect');
+      },
+      async listTopics() {
+        return [...k.topics.keys()];
+      },
+      async createTopics({topics}) {
+        for (const t of topics) {
+          k.log('createTopic', t.topic, t.numPartitions);
+          k.createTopic(t.topic, t.numPartitions);
+        }
+        return true;
+      },
+      async fetchTopicMetadata({topics}) {
+        return {
+          topics: topics.filter((n) => k.topics.has(n)).map((name) => ({
+            name,
+            partitions: Array.from({length: k.topics.get(name).partitions}, (_, i) => ({partitionId: i})),
+          })),
+        };
+      },
+      async fetchTopicOffsets(topic) {
+        const t = k.topics.get(topic);
+        if (!t) throw new Error(`unknown topic ${topic}`);
+        return [{partition: 0, offset: String(t.records.length), high: String(t.records.length), low: '0'}];
+      },
+    };
+  }
+
+  producer() {
+    const k = this;
+    return {
+      async connect() {
+        k.log('producer.connect');
+      },
+      async disconnect() {
+        k.log('producer.disconnect');
+      },
+      async send({topic, messages}) {
+        await new Promise((r) => setImmediate(r));
+        if (k.failSends) throw new Error('broker unreachable');
+        for (const m of messages) {
+          k.log('send', topic, JSON.parse(m.value).type);
+          k.append(topic, m.value, m.key);
+        }
+      },
+    };
+  }
+
+  consumer(opts) {
+    const c = new FakeConsumer(this, opts);
+    this.consumers.push(c);
+    return c;
+  }
+}
+
+class FakeConsumer {
+  constructor(kafka, opts) {
+    this.kafka = kafka;
+    this.opts = opts;
+    this.groupId = opts.groupId;
+    this.events = EVENTS;
+    this.handlers = new Map();
+    this.pos = null;
+    this.running = false;
+    this.delivering = false;
+    this.assigner = opts.partitionAssigners ? opts.partitionAssigners[0]({cluster: {findTopicPartitionMetadata: (t) => [{partitionId: 0}]}}) : null;
+  }
+  on(event, fn) {
+    if (!this.handlers.has(event)) this.handlers.set(event, []);
+    this.handlers.get(event).push(fn);
+  }
+  fire(event, payload) {
+    for (const fn of this.handlers.get(event) ?? []) fn({payload});
+  }
+  async connect() {
+    this.kafka.log('connect', this.groupId);
+  }
+  async subscribe({topics}) {
+    this.topicNames = topics;
+  }
+  async run({eachMessage}) {
+    this.kafka.log('run', this.groupId);
+    this.eachMessage = eachMessage;
+    this.running = true;
+    this.wake();
+  }
+  seek({offset}) {
+    this.kafka.log('seek', this.groupId, offset);
+    this.pos = Number(offset);
+    this.wake();
+  }
+  async stop() {
+    this.kafka.log('stop', this.groupId);
+    this.running = false;
+  }
+  async disconnect() {
+    this.kafka.log('disconnect', this.groupId);
+    this.running = false;
+  }
+  wake() {
+    if (!this.running || this.pos === null || this.delivering || !this.eachMessage) return;
+    this.delivering = true;
+    setImmediate(async () => {
+      const t = this.kafka.topics.get(this.topicNames[0]);
+      while (this.running && t && this.pos < t.records.length) {
+        const pos = this.pos;
+        await this.eachMessage({topic: this.topicNames[0], partition: 0, message: t.records[pos]});
+        if (this.pos === pos) this.pos = pos + 1; // unless the handler seeked
+      }
+      this.delivering = false;
+    });
+  }
+  /** Runs the assigner as the group leader does; `members` are `[memberId, taskId]` pairs. */
+  async assign(members) {
+    const {encodeMember} = module.exports;
+    return this.assigner.assign({members: members.map(([memberId, taskId]) => ({memberId, memberMetadata: encodeMember(this.assigner, taskId)})), topics: this.topicNames});
+  }
+}
+
+/** The JoinGroup metadata a member with this task id sends (built by the assigner itself). */
+function encodeMember(assigner, taskId) {
+  const {taskSyncAssigner} = require('partkit');
+  return taskSyncAssigner({taskId})({cluster: {}}).protocol({topics: ['hb']}).metadata;
+}
+
+/** A SyncTask stub that records its inputs and returns the queued outputs. */
+class StubSyncTask {
+  constructor(taskId) {
+    this.id = taskId;
+    this.inputs = [];
+    this.next = [];
+    this.ep = undefined;
+  }
+  out(kind, arg) {
+    this.inputs.push([kind, arg]);
+    return this.next.shift() ?? {publish: [], start: [], stop: []};
+  }
+  onRebalance(e) {
+    return this.out('rebalance', e);
+  }
+  onMessage(m) {
+    return this.out('message', m);
+  }
+  addPartitions(s) {
+    return this.out('add', s);
+  }
+  partitionStarted(t) {
+    return this.out('started', t);
+  }
+  partitionFinished(t) {
+    return this.out('finished', t);
+  }
+  tick() {
+    return {publish: [], start: [], stop: []};
+  }
+  ownedPartitions() {
+    return [];
+  }
+  knownTasks() {
+    return [];
+  }
+  epoch() {
+    return this.ep;
+  }
+  isLeader() {
+    return false;
+  }
+}
+
+module.exports = {FakeKafka, StubSyncTask, encodeMember, EVENTS};
