@@ -471,6 +471,31 @@ fn refused_events_leave_the_state_unchanged() {
     h.check_replay_and_snapshot();
 }
 
+/// A taint reopens the Successful wants still within their TTL at the taint's timestamp;
+/// older ones stay Successful (the harness clock advances 1 s per event).
+#[test]
+fn taint_reopens_only_wants_within_ttl() {
+    let mut h = Harness::new();
+    h.ok(json!({"type": "WantCreate", "wantId": "short", "partitions": ["a"], "ttlSeconds": 3}));
+    h.ok(json!({"type": "WantCreate", "wantId": "long", "partitions": ["a"], "ttlSeconds": 3600}));
+    h.ok(json!({"type": "WantCreate", "wantId": "forever", "partitions": ["a"]}));
+    h.ok(buffer("j1", &["a"]));
+    h.ok(job_event("JobRunSuccess", "j1"));
+    assert_eq!(h.state.want("short").unwrap().state, W::Successful);
+    let t = h.ok(taint("t1", &["a"]));
+    assert_eq!(
+        t,
+        vec![
+            part_t("j1", "a", Some(P::Live), P::Tainted),
+            want_t("long", Some(W::Successful), W::Idle),
+            want_t("forever", Some(W::Successful), W::Idle),
+        ]
+    );
+    assert_eq!(h.want("short"), W::Successful, "its TTL ended before the taint");
+    assert_eq!(h.schedulable(), vec!["long", "forever"]);
+    h.check_replay_and_snapshot();
+}
+
 #[test]
 fn job_cancel_releases_the_lease() {
     let mut h = Harness::new();

@@ -91,7 +91,11 @@ impl Driver {
     fn event(&mut self, o: &Op) -> Value {
         self.counter += 1;
         // Timestamps mostly increase, sometimes repeat or go back: the core must not care.
-        self.now = if o.flag % 13 == 0 { self.now.saturating_sub(5) } else { self.now + (o.b as u64 % 3) };
+        self.now = match o.flag % 23 {
+            0 => self.now.saturating_sub(5),
+            1 => self.now + 200_000,
+            _ => self.now + (o.b as u64 % 3),
+        };
         let ts = self.now;
         let fresh = |p: &str, n: usize| format!("{p}{n}");
         match o.kind {

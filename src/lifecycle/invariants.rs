@@ -230,7 +230,7 @@ impl BuildState {
         ensure!(self.want_ids.len() == self.wants.len(), "want index has {} entries for {} wants", self.want_ids.len(), self.wants.len());
         let mut for_ref: Vec<Vec<Ix>> = vec![Vec::new(); self.refs.len()];
         let mut active: Vec<BTreeSet<Ix>> = vec![BTreeSet::new(); self.refs.len()];
-        let mut successful: Vec<BTreeSet<Ix>> = vec![BTreeSet::new(); self.refs.len()];
+        let mut successful: Vec<BTreeSet<(u64, Ix)>> = vec![BTreeSet::new(); self.refs.len()];
         let mut idle = BTreeSet::new();
         for (w, want) in self.wants.iter().enumerate() {
             let w = w as Ix;
@@ -247,7 +247,7 @@ impl BuildState {
                 if want.state.is_active() {
                     active[r as usize].insert(w);
                 } else if want.state == WantState::Successful {
-                    successful[r as usize].insert(w);
+                    successful[r as usize].insert((want.ttl_end(), w));
                 }
             }
             if want.state == WantState::Idle {

@@ -28,7 +28,9 @@
 //! UpForRetry, Tainted) → `Idle`. Idle, Building and UpstreamBuilding wants are sensed again
 //! whenever a canonical instance of one of their refs changes, so they always reflect the
 //! partitions; Successful, Failed, UpstreamFailed and Canceled are final, except that a taint
-//! of one of its refs reopens a Successful want (→ Idle, so it is schedulable again).
+//! of one of its refs reopens a Successful want that is still within its TTL at the taint's
+//! timestamp (`createdAt + ttlSeconds * 1000 > timestamp`; no TTL = never expires): it is
+//! sensed again (→ Idle, schedulable), so it triggers the rebuild.
 
 mod error;
 mod event;

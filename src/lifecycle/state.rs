@@ -68,8 +68,11 @@ pub(crate) struct RefEntry {
     /// Wants naming this ref whose state is Idle, Building or UpstreamBuilding: the ones an
     /// event on this ref may move. Keeps per-event work independent of old, finished wants.
     pub(crate) active_wants: BTreeSet<Ix>,
-    /// Wants naming this ref whose state is Successful: a taint of the ref reopens them.
-    pub(crate) successful_wants: BTreeSet<Ix>,
+    /// Wants naming this ref whose state is Successful, keyed by the end of their TTL
+    /// (`createdAt + ttlSeconds * 1000`, `u64::MAX` without TTL): a taint of the ref at time T
+    /// reopens those whose TTL ends after T, found by a range query, so old finished wants
+    /// cost nothing.
+    pub(crate) successful_wants: BTreeSet<(u64, Ix)>,
     /// UpstreamBuilding instances whose missing deps include this ref (`downstream_waiting`).
     pub(crate) waiting: BTreeSet<Ix>,
 }
@@ -123,6 +126,16 @@ pub(crate) struct WantRec {
     pub(crate) sla_seconds: Option<u64>,
     pub(crate) comment: Option<Box<str>>,
     pub(crate) source_job: Option<Ix>,
+}
+
+impl WantRec {
+    /// When the want's TTL ends, in milliseconds (`u64::MAX` without TTL).
+    pub(crate) fn ttl_end(&self) -> u64 {
+        match self.ttl_seconds {
+            Some(ttl) => self.created_at.saturating_add(ttl.saturating_mul(1000)),
+            None => u64::MAX,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -767,14 +780,15 @@ impl BuildState {
     }
 
     /// Re-senses the active wants of touched refs (and reopens the Successful wants of
-    /// tainted refs), each once, in creation order.
+    /// tainted refs that are within their TTL at `ts`), each once, in creation order.
     fn resense(&mut self, touched: Touched, ts: u64, out: &mut Vec<AppliedTransition>) {
         let mut wants: Vec<Ix> = Vec::new();
         for &r in &touched.refs {
             wants.extend(self.refs[r as usize].active_wants.iter().copied());
         }
         for &r in &touched.tainted_refs {
-            wants.extend(self.refs[r as usize].successful_wants.iter().copied());
+            let within_ttl = self.refs[r as usize].successful_wants.range((ts.saturating_add(1), 0)..);
+            wants.extend(within_ttl.map(|&(_, w)| w));
         }
         wants.sort_unstable();
         wants.dedup();
@@ -840,6 +854,7 @@ impl BuildState {
     pub(crate) fn list_want(&mut self, w: Ix) {
         let want = &self.wants[w as usize];
         let state = want.state;
+        let expiry = want.ttl_end();
         if state == WantState::Idle {
             self.idle_wants.insert(w);
         }
@@ -848,18 +863,19 @@ impl BuildState {
             if state.is_active() {
                 entry.active_wants.insert(w);
             } else if state == WantState::Successful {
-                entry.successful_wants.insert(w);
+                entry.successful_wants.insert((expiry, w));
             }
         }
     }
 
     fn unlist_want(&mut self, w: Ix) {
         let want = &self.wants[w as usize];
+        let expiry = want.ttl_end();
         self.idle_wants.remove(&w);
         for &r in want.refs.iter() {
             let entry = &mut self.refs[r as usize];
             entry.active_wants.remove(&w);
-            entry.successful_wants.remove(&w);
+            entry.successful_wants.remove(&(expiry, w));
         }
     }
 

@@ -120,7 +120,8 @@ pub enum WantState {
     Building,
     /// One of its refs waits for upstream partitions.
     UpstreamBuilding,
-    /// All its refs were Live (terminal, unless one of them is tainted: then Idle again).
+    /// All its refs were Live (terminal, unless one of them is tainted within the want's TTL:
+    /// then sensed again, usually Idle).
     Successful,
     /// One of its refs failed (terminal).
     Failed,
