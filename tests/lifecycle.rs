@@ -588,7 +588,8 @@ fn snapshot_is_plain_json_and_corruption_is_refused() {
     assert_eq!(snap["jobRuns"][0]["missingDeps"][0]["missing"][0], "B");
     assert_eq!(snap["wants"][1]["sourceJobRunId"], "j1");
 
-    let corruptions: Vec<(&str, Box<dyn Fn(&mut Value)>)> = vec![
+    type Corruption = Box<dyn Fn(&mut Value)>;
+    let corruptions: Vec<(&str, Corruption)> = vec![
         ("want state", Box::new(|s| s["wants"][0]["state"] = json!("Building"))),
         ("partition state", Box::new(|s| s["partitions"][1]["state"] = json!("Building"))),
         ("uuid", Box::new(|s| s["partitions"][0]["uuid"] = json!("00000000-0000-8000-8000-000000000000"))),

@@ -112,10 +112,8 @@ impl Driver {
                                 let all: Vec<String> = missing_deps.into_iter().flat_map(|m| m.missing).collect();
                                 parts = refs_of(&[], false);
                                 for (k, m) in all.iter().enumerate() {
-                                    if k == 0 || o.a & (1 << (k % 8)) != 0 {
-                                        if !parts.contains(m) {
-                                            parts.push(m.clone());
-                                        }
+                                    if (k == 0 || o.a & (1 << (k % 8)) != 0) && !parts.contains(m) {
+                                        parts.push(m.clone());
                                     }
                                 }
                             }
