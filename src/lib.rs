@@ -5,7 +5,9 @@
 #![deny(missing_docs)]
 
 pub mod bucketing;
+pub mod imports;
 pub mod lifecycle;
+pub mod packed;
 
 #[cfg(target_arch = "wasm32")]
 mod wasm;
