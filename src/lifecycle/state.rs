@@ -214,6 +214,54 @@ impl BuildState {
         Ok(state)
     }
 
+    /// Parses a JSON array of events and applies them to an empty state, like
+    /// [`BuildState::replay`] (the bulk path: one text instead of a million objects).
+    ///
+    /// # Errors
+    /// As [`BuildState::replay`]; a malformed element is `INVALID_EVENT` with its index, text
+    /// that is not a JSON array is `INVALID_EVENT` without one.
+    pub fn replay_json(text: &str) -> Result<BuildState, LifecycleError> {
+        let mut state = BuildState::new();
+        state.apply_json_log(text)?;
+        Ok(state)
+    }
+
+    /// Applies the events of a JSON array text in order; stops at the first refused event
+    /// (the events before it stay applied) and returns how many were applied.
+    ///
+    /// # Errors
+    /// The first refused event's error, with its index in the array.
+    pub fn apply_json_log(&mut self, text: &str) -> Result<usize, LifecycleError> {
+        let (events, bad) = match serde_json::from_str::<Vec<BuildEvent>>(text) {
+            Ok(events) => (events, None),
+            Err(_) => {
+                // Slow path, only on error: find the first element that is no event.
+                let values: Vec<serde_json::Value> = serde_json::from_str(text).map_err(|e| {
+                    LifecycleError::invalid_event(format!("the log is not a JSON array: {e}"))
+                })?;
+                let mut events = Vec::new();
+                let mut bad = None;
+                for (index, value) in values.iter().enumerate() {
+                    match BuildEvent::deserialize_value(value) {
+                        Ok(e) => events.push(e),
+                        Err(err) => {
+                            bad = Some(err.at_event(index));
+                            break;
+                        }
+                    }
+                }
+                (events, bad)
+            }
+        };
+        for (index, event) in events.iter().enumerate() {
+            self.apply(event).map_err(|e| e.at_event(index))?;
+        }
+        match bad {
+            Some(err) => Err(err),
+            None => Ok(events.len()),
+        }
+    }
+
     /// Applies one event and returns the state changes it caused, in order.
     ///
     /// The whole event is checked against the current state before anything changes; a

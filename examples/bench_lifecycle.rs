@@ -2,7 +2,7 @@
 //! `bench/lifecycle.mjs` replays in wasm for comparison.
 //!
 //! ```text
-//! cargo run --release --example lifecycle_bench -- [--events N] [--refs R] [--emit FILE] [--json]
+//! cargo run --release --example bench_lifecycle -- [--events N] [--refs R] [--emit FILE] [--json]
 //! ```
 //!
 //! The log: wants over R refs (default 100 000), job runs with heartbeats, successes,

@@ -1,0 +1,170 @@
+//! Lifecycle bindings: the core `BuildState` as a JS class. Argument types (strings, arrays,
+//! objects) are checked by `js/lifecycle.mjs`; every rule lives in `crate::lifecycle`.
+//!
+//! Single events and every view cross as plain JS objects through serde-wasm-bindgen (with the
+//! JSON-compatible serializer: objects, not `Map`s; numbers, not `BigInt`s — the core keeps
+//! every number within 2^53-1). A bulk replay crosses packed, as one JSON text of the whole
+//! log, instead of one conversion per field of a million objects.
+
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+
+use super::error::{throw, JsError};
+use crate::lifecycle::{self as core, BuildEvent, LifecycleError, Snapshot};
+
+type Result<T> = std::result::Result<T, JsError>;
+
+impl From<LifecycleError> for JsError {
+    fn from(e: LifecycleError) -> Self {
+        let error = throw("lifecycle", e.code(), &e.to_string());
+        if let Some(index) = e.event_index() {
+            // Setting a property on a fresh Error object cannot fail.
+            let _ = js_sys::Reflect::set(&error, &JsValue::from_str("eventIndex"), &JsValue::from_f64(index as f64));
+        }
+        JsError(error)
+    }
+}
+
+fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue> {
+    value
+        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .map_err(|e| JsError(throw("lifecycle", "INTERNAL", &e.to_string())))
+}
+
+/// `undefined` for `None` (the JSON-compatible serializer would give `null`).
+fn opt_to_js<T: Serialize>(value: &Option<T>) -> Result<JsValue> {
+    match value {
+        Some(v) => to_js(v),
+        None => Ok(JsValue::UNDEFINED),
+    }
+}
+
+fn event(value: JsValue) -> std::result::Result<BuildEvent, LifecycleError> {
+    serde_wasm_bindgen::from_value(value).map_err(|e| LifecycleError::invalid_event(e.to_string()))
+}
+
+/// The build state (see `crate::lifecycle::BuildState`).
+#[wasm_bindgen(js_name = BuildState)]
+pub struct WasmBuildState {
+    inner: core::BuildState,
+}
+
+#[wasm_bindgen(js_class = BuildState)]
+impl WasmBuildState {
+    /// An empty state.
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> WasmBuildState {
+        WasmBuildState { inner: core::BuildState::new() }
+    }
+
+    /// Applies one event object; returns the transitions it caused. Refused: throws, unchanged.
+    pub fn apply(&mut self, event_value: JsValue) -> Result<JsValue> {
+        let e = event(event_value)?;
+        to_js(&self.inner.apply(&e)?)
+    }
+
+    /// A state from an array of event objects, converted one by one (errors carry `eventIndex`).
+    pub fn replay(events: js_sys::Array) -> Result<WasmBuildState> {
+        let mut inner = core::BuildState::new();
+        for (index, value) in events.iter().enumerate() {
+            let e = event(value).map_err(|err| err.at_event(index))?;
+            inner.apply(&e).map_err(|err| err.at_event(index))?;
+        }
+        Ok(WasmBuildState { inner })
+    }
+
+    /// A state from the JSON text of an array of events (the packed bulk path).
+    #[wasm_bindgen(js_name = replayJson)]
+    pub fn replay_json(text: &str) -> Result<WasmBuildState> {
+        Ok(WasmBuildState { inner: core::BuildState::replay_json(text)? })
+    }
+
+    #[wasm_bindgen(js_name = canonicalPartition)]
+    pub fn canonical_partition(&self, partition_ref: &str) -> Result<JsValue> {
+        opt_to_js(&self.inner.canonical_partition(partition_ref))
+    }
+
+    pub fn partition(&self, uuid: &str) -> Result<JsValue> {
+        opt_to_js(&self.inner.partition_by_str(uuid))
+    }
+
+    #[wasm_bindgen(js_name = partitionHistory)]
+    pub fn partition_history(&self, partition_ref: &str) -> Result<JsValue> {
+        to_js(&self.inner.partition_history(partition_ref))
+    }
+
+    pub fn want(&self, want_id: &str) -> Result<JsValue> {
+        opt_to_js(&self.inner.want(want_id))
+    }
+
+    #[wasm_bindgen(js_name = wantsForPartition)]
+    pub fn wants_for_partition(&self, partition_ref: &str) -> Vec<String> {
+        self.inner.wants_for_partition(partition_ref)
+    }
+
+    #[wasm_bindgen(js_name = jobRun)]
+    pub fn job_run(&self, job_run_id: &str) -> Result<JsValue> {
+        opt_to_js(&self.inner.job_run(job_run_id))
+    }
+
+    pub fn taint(&self, taint_id: &str) -> Result<JsValue> {
+        opt_to_js(&self.inner.taint(taint_id))
+    }
+
+    #[wasm_bindgen(js_name = schedulableWants)]
+    pub fn schedulable_wants(&self) -> Result<JsValue> {
+        to_js(&self.inner.schedulable_wants())
+    }
+
+    pub fn snapshot(&self) -> Result<JsValue> {
+        to_js(&self.inner.snapshot())
+    }
+
+    /// The snapshot as JSON text (the packed form of `snapshot`).
+    #[wasm_bindgen(js_name = snapshotJson)]
+    pub fn snapshot_json(&self) -> String {
+        serde_json::to_string(&self.inner.snapshot()).unwrap_or_default()
+    }
+
+    #[wasm_bindgen(js_name = fromSnapshot)]
+    pub fn from_snapshot(snapshot: JsValue) -> Result<WasmBuildState> {
+        let s: Snapshot = serde_wasm_bindgen::from_value(snapshot)
+            .map_err(|e| LifecycleError::invalid_snapshot(e.to_string()))?;
+        Ok(WasmBuildState { inner: core::BuildState::from_snapshot(&s)? })
+    }
+
+    #[wasm_bindgen(js_name = fromSnapshotJson)]
+    pub fn from_snapshot_json(text: &str) -> Result<WasmBuildState> {
+        Ok(WasmBuildState { inner: core::BuildState::from_snapshot_json(text)? })
+    }
+
+    #[wasm_bindgen(js_name = checkInvariants)]
+    pub fn check_invariants(&self) -> Result<()> {
+        Ok(self.inner.check_invariants()?)
+    }
+
+    /// `[partitions, wants, jobRuns, refs]`.
+    pub fn counts(&self) -> Vec<u32> {
+        [
+            self.inner.partition_count(),
+            self.inner.want_count(),
+            self.inner.job_run_count(),
+            self.inner.ref_count(),
+        ]
+        .iter()
+        .map(|&n| u32::try_from(n).unwrap_or(u32::MAX))
+        .collect()
+    }
+}
+
+impl Default for WasmBuildState {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// `derive_partition_uuid(jobRunId, partitionRef)` as text.
+#[wasm_bindgen(js_name = derivePartitionUuid)]
+pub fn derive_partition_uuid(job_run_id: &str, partition_ref: &str) -> String {
+    core::derive_partition_uuid(job_run_id, partition_ref).to_string()
+}
