@@ -38,7 +38,7 @@ function jsonOf(value) {
   }
 }
 
-const INVALID = (error) => error instanceof LifecycleError && (error.code === 'INVALID_EVENT' || error.code === 'INVALID_SNAPSHOT');
+const INVALID = (error) => error instanceof LifecycleError && error.code === 'INVALID_EVENT';
 
 /**
  * The build state: wants (by partition ref), job runs (by partition UUID), partition instances
@@ -76,15 +76,11 @@ export class BuildState {
    */
   static fromSnapshot(snapshot) {
     if (!isObject(snapshot)) throw argError(`snapshot must be an object, got ${describe(snapshot)}`);
+    // Snapshots are JSON data by definition: they cross as JSON text, checked strictly
+    // (unknown fields refused) by the core.
     const text = jsonOf(snapshot);
-    if (text !== undefined) {
-      try {
-        return new BuildState(INTERNAL, run(() => wasm.BuildState.fromSnapshotJson(text)));
-      } catch (error) {
-        if (!INVALID(error)) throw error;
-      }
-    }
-    return new BuildState(INTERNAL, run(() => wasm.BuildState.fromSnapshot(snapshot)));
+    if (text === undefined) throw new LifecycleError('invalid snapshot: it cannot be serialized as JSON', 'INVALID_SNAPSHOT');
+    return new BuildState(INTERNAL, run(() => wasm.BuildState.fromSnapshotJson(text)));
   }
 
   /**

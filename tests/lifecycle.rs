@@ -600,6 +600,12 @@ fn snapshot_is_plain_json_and_corruption_is_refused() {
         ("taint", Box::new(|s| s["taints"][0]["taintedUuids"] = json!([]))),
         ("duplicate want", Box::new(|s| { let w = s["wants"][0].clone(); s["wants"].as_array_mut().unwrap().push(w); })),
         ("big number", Box::new(|s| s["wants"][0]["createdAt"] = json!(9_007_199_254_740_993u64))),
+        ("unknown field", Box::new(|s| s["partitions"][0]["extra"] = json!(1))),
+        ("unknown job field", Box::new(|s| s["jobRuns"][1]["extra"] = json!(1))),
+        ("state field of another state", Box::new(|s| s["partitions"][0]["taintId"] = json!("t"))),
+        ("state without its field", Box::new(|s| { s["partitions"][1].as_object_mut().unwrap().remove("taintId"); })),
+        ("job reason on success", Box::new(|s| s["jobRuns"][1]["reason"] = json!("x"))),
+        ("unknown top-level field", Box::new(|s| s["extra"] = json!([]))),
     ];
     for (what, corrupt) in corruptions {
         let mut s = snap.clone();

@@ -89,7 +89,7 @@ impl PartitionStatus {
 
 /// One partition instance: a ref as built by one job run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", try_from = "PartitionInstanceRepr")]
 pub struct PartitionInstance {
     /// `derive_partition_uuid(job_run_id, partition_ref)`.
     pub uuid: PartitionUuid,
@@ -153,7 +153,7 @@ impl WantState {
 
 /// A want: partitions (by ref) that should exist.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Want {
     /// Its id.
     pub want_id: String,
@@ -254,7 +254,7 @@ impl JobRunStatus {
 
 /// A job run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", try_from = "JobRunRepr")]
 pub struct JobRun {
     /// Its id.
     pub job_run_id: String,
@@ -281,7 +281,7 @@ pub struct JobRun {
 
 /// A taint.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Taint {
     /// Its id.
     pub taint_id: String,
@@ -292,6 +292,130 @@ pub struct Taint {
     /// The Live canonical instances it turned Tainted (refs with no Live canonical instance
     /// are left alone).
     pub tainted_uuids: Vec<PartitionUuid>,
+}
+
+// Strict deserialization of the flattened shapes: every field known, the state's own fields
+// present exactly when the state has them (serde's `flatten` cannot deny unknown fields).
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct PartitionInstanceRepr {
+    uuid: PartitionUuid,
+    #[serde(rename = "ref")]
+    partition_ref: String,
+    state: PartitionStatus,
+    #[serde(default)]
+    missing_deps: Option<Vec<String>>,
+    #[serde(default)]
+    failed_upstream: Option<String>,
+    #[serde(default)]
+    taint_id: Option<String>,
+    job_run_id: String,
+    created_at: u64,
+    updated_at: u64,
+    #[serde(default)]
+    previous_uuid: Option<PartitionUuid>,
+}
+
+impl TryFrom<PartitionInstanceRepr> for PartitionInstance {
+    type Error = String;
+
+    fn try_from(r: PartitionInstanceRepr) -> Result<Self, String> {
+        let wrong = |field: &str| format!("partition {}: field {field} does not belong to state {}", r.uuid, r.state.as_str());
+        let missing = |field: &str| format!("partition {}: state {} needs field {field}", r.uuid, r.state.as_str());
+        let state = match r.state {
+            PartitionStatus::UpstreamBuilding => PartitionState::UpstreamBuilding {
+                missing_deps: r.missing_deps.clone().ok_or_else(|| missing("missingDeps"))?,
+            },
+            PartitionStatus::UpstreamFailed => PartitionState::UpstreamFailed {
+                failed_upstream: r.failed_upstream.clone().ok_or_else(|| missing("failedUpstream"))?,
+            },
+            PartitionStatus::Tainted => PartitionState::Tainted {
+                taint_id: r.taint_id.clone().ok_or_else(|| missing("taintId"))?,
+            },
+            PartitionStatus::Building => PartitionState::Building,
+            PartitionStatus::UpForRetry => PartitionState::UpForRetry,
+            PartitionStatus::Live => PartitionState::Live,
+            PartitionStatus::Failed => PartitionState::Failed,
+        };
+        for (field, present, owner) in [
+            ("missingDeps", r.missing_deps.is_some(), PartitionStatus::UpstreamBuilding),
+            ("failedUpstream", r.failed_upstream.is_some(), PartitionStatus::UpstreamFailed),
+            ("taintId", r.taint_id.is_some(), PartitionStatus::Tainted),
+        ] {
+            if present && r.state != owner {
+                return Err(wrong(field));
+            }
+        }
+        Ok(PartitionInstance {
+            uuid: r.uuid,
+            partition_ref: r.partition_ref,
+            state,
+            job_run_id: r.job_run_id,
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+            previous_uuid: r.previous_uuid,
+        })
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct JobRunRepr {
+    job_run_id: String,
+    #[serde(default)]
+    job_label: Option<String>,
+    state: JobRunStatus,
+    #[serde(default)]
+    reason: Option<String>,
+    #[serde(default)]
+    missing_deps: Option<Vec<MissingDeps>>,
+    partition_uuids: Vec<PartitionUuid>,
+    partition_refs: Vec<String>,
+    created_at: u64,
+    updated_at: u64,
+    #[serde(default)]
+    last_heartbeat_at: Option<u64>,
+    derivative_want_ids: Vec<String>,
+}
+
+impl TryFrom<JobRunRepr> for JobRun {
+    type Error = String;
+
+    fn try_from(r: JobRunRepr) -> Result<Self, String> {
+        let state = match r.state {
+            JobRunStatus::Failed => JobRunState::Failed { reason: r.reason.clone() },
+            JobRunStatus::DepMissed => JobRunState::DepMissed {
+                missing_deps: r.missing_deps.clone().ok_or_else(|| {
+                    format!("job run '{}': state DepMissed needs field missingDeps", r.job_run_id)
+                })?,
+            },
+            JobRunStatus::Queued => JobRunState::Queued,
+            JobRunStatus::Running => JobRunState::Running,
+            JobRunStatus::Succeeded => JobRunState::Succeeded,
+            JobRunStatus::Canceled => JobRunState::Canceled,
+        };
+        if (r.reason.is_some() && r.state != JobRunStatus::Failed)
+            || (r.missing_deps.is_some() && r.state != JobRunStatus::DepMissed)
+        {
+            return Err(format!(
+                "job run '{}': a field does not belong to state {}",
+                r.job_run_id,
+                r.state.as_str()
+            ));
+        }
+        Ok(JobRun {
+            job_run_id: r.job_run_id,
+            job_label: r.job_label,
+            state,
+            partition_uuids: r.partition_uuids,
+            partition_refs: r.partition_refs,
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+            last_heartbeat_at: r.last_heartbeat_at,
+            derivative_want_ids: r.derivative_want_ids,
+        })
+    }
 }
 
 /// One state change caused by an event, in the order it happened.

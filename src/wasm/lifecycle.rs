@@ -10,7 +10,7 @@ use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 use super::error::{throw, JsError};
-use crate::lifecycle::{self as core, BuildEvent, LifecycleError, Snapshot};
+use crate::lifecycle::{self as core, BuildEvent, LifecycleError};
 
 type Result<T> = std::result::Result<T, JsError>;
 
@@ -116,21 +116,10 @@ impl WasmBuildState {
         to_js(&self.inner.schedulable_wants())
     }
 
-    pub fn snapshot(&self) -> Result<JsValue> {
-        to_js(&self.inner.snapshot())
-    }
-
     /// The snapshot as JSON text (the packed form of `snapshot`).
     #[wasm_bindgen(js_name = snapshotJson)]
     pub fn snapshot_json(&self) -> String {
         serde_json::to_string(&self.inner.snapshot()).unwrap_or_default()
-    }
-
-    #[wasm_bindgen(js_name = fromSnapshot)]
-    pub fn from_snapshot(snapshot: JsValue) -> Result<WasmBuildState> {
-        let s: Snapshot = serde_wasm_bindgen::from_value(snapshot)
-            .map_err(|e| LifecycleError::invalid_snapshot(e.to_string()))?;
-        Ok(WasmBuildState { inner: core::BuildState::from_snapshot(&s)? })
     }
 
     #[wasm_bindgen(js_name = fromSnapshotJson)]
