@@ -29,16 +29,32 @@ function run(fn) {
   }
 }
 
-/** JSON text of `value`, or undefined when JSON cannot carry it (BigInt, cycles). */
+/** JSON text of `value`, or the reason JSON cannot carry it (BigInt, cycles, too deep). */
 function jsonOf(value) {
   try {
-    return JSON.stringify(value);
-  } catch {
-    return undefined;
+    return {text: JSON.stringify(value)};
+  } catch (error) {
+    return {reason: error?.message ?? String(error)};
   }
 }
 
-const INVALID = (error) => error instanceof LifecycleError && error.code === 'INVALID_EVENT';
+/**
+ * The JSON text of one event. Events are log entries: plain JSON objects. Converting here, in
+ * JS, means no user code (getters, proxies, toJSON) runs and nothing recurses while wasm holds
+ * the state.
+ */
+function eventJson(event, index) {
+  const at = index === undefined ? '' : `event ${index}: `;
+  const fail = (message) => {
+    const error = new LifecycleError(`${at}invalid event: ${message}`, 'INVALID_EVENT');
+    if (index !== undefined) error.eventIndex = index;
+    return error;
+  };
+  if (!isObject(event)) throw fail(`expected an event object, got ${describe(event)}`);
+  const {text, reason} = jsonOf(event);
+  if (text === undefined) throw fail(`it cannot be serialized as JSON: ${reason}`);
+  return text;
+}
 
 /**
  * The build state: wants (by partition ref), job runs (by partition UUID), partition instances
@@ -57,17 +73,14 @@ export class BuildState {
    */
   static replay(events) {
     if (!Array.isArray(events)) throw argError(`events must be an array, got ${describe(events)}`);
-    // Bulk path: the whole log crosses as one JSON text. When JSON cannot represent an event
-    // exactly (BigInt, lone surrogates, ...) the object path decides, event by event.
-    const text = jsonOf(events);
-    if (text !== undefined) {
-      try {
-        return new BuildState(INTERNAL, run(() => wasm.BuildState.replayJson(text)));
-      } catch (error) {
-        if (!INVALID(error)) throw error;
-      }
+    // The whole log crosses as one JSON text. If JSON cannot carry it, find the event that is
+    // to blame, so the error names its index.
+    const {text} = jsonOf(events);
+    if (text === undefined) {
+      events.forEach((event, index) => eventJson(event, index));
+      throw new LifecycleError('invalid event: the log cannot be serialized as JSON', 'INVALID_EVENT');
     }
-    return new BuildState(INTERNAL, run(() => wasm.BuildState.replay(events)));
+    return new BuildState(INTERNAL, run(() => wasm.BuildState.replayJson(text)));
   }
 
   /**
@@ -78,8 +91,8 @@ export class BuildState {
     if (!isObject(snapshot)) throw argError(`snapshot must be an object, got ${describe(snapshot)}`);
     // Snapshots are JSON data by definition: they cross as JSON text, checked strictly
     // (unknown fields refused) by the core.
-    const text = jsonOf(snapshot);
-    if (text === undefined) throw new LifecycleError('invalid snapshot: it cannot be serialized as JSON', 'INVALID_SNAPSHOT');
+    const {text, reason} = jsonOf(snapshot);
+    if (text === undefined) throw new LifecycleError(`invalid snapshot: it cannot be serialized as JSON: ${reason}`, 'INVALID_SNAPSHOT');
     return new BuildState(INTERNAL, run(() => wasm.BuildState.fromSnapshotJson(text)));
   }
 
@@ -88,7 +101,8 @@ export class BuildState {
    * checked first: a refused event throws LifecycleError and leaves the state unchanged.
    */
   apply(event) {
-    return run(() => this.#inner.apply(event));
+    const text = eventJson(event);
+    return run(() => this.#inner.applyJson(text));
   }
 
   /** The canonical (current) instance of a partition ref, if any job run built it. */

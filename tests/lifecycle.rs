@@ -563,7 +563,20 @@ fn replay_stops_at_the_first_bad_event() {
     bad[1] = json!({"type": "JobRunBuffer", "timestamp": 2, "jobRunId": "j"});
     let err = BuildState::replay_values(&bad).unwrap_err();
     assert_eq!((err.code(), err.event_index()), ("INVALID_EVENT", Some(1)));
+    // The JSON text path: one pass, the failing element's index, earlier refusals first.
+    let text = |list: &[Value]| serde_json::to_string(list).unwrap();
+    let err = BuildState::replay_json(&text(&events)).unwrap_err();
+    assert_eq!((err.code(), err.event_index()), ("UNKNOWN_JOB_RUN", Some(2)));
+    let err = BuildState::replay_json(&text(&bad)).unwrap_err();
+    assert_eq!((err.code(), err.event_index()), ("INVALID_EVENT", Some(1)));
+    let lone = r#"[{"type":"WantCreate","timestamp":1,"wantId":"w","partitions":["a"]},{"type":"WantCancel","timestamp":2,"wantId":"\ud800"}]"#;
+    let err = BuildState::replay_json(lone).unwrap_err();
+    assert_eq!((err.code(), err.event_index()), ("INVALID_EVENT", Some(1)));
+    let err = BuildState::replay_json(r#"{"type":"WantCancel"}"#).unwrap_err();
+    assert_eq!((err.code(), err.event_index()), ("INVALID_EVENT", None));
+    assert_eq!(BuildState::replay_json("[]").unwrap().want_count(), 0);
     let good: Vec<Value> = vec![events[0].clone(), events[1].clone(), events[3].clone()];
+    assert_eq!(BuildState::replay_json(&text(&good)).unwrap().snapshot(), BuildState::replay_values(&good).unwrap().snapshot());
     let state = BuildState::replay_values(&good).unwrap();
     assert_eq!(state.want("w").unwrap().state, W::Successful);
     assert_eq!(state.want("w").unwrap().updated_at, 4);

@@ -354,18 +354,40 @@ describe('replay and snapshots', () => {
     expect(BuildState.replay([]).snapshot().wants).toEqual([]);
   });
 
-  test('events JSON cannot carry take the object path with the same result', () => {
-    // BigInt timestamps and lone surrogates make JSON.stringify throw or serde_json refuse;
-    // replay then converts event by event, as apply does.
-    const withBigInt = [{...log[0], timestamp: 1n}, log[1], {...log[2], timestamp: 3n}];
-    expect(BuildState.replay(withBigInt).snapshot()).toEqual(BuildState.replay(log).snapshot());
-    const lone = [{type: 'WantCreate', timestamp: 1, wantId: 'w\ud800', partitions: ['a']}];
-    const viaApply = new BuildState();
-    viaApply.apply(lone[0]);
-    expect(BuildState.replay(lone).snapshot()).toEqual(viaApply.snapshot());
-    const badAfterBigInt = [{...log[0], timestamp: 1n}, {type: 'WantCancel', timestamp: 2, wantId: 'x'}];
-    const error = catchError(() => BuildState.replay(badAfterBigInt));
-    expect([error.code, error.eventIndex]).toEqual(['UNKNOWN_WANT', 1]);
+  test('events JSON cannot carry are INVALID_EVENT, and the state stays usable', () => {
+    // Events are log entries: plain JSON. They are serialized in JS before wasm is entered, so
+    // getters, proxies, cycles and deep nesting fail there, never in the middle of a wasm call.
+    const h = new Harness();
+    h.ok(want('w0', ['a']));
+    let deep = [];
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    const cyclic = want('w1', ['a']);
+    cyclic.comment = cyclic;
+    const throwing = want('w1', ['a']);
+    Object.defineProperty(throwing, 'comment', {enumerable: true, get() { throw new Error('getter'); }});
+    const proxy = new Proxy({...want('w1', ['a']), timestamp: 5}, {ownKeys() { throw new Error('trap'); }});
+    const nested = want('w1', ['a']);
+    nested.comment = JSON.parse('['.repeat(200) + ']'.repeat(200));
+    for (const event of [
+      {...want('w1', ['a']), comment: deep},
+      cyclic,
+      throwing,
+      proxy,
+      {...want('w1', ['a']), ttlSeconds: 5n},
+      want('w\ud800', ['a']),
+      nested,
+    ]) {
+      if (!('timestamp' in event)) Object.defineProperty(event, 'timestamp', {value: 5, enumerable: true});
+      const before = h.state.snapshot();
+      const error = catchError(() => h.state.apply(event));
+      expect([error.constructor, error.code]).toEqual([LifecycleError, 'INVALID_EVENT']);
+      expect(h.state.snapshot()).toEqual(before);
+    }
+    const error = catchError(() => BuildState.replay([h.log[0], {...want('w1', ['a']), timestamp: 1n}]));
+    expect([error.code, error.eventIndex]).toEqual(['INVALID_EVENT', 1]);
+    expect(catchError(() => BuildState.replay([h.log[0], want('w\ud800', ['a'])])).eventIndex).toBe(1);
+    h.ok(want('w1', ['a']));
+    h.checkReplayAndSnapshot();
   });
 
   test('snapshot is plain JSON; corrupted snapshots are refused', () => {

@@ -29,7 +29,10 @@ export interface MissingDeps {
   missing: string[];
 }
 
-/** Timestamps are integer milliseconds in `0..=Number.MAX_SAFE_INTEGER`. Unknown fields are refused. */
+/**
+ * Events are plain JSON: timestamps are integer milliseconds in `0..=Number.MAX_SAFE_INTEGER`,
+ * strings well-formed Unicode; unknown fields are refused.
+ */
 interface EventBase {
   timestamp: number;
 }

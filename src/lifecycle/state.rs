@@ -232,27 +232,7 @@ impl BuildState {
     /// # Errors
     /// The first refused event's error, with its index in the array.
     pub fn apply_json_log(&mut self, text: &str) -> Result<usize, LifecycleError> {
-        let (events, bad) = match serde_json::from_str::<Vec<BuildEvent>>(text) {
-            Ok(events) => (events, None),
-            Err(_) => {
-                // Slow path, only on error: find the first element that is no event.
-                let values: Vec<serde_json::Value> = serde_json::from_str(text).map_err(|e| {
-                    LifecycleError::invalid_event(format!("the log is not a JSON array: {e}"))
-                })?;
-                let mut events = Vec::new();
-                let mut bad = None;
-                for (index, value) in values.iter().enumerate() {
-                    match BuildEvent::deserialize_value(value) {
-                        Ok(e) => events.push(e),
-                        Err(err) => {
-                            bad = Some(err.at_event(index));
-                            break;
-                        }
-                    }
-                }
-                (events, bad)
-            }
-        };
+        let (events, bad) = parse_log(text);
         for (index, event) in events.iter().enumerate() {
             self.apply(event).map_err(|e| e.at_event(index))?;
         }
@@ -1118,6 +1098,39 @@ impl BuildState {
                 .collect(),
         }
     }
+}
+
+/// Parses a JSON array of events in one pass: the events before the first element that is no
+/// event (malformed JSON included), and that element's error with its index.
+fn parse_log(text: &str) -> (Vec<BuildEvent>, Option<LifecycleError>) {
+    struct LogVisitor<'a>(&'a mut Vec<BuildEvent>);
+
+    impl<'de> serde::de::Visitor<'de> for LogVisitor<'_> {
+        type Value = ();
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a JSON array of events")
+        }
+
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+            while let Some(event) = seq.next_element::<BuildEvent>()? {
+                self.0.push(event);
+            }
+            Ok(())
+        }
+    }
+
+    let mut events = Vec::new();
+    let mut de = serde_json::Deserializer::from_str(text);
+    let result = serde::Deserializer::deserialize_seq(&mut de, LogVisitor(&mut events)).and_then(|()| de.end());
+    let bad = result.err().map(|e| {
+        if text.trim_start().starts_with('[') {
+            LifecycleError::invalid_event(e.to_string()).at_event(events.len())
+        } else {
+            LifecycleError::invalid_event(format!("the log is not a JSON array: {e}"))
+        }
+    });
+    (events, bad)
 }
 
 struct DepMissPlan {

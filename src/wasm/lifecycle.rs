@@ -1,10 +1,13 @@
 //! Lifecycle bindings: the core `BuildState` as a JS class. Argument types (strings, arrays,
 //! objects) are checked by `js/lifecycle.mjs`; every rule lives in `crate::lifecycle`.
 //!
-//! Single events and every view cross as plain JS objects through serde-wasm-bindgen (with the
-//! JSON-compatible serializer: objects, not `Map`s; numbers, not `BigInt`s — the core keeps
-//! every number within 2^53-1). A bulk replay crosses packed, as one JSON text of the whole
-//! log, instead of one conversion per field of a million objects.
+//! Events and snapshots come in as JSON text, made by `JSON.stringify` in JS before wasm is
+//! entered: reading a JS object from inside wasm (serde-wasm-bindgen's deserializer) runs user
+//! code (getters, proxies) and recurses on nesting, and a JS exception or stack overflow in the
+//! middle of a `&mut self` call leaves the object borrowed forever. Views and transitions go out
+//! as plain JS objects through serde-wasm-bindgen's JSON-compatible serializer (objects, not
+//! `Map`s; numbers, not `BigInt`s — the core keeps every number within 2^53-1), which runs no
+//! user code. A bulk replay is one JSON text for the whole log.
 
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
@@ -39,10 +42,6 @@ fn opt_to_js<T: Serialize>(value: &Option<T>) -> Result<JsValue> {
     }
 }
 
-fn event(value: JsValue) -> std::result::Result<BuildEvent, LifecycleError> {
-    serde_wasm_bindgen::from_value(value).map_err(|e| LifecycleError::invalid_event(e.to_string()))
-}
-
 /// The build state (see `crate::lifecycle::BuildState`).
 #[wasm_bindgen(js_name = BuildState)]
 pub struct WasmBuildState {
@@ -57,20 +56,12 @@ impl WasmBuildState {
         WasmBuildState { inner: lc::BuildState::new() }
     }
 
-    /// Applies one event object; returns the transitions it caused. Refused: throws, unchanged.
-    pub fn apply(&mut self, event_value: JsValue) -> Result<JsValue> {
-        let e = event(event_value)?;
+    /// Applies one event given as JSON text; returns the transitions it caused (objects).
+    /// Refused: throws, state unchanged.
+    #[wasm_bindgen(js_name = applyJson)]
+    pub fn apply_json(&mut self, text: &str) -> Result<JsValue> {
+        let e = BuildEvent::from_json(text)?;
         to_js(&self.inner.apply(&e)?)
-    }
-
-    /// A state from an array of event objects, converted one by one (errors carry `eventIndex`).
-    pub fn replay(events: js_sys::Array) -> Result<WasmBuildState> {
-        let mut inner = lc::BuildState::new();
-        for (index, value) in events.iter().enumerate() {
-            let e = event(value).map_err(|err| err.at_event(index))?;
-            inner.apply(&e).map_err(|err| err.at_event(index))?;
-        }
-        Ok(WasmBuildState { inner })
     }
 
     /// A state from the JSON text of an array of events (the packed bulk path).
