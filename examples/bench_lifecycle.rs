@@ -33,7 +33,10 @@ unsafe impl GlobalAlloc for Counting {
         System.dealloc(ptr, layout)
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LIVE_BYTES.fetch_add(new_size as isize - layout.size() as isize, Ordering::Relaxed);
+        LIVE_BYTES.fetch_add(
+            new_size as isize - layout.size() as isize,
+            Ordering::Relaxed,
+        );
         System.realloc(ptr, layout, new_size)
     }
 }
@@ -68,19 +71,22 @@ pub fn generate(n: usize, refs: u64) -> Vec<BuildEvent> {
     let mut ts: u64 = 1_700_000_000_000;
     let (mut wants, mut jobs, mut taints) = (0u64, 0u64, 0u64);
     let name = |i: u64| format!("data/p{i}");
-    let push = |state: &mut BuildState, out: &mut Vec<BuildEvent>, ts: &mut u64, v: serde_json::Value| {
-        *ts += 1000; // one event a second: 1M events span 11.6 days, wants have a 1-day TTL
-        let mut v = v;
-        v["timestamp"] = json!(*ts);
-        let e = BuildEvent::from_value(v).expect("generator builds valid JSON");
-        if let Err(err) = state.apply(&e) {
-            panic!("generator produced a refused event: {err}");
-        }
-        out.push(e);
-    };
+    let push =
+        |state: &mut BuildState, out: &mut Vec<BuildEvent>, ts: &mut u64, v: serde_json::Value| {
+            *ts += 1000; // one event a second: 1M events span 11.6 days, wants have a 1-day TTL
+            let mut v = v;
+            v["timestamp"] = json!(*ts);
+            let e = BuildEvent::from_value(v).expect("generator builds valid JSON");
+            if let Err(err) = state.apply(&e) {
+                panic!("generator produced a refused event: {err}");
+            }
+            out.push(e);
+        };
     while out.len() < n {
         let x = rng.below(refs);
-        let leased = state.canonical_partition(&name(x)).is_some_and(|p| p.state.status().is_lease());
+        let leased = state
+            .canonical_partition(&name(x))
+            .is_some_and(|p| p.state.status().is_lease());
         if leased {
             continue;
         }
@@ -89,53 +95,145 @@ pub fn generate(n: usize, refs: u64) -> Vec<BuildEvent> {
         let w = format!("w{wants}");
         if roll < 8 {
             // A want that is canceled before anything builds it (or a taint of a Live ref).
-            let is_live = state.canonical_partition(&name(x)).is_some_and(|p| p.state.status() == PartitionStatus::Live);
+            let is_live = state
+                .canonical_partition(&name(x))
+                .is_some_and(|p| p.state.status() == PartitionStatus::Live);
             if is_live {
                 taints += 1;
-                push(&mut state, &mut out, &mut ts, json!({"type": "TaintCreate", "taintId": format!("t{taints}"), "partitions": [name(x)]}));
+                push(
+                    &mut state,
+                    &mut out,
+                    &mut ts,
+                    json!({"type": "TaintCreate", "taintId": format!("t{taints}"), "partitions": [name(x)]}),
+                );
             } else {
-                push(&mut state, &mut out, &mut ts, json!({"type": "WantCreate", "wantId": w, "partitions": [name(x)], "ttlSeconds": 86400}));
+                push(
+                    &mut state,
+                    &mut out,
+                    &mut ts,
+                    json!({"type": "WantCreate", "wantId": w, "partitions": [name(x)], "ttlSeconds": 86400}),
+                );
                 if state.want(&w).is_some_and(|s| s.state.is_active()) {
-                    push(&mut state, &mut out, &mut ts, json!({"type": "WantCancel", "wantId": w}));
+                    push(
+                        &mut state,
+                        &mut out,
+                        &mut ts,
+                        json!({"type": "WantCancel", "wantId": w}),
+                    );
                 }
             }
             continue;
         }
         // Most wants name one ref, some two (x and a neighbour).
         let y = (x + 1) % refs;
-        let y_free = !state.canonical_partition(&name(y)).is_some_and(|p| p.state.status().is_lease());
-        let parts: Vec<String> = if roll % 5 == 0 && y_free { vec![name(x), name(y)] } else { vec![name(x)] };
-        push(&mut state, &mut out, &mut ts, json!({"type": "WantCreate", "wantId": w, "partitions": parts, "ttlSeconds": 86400, "slaSeconds": 3600}));
+        let y_free = !state
+            .canonical_partition(&name(y))
+            .is_some_and(|p| p.state.status().is_lease());
+        let parts: Vec<String> = if roll % 5 == 0 && y_free {
+            vec![name(x), name(y)]
+        } else {
+            vec![name(x)]
+        };
+        push(
+            &mut state,
+            &mut out,
+            &mut ts,
+            json!({"type": "WantCreate", "wantId": w, "partitions": parts, "ttlSeconds": 86400, "slaSeconds": 3600}),
+        );
         jobs += 1;
         let j = format!("j{jobs}");
-        push(&mut state, &mut out, &mut ts, json!({"type": "JobRunBuffer", "jobRunId": j, "jobLabel": "//jobs:daily", "buildingPartitions": parts}));
-        push(&mut state, &mut out, &mut ts, json!({"type": "JobRunHeartbeat", "jobRunId": j}));
+        push(
+            &mut state,
+            &mut out,
+            &mut ts,
+            json!({"type": "JobRunBuffer", "jobRunId": j, "jobLabel": "//jobs:daily", "buildingPartitions": parts}),
+        );
+        push(
+            &mut state,
+            &mut out,
+            &mut ts,
+            json!({"type": "JobRunHeartbeat", "jobRunId": j}),
+        );
         if roll < 14 {
-            push(&mut state, &mut out, &mut ts, json!({"type": "JobRunFailure", "jobRunId": j, "reason": "exit 1"}));
+            push(
+                &mut state,
+                &mut out,
+                &mut ts,
+                json!({"type": "JobRunFailure", "jobRunId": j, "reason": "exit 1"}),
+            );
         } else if roll < 30 {
             // Dep miss on an upstream ref from a separate namespace (no cycles), answered by a
             // derivative want, the upstream build, and a retry of the downstream.
             let u = format!("raw/u{}", rng.below(refs));
-            let u_leased = state.canonical_partition(&u).is_some_and(|p| p.state.status().is_lease());
-            push(&mut state, &mut out, &mut ts, json!({"type": "JobRunDepMiss", "jobRunId": j, "missingDeps": [{"impacted": [parts[0]], "missing": [u]}]}));
+            let u_leased = state
+                .canonical_partition(&u)
+                .is_some_and(|p| p.state.status().is_lease());
+            push(
+                &mut state,
+                &mut out,
+                &mut ts,
+                json!({"type": "JobRunDepMiss", "jobRunId": j, "missingDeps": [{"impacted": [parts[0]], "missing": [u]}]}),
+            );
             wants += 1;
-            push(&mut state, &mut out, &mut ts, json!({"type": "WantCreate", "wantId": format!("w{wants}"), "partitions": [u], "sourceJobRunId": j}));
-            if !u_leased && state.canonical_partition(&u).map_or(true, |p| p.state.status() != PartitionStatus::Live) {
+            push(
+                &mut state,
+                &mut out,
+                &mut ts,
+                json!({"type": "WantCreate", "wantId": format!("w{wants}"), "partitions": [u], "sourceJobRunId": j}),
+            );
+            if !u_leased
+                && state
+                    .canonical_partition(&u)
+                    .is_none_or(|p| p.state.status() != PartitionStatus::Live)
+            {
                 jobs += 1;
                 let ju = format!("j{jobs}");
-                push(&mut state, &mut out, &mut ts, json!({"type": "JobRunBuffer", "jobRunId": ju, "buildingPartitions": [u]}));
-                push(&mut state, &mut out, &mut ts, json!({"type": "JobRunSuccess", "jobRunId": ju}));
+                push(
+                    &mut state,
+                    &mut out,
+                    &mut ts,
+                    json!({"type": "JobRunBuffer", "jobRunId": ju, "buildingPartitions": [u]}),
+                );
+                push(
+                    &mut state,
+                    &mut out,
+                    &mut ts,
+                    json!({"type": "JobRunSuccess", "jobRunId": ju}),
+                );
             }
-            if state.canonical_partition(&parts[0]).is_some_and(|p| p.state.status() == PartitionStatus::UpForRetry) {
+            if state
+                .canonical_partition(&parts[0])
+                .is_some_and(|p| p.state.status() == PartitionStatus::UpForRetry)
+            {
                 jobs += 1;
                 let jr = format!("j{jobs}");
-                push(&mut state, &mut out, &mut ts, json!({"type": "JobRunBuffer", "jobRunId": jr, "buildingPartitions": [parts[0]]}));
-                push(&mut state, &mut out, &mut ts, json!({"type": "JobRunSuccess", "jobRunId": jr}));
+                push(
+                    &mut state,
+                    &mut out,
+                    &mut ts,
+                    json!({"type": "JobRunBuffer", "jobRunId": jr, "buildingPartitions": [parts[0]]}),
+                );
+                push(
+                    &mut state,
+                    &mut out,
+                    &mut ts,
+                    json!({"type": "JobRunSuccess", "jobRunId": jr}),
+                );
             }
         } else if roll < 33 {
-            push(&mut state, &mut out, &mut ts, json!({"type": "JobRunCancel", "jobRunId": j}));
+            push(
+                &mut state,
+                &mut out,
+                &mut ts,
+                json!({"type": "JobRunCancel", "jobRunId": j}),
+            );
         } else {
-            push(&mut state, &mut out, &mut ts, json!({"type": "JobRunSuccess", "jobRunId": j}));
+            push(
+                &mut state,
+                &mut out,
+                &mut ts,
+                json!({"type": "JobRunSuccess", "jobRunId": j}),
+            );
         }
     }
     out.truncate(n);
@@ -150,7 +248,12 @@ struct Args {
 }
 
 fn args() -> Args {
-    let mut a = Args { events: 1_000_000, refs: 100_000, emit: None, json: false };
+    let mut a = Args {
+        events: 1_000_000,
+        refs: 100_000,
+        emit: None,
+        json: false,
+    };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
         match arg.as_str() {
@@ -179,7 +282,10 @@ fn main() {
     }
     // Warm-up (allocator, caches): one discarded replay of a short prefix.
     drop(BuildState::replay(&log[..log.len().min(10_000)]).expect("valid log"));
-    let mut sizes: Vec<usize> = [10_000, 100_000, 1_000_000].into_iter().filter(|&s| s <= log.len()).collect();
+    let mut sizes: Vec<usize> = [10_000, 100_000, 1_000_000]
+        .into_iter()
+        .filter(|&s| s <= log.len())
+        .collect();
     if sizes.last() != Some(&log.len()) && log.len() < 10_000 {
         sizes.push(log.len());
     }
@@ -241,14 +347,25 @@ fn main() {
         println!("{result}");
         return;
     }
-    println!("native lifecycle replay ({} events generated in {:.0} ms)", log.len(), generate_ms);
-    println!("{:>9} {:>10} {:>10} {:>14} {:>12} {:>11} {:>10}", "events", "ms", "ns/event", "tail ns/event", "tail trans/ev", "partitions", "B/part");
+    println!(
+        "native lifecycle replay ({} events generated in {:.0} ms)",
+        log.len(),
+        generate_ms
+    );
+    println!(
+        "{:>9} {:>10} {:>10} {:>14} {:>12} {:>11} {:>10}",
+        "events", "ms", "ns/event", "tail ns/event", "tail trans/ev", "partitions", "B/part"
+    );
     for r in result["replay"].as_array().unwrap() {
         println!(
             "{:>9} {:>10.1} {:>10.0} {:>14.0} {:>12.2} {:>11} {:>10.0}",
-            r["events"].as_u64().unwrap(), r["ms"].as_f64().unwrap(), r["nsPerEvent"].as_f64().unwrap(),
-            r["tailNsPerEvent"].as_f64().unwrap(), r["tailTransitionsPerEvent"].as_f64().unwrap(),
-            r["partitions"].as_u64().unwrap(), r["bytesPerPartition"].as_f64().unwrap()
+            r["events"].as_u64().unwrap(),
+            r["ms"].as_f64().unwrap(),
+            r["nsPerEvent"].as_f64().unwrap(),
+            r["tailNsPerEvent"].as_f64().unwrap(),
+            r["tailTransitionsPerEvent"].as_f64().unwrap(),
+            r["partitions"].as_u64().unwrap(),
+            r["bytesPerPartition"].as_f64().unwrap()
         );
     }
     println!(

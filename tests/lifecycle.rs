@@ -2,8 +2,8 @@
 //! derivative-want link, every refusal code (with the state unchanged), replay and snapshots.
 
 use partkit::lifecycle::{
-    derive_partition_uuid, AppliedTransition, BuildEvent, BuildState, JobRunStatus,
-    LifecycleError, PartitionState, PartitionStatus, WantState,
+    derive_partition_uuid, AppliedTransition, BuildEvent, BuildState, JobRunStatus, LifecycleError,
+    PartitionState, PartitionStatus, WantState,
 };
 use serde_json::{json, Value};
 
@@ -15,19 +15,28 @@ struct Harness {
 
 impl Harness {
     fn new() -> Self {
-        Harness { state: BuildState::new(), log: Vec::new(), now: 1_700_000_000_000 }
+        Harness {
+            state: BuildState::new(),
+            log: Vec::new(),
+            now: 1_700_000_000_000,
+        }
     }
 
     fn event(&mut self, mut v: Value) -> BuildEvent {
         self.now += 1000;
-        v.as_object_mut().unwrap().insert("timestamp".into(), json!(self.now));
+        v.as_object_mut()
+            .unwrap()
+            .insert("timestamp".into(), json!(self.now));
         BuildEvent::from_value(v).unwrap()
     }
 
     /// Applies an event that must be accepted; checks the invariants after it.
     fn ok(&mut self, v: Value) -> Vec<AppliedTransition> {
         let e = self.event(v);
-        let t = self.state.apply(&e).unwrap_or_else(|err| panic!("{} refused: {err}", e.type_name()));
+        let t = self
+            .state
+            .apply(&e)
+            .unwrap_or_else(|err| panic!("{} refused: {err}", e.type_name()));
         self.state.check_invariants().unwrap();
         self.log.push(e);
         t
@@ -39,21 +48,36 @@ impl Harness {
         let before = self.state.snapshot();
         let err = self.state.apply(&e).expect_err("event should be refused");
         assert_eq!(err.code(), code, "{err}");
-        assert_eq!(self.state.snapshot(), before, "refused event changed the state");
+        assert_eq!(
+            self.state.snapshot(),
+            before,
+            "refused event changed the state"
+        );
         self.state.check_invariants().unwrap();
         err
     }
 
     fn want(&self, id: &str) -> WantState {
-        self.state.want(id).unwrap_or_else(|| panic!("no want {id}")).state
+        self.state
+            .want(id)
+            .unwrap_or_else(|| panic!("no want {id}"))
+            .state
     }
 
     fn canonical(&self, r: &str) -> PartitionStatus {
-        self.state.canonical_partition(r).unwrap_or_else(|| panic!("no partition {r}")).state.status()
+        self.state
+            .canonical_partition(r)
+            .unwrap_or_else(|| panic!("no partition {r}"))
+            .state
+            .status()
     }
 
     fn schedulable(&self) -> Vec<String> {
-        self.state.schedulable_wants().into_iter().map(|w| w.want_id).collect()
+        self.state
+            .schedulable_wants()
+            .into_iter()
+            .map(|w| w.want_id)
+            .collect()
     }
 
     /// Replay of the accepted log gives the same state; snapshot survives JSON.
@@ -86,13 +110,31 @@ fn taint(id: &str, parts: &[&str]) -> Value {
 }
 
 fn want_t(id: &str, from: Option<WantState>, to: WantState) -> AppliedTransition {
-    AppliedTransition::Want { want_id: id.into(), from, to }
+    AppliedTransition::Want {
+        want_id: id.into(),
+        from,
+        to,
+    }
 }
-fn part_t(job: &str, r: &str, from: Option<PartitionStatus>, to: PartitionStatus) -> AppliedTransition {
-    AppliedTransition::Partition { uuid: derive_partition_uuid(job, r), partition_ref: r.into(), from, to }
+fn part_t(
+    job: &str,
+    r: &str,
+    from: Option<PartitionStatus>,
+    to: PartitionStatus,
+) -> AppliedTransition {
+    AppliedTransition::Partition {
+        uuid: derive_partition_uuid(job, r),
+        partition_ref: r.into(),
+        from,
+        to,
+    }
 }
 fn job_t(job: &str, from: Option<JobRunStatus>, to: JobRunStatus) -> AppliedTransition {
-    AppliedTransition::JobRun { job_run_id: job.into(), from, to }
+    AppliedTransition::JobRun {
+        job_run_id: job.into(),
+        from,
+        to,
+    }
 }
 
 use JobRunStatus as J;
@@ -104,7 +146,10 @@ use WantState as W;
 #[test]
 fn multi_want_bug_reproduction() {
     let mut h = Harness::new();
-    assert_eq!(h.ok(want_create("w1", &["data/beta"])), vec![want_t("w1", None, W::Idle)]);
+    assert_eq!(
+        h.ok(want_create("w1", &["data/beta"])),
+        vec![want_t("w1", None, W::Idle)]
+    );
     assert_eq!(h.schedulable(), vec!["w1"]);
     let t = h.ok(buffer("j1", &["data/beta"]));
     assert_eq!(
@@ -116,26 +161,49 @@ fn multi_want_bug_reproduction() {
         ]
     );
     for w in ["w2", "w3", "w4"] {
-        assert_eq!(h.ok(want_create(w, &["data/beta"])), vec![want_t(w, None, W::Building)]);
+        assert_eq!(
+            h.ok(want_create(w, &["data/beta"])),
+            vec![want_t(w, None, W::Building)]
+        );
     }
     let uuid1 = derive_partition_uuid("j1", "data/beta");
-    assert_eq!(h.state.canonical_partition("data/beta").unwrap().uuid, uuid1);
-    assert_eq!(h.state.wants_for_partition("data/beta"), vec!["w1", "w2", "w3", "w4"]);
+    assert_eq!(
+        h.state.canonical_partition("data/beta").unwrap().uuid,
+        uuid1
+    );
+    assert_eq!(
+        h.state.wants_for_partition("data/beta"),
+        vec!["w1", "w2", "w3", "w4"]
+    );
     assert!(h.schedulable().is_empty(), "Building is a lease");
 
     let t = h.ok(dep_miss("j1", &["data/beta"], &["data/alpha"]));
     assert_eq!(t[0], job_t("j1", Some(J::Queued), J::DepMissed));
-    assert_eq!(t[1], part_t("j1", "data/beta", Some(P::Building), P::UpstreamBuilding));
+    assert_eq!(
+        t[1],
+        part_t("j1", "data/beta", Some(P::Building), P::UpstreamBuilding)
+    );
     for (k, w) in ["w1", "w2", "w3", "w4"].iter().enumerate() {
         assert_eq!(t[2 + k], want_t(w, Some(W::Building), W::UpstreamBuilding));
         assert_eq!(h.want(w), W::UpstreamBuilding);
     }
     let p = h.state.canonical_partition("data/beta").unwrap();
-    assert_eq!(p.uuid, uuid1, "the dep-missed instance stays canonical (lease)");
-    assert_eq!(p.state, PartitionState::UpstreamBuilding { missing_deps: vec!["data/alpha".into()] });
+    assert_eq!(
+        p.uuid, uuid1,
+        "the dep-missed instance stays canonical (lease)"
+    );
+    assert_eq!(
+        p.state,
+        PartitionState::UpstreamBuilding {
+            missing_deps: vec!["data/alpha".into()]
+        }
+    );
 
     // The orchestrator creates the derivative want; nothing panics, nothing is Idle wrongly.
-    assert_eq!(h.ok(derivative("d1", &["data/alpha"], "j1")), vec![want_t("d1", None, W::Idle)]);
+    assert_eq!(
+        h.ok(derivative("d1", &["data/alpha"], "j1")),
+        vec![want_t("d1", None, W::Idle)]
+    );
     assert_eq!(h.schedulable(), vec!["d1"]);
     h.refused(buffer("j2", &["data/beta"]), "PARTITION_LEASED");
     h.check_replay_and_snapshot();
@@ -155,14 +223,32 @@ fn rebuild_after_taint() {
     let t = h.ok(taint("t1", &["data/beta", "data/never-built"]));
     assert_eq!(
         t,
-        vec![part_t("j1", "data/beta", Some(P::Live), P::Tainted), want_t("w1", Some(W::Successful), W::Idle)]
+        vec![
+            part_t("j1", "data/beta", Some(P::Live), P::Tainted),
+            want_t("w1", Some(W::Successful), W::Idle)
+        ]
     );
     let c = h.state.canonical_partition("data/beta").unwrap();
-    assert_eq!((c.uuid, c.state), (uuid1, PartitionState::Tainted { taint_id: "t1".into() }));
+    assert_eq!(
+        (c.uuid, c.state),
+        (
+            uuid1,
+            PartitionState::Tainted {
+                taint_id: "t1".into()
+            }
+        )
+    );
     assert_eq!(h.state.taint("t1").unwrap().tainted_uuids, vec![uuid1]);
-    assert_eq!(h.schedulable(), vec!["w1"], "a want within its TTL can trigger the rebuild");
+    assert_eq!(
+        h.schedulable(),
+        vec!["w1"],
+        "a want within its TTL can trigger the rebuild"
+    );
 
-    assert_eq!(h.ok(want_create("w2", &["data/beta"])), vec![want_t("w2", None, W::Idle)]);
+    assert_eq!(
+        h.ok(want_create("w2", &["data/beta"])),
+        vec![want_t("w2", None, W::Idle)]
+    );
     h.ok(buffer("j2", &["data/beta"]));
     let uuid2 = derive_partition_uuid("j2", "data/beta");
     assert_ne!(uuid1, uuid2);
@@ -173,11 +259,26 @@ fn rebuild_after_taint() {
     assert_eq!((h.want("w1"), h.want("w2")), (W::Successful, W::Successful));
 
     // New wants see the new instance; the old one is history.
-    assert_eq!(h.ok(want_create("w3", &["data/beta"])), vec![want_t("w3", None, W::Successful)]);
+    assert_eq!(
+        h.ok(want_create("w3", &["data/beta"])),
+        vec![want_t("w3", None, W::Successful)]
+    );
     let history = h.state.partition_history("data/beta");
-    assert_eq!(history.iter().map(|p| (p.uuid, p.state.status())).collect::<Vec<_>>(), vec![(uuid1, P::Tainted), (uuid2, P::Live)]);
+    assert_eq!(
+        history
+            .iter()
+            .map(|p| (p.uuid, p.state.status()))
+            .collect::<Vec<_>>(),
+        vec![(uuid1, P::Tainted), (uuid2, P::Live)]
+    );
     assert_eq!(h.state.partition(&uuid1).unwrap().job_run_id, "j1");
-    assert_eq!(h.state.partition_by_str(&uuid1.to_string().to_uppercase()).unwrap().uuid, uuid1);
+    assert_eq!(
+        h.state
+            .partition_by_str(&uuid1.to_string().to_uppercase())
+            .unwrap()
+            .uuid,
+        uuid1
+    );
     h.check_replay_and_snapshot();
 }
 
@@ -187,11 +288,21 @@ fn full_lifecycle() {
     let mut h = Harness::new();
     h.ok(json!({"type": "WantCreate", "wantId": "w1", "partitions": ["a", "b"], "dataTimestamp": 1_699_999_000_000u64, "ttlSeconds": 86400, "slaSeconds": 3600, "comment": "daily"}));
     let w = h.state.want("w1").unwrap();
-    assert_eq!((w.ttl_seconds, w.sla_seconds, w.comment.as_deref()), (Some(86400), Some(3600), Some("daily")));
+    assert_eq!(
+        (w.ttl_seconds, w.sla_seconds, w.comment.as_deref()),
+        (Some(86400), Some(3600), Some("daily"))
+    );
     h.ok(json!({"type": "JobRunBuffer", "jobRunId": "j1", "jobLabel": "//jobs:ab", "buildingPartitions": ["a"]}));
     assert_eq!(h.want("w1"), W::Building);
-    assert_eq!(h.ok(job_event("JobRunHeartbeat", "j1")), vec![job_t("j1", Some(J::Queued), J::Running)]);
-    assert_eq!(h.ok(job_event("JobRunHeartbeat", "j1")), vec![], "a second heartbeat changes no state");
+    assert_eq!(
+        h.ok(job_event("JobRunHeartbeat", "j1")),
+        vec![job_t("j1", Some(J::Queued), J::Running)]
+    );
+    assert_eq!(
+        h.ok(job_event("JobRunHeartbeat", "j1")),
+        vec![],
+        "a second heartbeat changes no state"
+    );
     let t = h.ok(job_event("JobRunSuccess", "j1"));
     assert_eq!(
         t,
@@ -247,27 +358,64 @@ fn dep_miss_chain_with_retry_and_fresh_uuids() {
             want_t("wA", Some(W::Building), W::Successful),
         ]
     );
-    assert_eq!(h.canonical("C"), P::UpstreamBuilding, "C waits for B, which is only UpForRetry");
+    assert_eq!(
+        h.canonical("C"),
+        P::UpstreamBuilding,
+        "C waits for B, which is only UpForRetry"
+    );
     assert_eq!(h.schedulable(), vec!["wB"]);
     // A want arriving now for B is schedulable; one for C waits.
-    assert_eq!(h.ok(want_create("wB2", &["B"])), vec![want_t("wB2", None, W::Idle)]);
-    assert_eq!(h.ok(want_create("wC2", &["C"])), vec![want_t("wC2", None, W::UpstreamBuilding)]);
+    assert_eq!(
+        h.ok(want_create("wB2", &["B"])),
+        vec![want_t("wB2", None, W::Idle)]
+    );
+    assert_eq!(
+        h.ok(want_create("wC2", &["C"])),
+        vec![want_t("wC2", None, W::UpstreamBuilding)]
+    );
 
     h.ok(buffer("jB2", &["B"]));
     let b2 = h.state.canonical_partition("B").unwrap();
     assert_eq!(b2.uuid, derive_partition_uuid("jB2", "B"));
     assert_eq!(b2.previous_uuid, Some(derive_partition_uuid("jB1", "B")));
-    assert_eq!(h.state.partition(&derive_partition_uuid("jB1", "B")).unwrap().state.status(), P::UpForRetry);
+    assert_eq!(
+        h.state
+            .partition(&derive_partition_uuid("jB1", "B"))
+            .unwrap()
+            .state
+            .status(),
+        P::UpForRetry
+    );
     h.ok(job_event("JobRunSuccess", "jB2"));
     assert_eq!(h.canonical("C"), P::UpForRetry);
-    assert_eq!((h.want("wB"), h.want("wB2")), (W::Successful, W::Successful));
+    assert_eq!(
+        (h.want("wB"), h.want("wB2")),
+        (W::Successful, W::Successful)
+    );
     assert_eq!((h.want("wC"), h.want("wC2")), (W::Idle, W::Idle));
     h.ok(buffer("jC2", &["C"]));
     h.ok(job_event("JobRunSuccess", "jC2"));
-    assert_eq!((h.want("wC"), h.want("wC2")), (W::Successful, W::Successful));
-    let uuids: Vec<_> = h.state.partition_history("C").iter().map(|p| p.uuid).collect();
-    assert_eq!(uuids, vec![derive_partition_uuid("jC1", "C"), derive_partition_uuid("jC2", "C")]);
-    assert_eq!(h.state.job_run("jC1").unwrap().derivative_want_ids, vec!["wB"]);
+    assert_eq!(
+        (h.want("wC"), h.want("wC2")),
+        (W::Successful, W::Successful)
+    );
+    let uuids: Vec<_> = h
+        .state
+        .partition_history("C")
+        .iter()
+        .map(|p| p.uuid)
+        .collect();
+    assert_eq!(
+        uuids,
+        vec![
+            derive_partition_uuid("jC1", "C"),
+            derive_partition_uuid("jC2", "C")
+        ]
+    );
+    assert_eq!(
+        h.state.job_run("jC1").unwrap().derivative_want_ids,
+        vec!["wB"]
+    );
     h.check_replay_and_snapshot();
 }
 
@@ -303,14 +451,24 @@ fn upstream_failure_propagates_over_several_levels() {
     );
     assert_eq!(
         h.state.canonical_partition("D").unwrap().state,
-        PartitionState::UpstreamFailed { failed_upstream: "C".into() }
+        PartitionState::UpstreamFailed {
+            failed_upstream: "C".into()
+        }
     );
     // New wants see the failures; nothing is schedulable.
-    assert_eq!(h.ok(want_create("wA2", &["A"])), vec![want_t("wA2", None, W::Failed)]);
-    assert_eq!(h.ok(want_create("wD2", &["D", "E"])), vec![want_t("wD2", None, W::UpstreamFailed)]);
+    assert_eq!(
+        h.ok(want_create("wA2", &["A"])),
+        vec![want_t("wA2", None, W::Failed)]
+    );
+    assert_eq!(
+        h.ok(want_create("wD2", &["D", "E"])),
+        vec![want_t("wD2", None, W::UpstreamFailed)]
+    );
     assert!(h.schedulable().is_empty());
     match h.state.job_run("jA").unwrap().state {
-        partkit::lifecycle::JobRunState::Failed { reason } => assert_eq!(reason.as_deref(), Some("exit 1")),
+        partkit::lifecycle::JobRunState::Failed { reason } => {
+            assert_eq!(reason.as_deref(), Some("exit 1"))
+        }
         other => panic!("{other:?}"),
     }
     h.check_replay_and_snapshot();
@@ -341,7 +499,10 @@ fn dep_miss_on_an_already_failed_upstream() {
         ]
     );
     // A derivative want for the failed upstream fails at once.
-    assert_eq!(h.ok(derivative("dA", &["A"], "jB")), vec![want_t("dA", None, W::Failed)]);
+    assert_eq!(
+        h.ok(derivative("dA", &["A"], "jB")),
+        vec![want_t("dA", None, W::Failed)]
+    );
     h.check_replay_and_snapshot();
 }
 
@@ -352,13 +513,19 @@ fn wants_arriving_during_upstream_building_and_up_for_retry() {
     let mut h = Harness::new();
     h.ok(buffer("j1", &["down"]));
     h.ok(dep_miss("j1", &["down"], &["up"]));
-    assert_eq!(h.ok(want_create("w1", &["down"])), vec![want_t("w1", None, W::UpstreamBuilding)]);
+    assert_eq!(
+        h.ok(want_create("w1", &["down"])),
+        vec![want_t("w1", None, W::UpstreamBuilding)]
+    );
     assert!(h.schedulable().is_empty());
     h.ok(buffer("j2", &["up"]));
     h.ok(job_event("JobRunSuccess", "j2"));
     assert_eq!(h.canonical("down"), P::UpForRetry);
     assert_eq!(h.want("w1"), W::Idle);
-    assert_eq!(h.ok(want_create("w2", &["down"])), vec![want_t("w2", None, W::Idle)]);
+    assert_eq!(
+        h.ok(want_create("w2", &["down"])),
+        vec![want_t("w2", None, W::Idle)]
+    );
     assert_eq!(h.schedulable(), vec!["w1", "w2"]);
     h.check_replay_and_snapshot();
 }
@@ -394,13 +561,17 @@ fn waiting_on_several_upstreams() {
     h.ok(buffer("jA", &["A"]));
     h.ok(job_event("JobRunSuccess", "jA"));
     h.ok(buffer("j1", &["D"]));
-    h.ok(json!({"type": "JobRunDepMiss", "jobRunId": "j1", "missingDeps": [
-        {"impacted": ["D"], "missing": ["A", "B"]},
-        {"impacted": ["D"], "missing": ["B", "C"]}
-    ]}));
+    h.ok(
+        json!({"type": "JobRunDepMiss", "jobRunId": "j1", "missingDeps": [
+            {"impacted": ["D"], "missing": ["A", "B"]},
+            {"impacted": ["D"], "missing": ["B", "C"]}
+        ]}),
+    );
     assert_eq!(
         h.state.canonical_partition("D").unwrap().state,
-        PartitionState::UpstreamBuilding { missing_deps: vec!["A".into(), "B".into(), "C".into()] }
+        PartitionState::UpstreamBuilding {
+            missing_deps: vec!["A".into(), "B".into(), "C".into()]
+        }
     );
     h.ok(buffer("jB", &["B"]));
     h.ok(job_event("JobRunSuccess", "jB"));
@@ -408,7 +579,11 @@ fn waiting_on_several_upstreams() {
     h.ok(taint("t", &["A"]));
     h.ok(buffer("jC", &["C"]));
     h.ok(job_event("JobRunSuccess", "jC"));
-    assert_eq!(h.canonical("D"), P::UpstreamBuilding, "A is tainted, not Live");
+    assert_eq!(
+        h.canonical("D"),
+        P::UpstreamBuilding,
+        "A is tainted, not Live"
+    );
     h.ok(buffer("jA2", &["A"]));
     h.ok(job_event("JobRunSuccess", "jA2"));
     assert_eq!(h.canonical("D"), P::UpForRetry);
@@ -427,12 +602,24 @@ fn derivative_want_linkage() {
     h.refused(derivative("d0", &["other"], "j"), "INVALID_EVENT");
     h.ok(derivative("d1", &["in1"], "j"));
     h.ok(derivative("d2", &["in1", "in2"], "j"));
-    assert_eq!(h.state.want("d1").unwrap().source_job_run_id.as_deref(), Some("j"));
-    assert_eq!(h.state.job_run("j").unwrap().derivative_want_ids, vec!["d1", "d2"]);
+    assert_eq!(
+        h.state.want("d1").unwrap().source_job_run_id.as_deref(),
+        Some("j")
+    );
+    assert_eq!(
+        h.state.job_run("j").unwrap().derivative_want_ids,
+        vec!["d1", "d2"]
+    );
     assert_eq!(h.state.want("w").unwrap().source_job_run_id, None);
     // From the original want to its derivative wants: ref → canonical instance → job run.
-    let p = h.state.canonical_partition(&h.state.want("w").unwrap().partitions[0]).unwrap();
-    assert_eq!(h.state.job_run(&p.job_run_id).unwrap().derivative_want_ids, vec!["d1", "d2"]);
+    let p = h
+        .state
+        .canonical_partition(&h.state.want("w").unwrap().partitions[0])
+        .unwrap();
+    assert_eq!(
+        h.state.job_run(&p.job_run_id).unwrap().derivative_want_ids,
+        vec!["d1", "d2"]
+    );
     h.check_replay_and_snapshot();
 }
 
@@ -443,7 +630,10 @@ fn refused_events_leave_the_state_unchanged() {
     h.ok(want_create("w1", &["a"]));
     h.ok(buffer("j1", &["a", "b"]));
     h.refused(want_create("w1", &["z"]), "DUPLICATE_WANT");
-    h.refused(json!({"type": "WantCancel", "wantId": "nope"}), "UNKNOWN_WANT");
+    h.refused(
+        json!({"type": "WantCancel", "wantId": "nope"}),
+        "UNKNOWN_WANT",
+    );
     h.refused(job_event("JobRunSuccess", "nope"), "UNKNOWN_JOB_RUN");
     h.refused(buffer("j1", &["c"]), "DUPLICATE_JOB_RUN");
     h.refused(buffer("j2", &["c", "d", "c"]), "DUPLICATE_REF_IN_JOB");
@@ -463,11 +653,17 @@ fn refused_events_leave_the_state_unchanged() {
     // ... also when the cycle closes through a later missing dep.
     h.refused(json!({"type": "JobRunDepMiss", "jobRunId": "jc", "missingDeps": [{"impacted": ["c"], "missing": ["q", "a"]}]}), "DEPENDENCY_CYCLE");
     h.ok(json!({"type": "WantCancel", "wantId": "w1"}));
-    h.refused(json!({"type": "WantCancel", "wantId": "w1"}), "WANT_WRONG_STATE");
+    h.refused(
+        json!({"type": "WantCancel", "wantId": "w1"}),
+        "WANT_WRONG_STATE",
+    );
     h.ok(taint("t1", &["a"]));
     h.refused(taint("t1", &["b"]), "DUPLICATE_TAINT");
     let err = h.refused(want_create("w9", &["a", "a"]), "INVALID_EVENT");
-    assert_eq!(err.to_string(), "invalid event: partitions lists 'a' more than once");
+    assert_eq!(
+        err.to_string(),
+        "invalid event: partitions lists 'a' more than once"
+    );
     h.check_replay_and_snapshot();
 }
 
@@ -491,7 +687,11 @@ fn taint_reopens_only_wants_within_ttl() {
             want_t("forever", Some(W::Successful), W::Idle),
         ]
     );
-    assert_eq!(h.want("short"), W::Successful, "its TTL ended before the taint");
+    assert_eq!(
+        h.want("short"),
+        W::Successful,
+        "its TTL ended before the taint"
+    );
     assert_eq!(h.schedulable(), vec!["long", "forever"]);
     h.check_replay_and_snapshot();
 }
@@ -542,7 +742,11 @@ fn want_sensing_priority_order() {
     ];
     for (k, (parts, expected)) in cases.iter().enumerate() {
         let id = format!("w{k}");
-        assert_eq!(h.ok(want_create(&id, parts)), vec![want_t(&id, None, *expected)], "{parts:?}");
+        assert_eq!(
+            h.ok(want_create(&id, parts)),
+            vec![want_t(&id, None, *expected)],
+            "{parts:?}"
+        );
     }
     assert_eq!(h.schedulable(), vec!["w5", "w6"]);
     h.check_replay_and_snapshot();
@@ -557,7 +761,10 @@ fn replay_stops_at_the_first_bad_event() {
         json!({"type": "JobRunSuccess", "timestamp": 4, "jobRunId": "j"}),
     ];
     let err = BuildState::replay_values(&events).unwrap_err();
-    assert_eq!((err.code(), err.event_index()), ("UNKNOWN_JOB_RUN", Some(2)));
+    assert_eq!(
+        (err.code(), err.event_index()),
+        ("UNKNOWN_JOB_RUN", Some(2))
+    );
     assert_eq!(err.to_string(), "event 2: unknown job run 'nope'");
     let mut bad = events.clone();
     bad[1] = json!({"type": "JobRunBuffer", "timestamp": 2, "jobRunId": "j"});
@@ -566,7 +773,10 @@ fn replay_stops_at_the_first_bad_event() {
     // The JSON text path: one pass, the failing element's index, earlier refusals first.
     let text = |list: &[Value]| serde_json::to_string(list).unwrap();
     let err = BuildState::replay_json(&text(&events)).unwrap_err();
-    assert_eq!((err.code(), err.event_index()), ("UNKNOWN_JOB_RUN", Some(2)));
+    assert_eq!(
+        (err.code(), err.event_index()),
+        ("UNKNOWN_JOB_RUN", Some(2))
+    );
     let err = BuildState::replay_json(&text(&bad)).unwrap_err();
     assert_eq!((err.code(), err.event_index()), ("INVALID_EVENT", Some(1)));
     let lone = r#"[{"type":"WantCreate","timestamp":1,"wantId":"w","partitions":["a"]},{"type":"WantCancel","timestamp":2,"wantId":"\ud800"}]"#;
@@ -576,7 +786,10 @@ fn replay_stops_at_the_first_bad_event() {
     assert_eq!((err.code(), err.event_index()), ("INVALID_EVENT", None));
     assert_eq!(BuildState::replay_json("[]").unwrap().want_count(), 0);
     let good: Vec<Value> = vec![events[0].clone(), events[1].clone(), events[3].clone()];
-    assert_eq!(BuildState::replay_json(&text(&good)).unwrap().snapshot(), BuildState::replay_values(&good).unwrap().snapshot());
+    assert_eq!(
+        BuildState::replay_json(&text(&good)).unwrap().snapshot(),
+        BuildState::replay_values(&good).unwrap().snapshot()
+    );
     let state = BuildState::replay_values(&good).unwrap();
     assert_eq!(state.want("w").unwrap().state, W::Successful);
     assert_eq!(state.want("w").unwrap().updated_at, 4);
@@ -603,22 +816,77 @@ fn snapshot_is_plain_json_and_corruption_is_refused() {
 
     type Corruption = Box<dyn Fn(&mut Value)>;
     let corruptions: Vec<(&str, Corruption)> = vec![
-        ("want state", Box::new(|s| s["wants"][0]["state"] = json!("Building"))),
-        ("partition state", Box::new(|s| s["partitions"][1]["state"] = json!("Building"))),
-        ("uuid", Box::new(|s| s["partitions"][0]["uuid"] = json!("00000000-0000-8000-8000-000000000000"))),
-        ("job ref", Box::new(|s| s["partitions"][0]["jobRunId"] = json!("j2"))),
-        ("unknown job", Box::new(|s| s["partitions"][0]["jobRunId"] = json!("zz"))),
-        ("derivative", Box::new(|s| s["jobRuns"][0]["derivativeWantIds"] = json!([])))
-        ,("version", Box::new(|s| s["version"] = json!(2))),
-        ("taint", Box::new(|s| s["taints"][0]["taintedUuids"] = json!([]))),
-        ("duplicate want", Box::new(|s| { let w = s["wants"][0].clone(); s["wants"].as_array_mut().unwrap().push(w); })),
-        ("big number", Box::new(|s| s["wants"][0]["createdAt"] = json!(9_007_199_254_740_993u64))),
-        ("unknown field", Box::new(|s| s["partitions"][0]["extra"] = json!(1))),
-        ("unknown job field", Box::new(|s| s["jobRuns"][1]["extra"] = json!(1))),
-        ("state field of another state", Box::new(|s| s["partitions"][0]["taintId"] = json!("t"))),
-        ("state without its field", Box::new(|s| { s["partitions"][1].as_object_mut().unwrap().remove("taintId"); })),
-        ("job reason on success", Box::new(|s| s["jobRuns"][1]["reason"] = json!("x"))),
-        ("unknown top-level field", Box::new(|s| s["extra"] = json!([]))),
+        (
+            "want state",
+            Box::new(|s| s["wants"][0]["state"] = json!("Building")),
+        ),
+        (
+            "partition state",
+            Box::new(|s| s["partitions"][1]["state"] = json!("Building")),
+        ),
+        (
+            "uuid",
+            Box::new(|s| {
+                s["partitions"][0]["uuid"] = json!("00000000-0000-8000-8000-000000000000")
+            }),
+        ),
+        (
+            "job ref",
+            Box::new(|s| s["partitions"][0]["jobRunId"] = json!("j2")),
+        ),
+        (
+            "unknown job",
+            Box::new(|s| s["partitions"][0]["jobRunId"] = json!("zz")),
+        ),
+        (
+            "derivative",
+            Box::new(|s| s["jobRuns"][0]["derivativeWantIds"] = json!([])),
+        ),
+        ("version", Box::new(|s| s["version"] = json!(2))),
+        (
+            "taint",
+            Box::new(|s| s["taints"][0]["taintedUuids"] = json!([])),
+        ),
+        (
+            "duplicate want",
+            Box::new(|s| {
+                let w = s["wants"][0].clone();
+                s["wants"].as_array_mut().unwrap().push(w);
+            }),
+        ),
+        (
+            "big number",
+            Box::new(|s| s["wants"][0]["createdAt"] = json!(9_007_199_254_740_993u64)),
+        ),
+        (
+            "unknown field",
+            Box::new(|s| s["partitions"][0]["extra"] = json!(1)),
+        ),
+        (
+            "unknown job field",
+            Box::new(|s| s["jobRuns"][1]["extra"] = json!(1)),
+        ),
+        (
+            "state field of another state",
+            Box::new(|s| s["partitions"][0]["taintId"] = json!("t")),
+        ),
+        (
+            "state without its field",
+            Box::new(|s| {
+                s["partitions"][1]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("taintId");
+            }),
+        ),
+        (
+            "job reason on success",
+            Box::new(|s| s["jobRuns"][1]["reason"] = json!("x")),
+        ),
+        (
+            "unknown top-level field",
+            Box::new(|s| s["extra"] = json!([])),
+        ),
     ];
     for (what, corrupt) in corruptions {
         let mut s = snap.clone();
@@ -637,10 +905,18 @@ fn uuid_vectors() {
         ("ab", "c", "290a3daa-9b49-826a-aed7-352cd7f5e69c"),
         ("a", "bc", "e98bc483-cc6a-89cc-b82b-c23e481a128c"),
         ("", "", "af5570f5-a181-8b7a-b78c-af4bc70a660f"),
-        ("job-42", "data/date=2024-01-01/region=eu", "6562c90c-f1a3-8750-9c64-cfc6e71df863"),
+        (
+            "job-42",
+            "data/date=2024-01-01/region=eu",
+            "6562c90c-f1a3-8750-9c64-cfc6e71df863",
+        ),
         ("jöb-ü", "数据/β", "8d9d15ff-c105-8efb-a1a1-d64f0026dd27"),
     ];
     for (job, r, expected) in vectors {
-        assert_eq!(derive_partition_uuid(job, r).to_string(), expected, "({job:?}, {r:?})");
+        assert_eq!(
+            derive_partition_uuid(job, r).to_string(),
+            expected,
+            "({job:?}, {r:?})"
+        );
     }
 }

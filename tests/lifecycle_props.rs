@@ -30,7 +30,14 @@ fn op() -> impl Strategy<Value = Op> {
         prop::collection::vec(0..REFS, 0..4),
         prop::collection::vec(0..REFS + 2, 0..3),
     )
-        .prop_map(|(kind, a, b, flag, refs, refs2)| Op { kind, a, b, flag, refs, refs2 })
+        .prop_map(|(kind, a, b, flag, refs, refs2)| Op {
+            kind,
+            a,
+            b,
+            flag,
+            refs,
+            refs2,
+        })
 }
 
 struct Driver {
@@ -59,7 +66,14 @@ fn refs_of(list: &[u8], keep_dups: bool) -> Vec<String> {
 
 impl Driver {
     fn new() -> Self {
-        Driver { state: BuildState::new(), wants: vec![], jobs: vec![], taints: 0, counter: 0, now: 0 }
+        Driver {
+            state: BuildState::new(),
+            wants: vec![],
+            jobs: vec![],
+            taints: 0,
+            counter: 0,
+            now: 0,
+        }
     }
 
     fn pick<'a>(list: &'a [String], k: u8, fallback: &'a str) -> String {
@@ -75,7 +89,11 @@ impl Driver {
             let active: Vec<String> = self
                 .jobs
                 .iter()
-                .filter(|j| self.state.job_run(j).is_some_and(|x| x.state.status().is_active()))
+                .filter(|j| {
+                    self.state
+                        .job_run(j)
+                        .is_some_and(|x| x.state.status().is_active())
+                })
                 .cloned()
                 .collect();
             if !active.is_empty() {
@@ -100,7 +118,11 @@ impl Driver {
         let fresh = |p: &str, n: usize| format!("{p}{n}");
         match o.kind {
             0 | 1 => {
-                let id = if o.flag % 9 == 0 { Self::pick(&self.wants, o.a, "w-x") } else { fresh("w", self.counter) };
+                let id = if o.flag % 9 == 0 {
+                    Self::pick(&self.wants, o.a, "w-x")
+                } else {
+                    fresh("w", self.counter)
+                };
                 let mut parts = refs_of(&o.refs, o.flag % 11 == 0);
                 let mut v = json!({"type": "WantCreate", "timestamp": ts, "wantId": id});
                 if o.flag % 3 == 0 && !self.jobs.is_empty() {
@@ -108,8 +130,11 @@ impl Driver {
                     if o.flag % 2 == 0 {
                         // Ask for (some of) its missing deps, as the orchestrator would.
                         if let Some(jr) = self.state.job_run(&job) {
-                            if let partkit::lifecycle::JobRunState::DepMissed { missing_deps } = jr.state {
-                                let all: Vec<String> = missing_deps.into_iter().flat_map(|m| m.missing).collect();
+                            if let partkit::lifecycle::JobRunState::DepMissed { missing_deps } =
+                                jr.state
+                            {
+                                let all: Vec<String> =
+                                    missing_deps.into_iter().flat_map(|m| m.missing).collect();
                                 parts = refs_of(&[], false);
                                 for (k, m) in all.iter().enumerate() {
                                     if (k == 0 || o.a & (1 << (k % 8)) != 0) && !parts.contains(m) {
@@ -129,11 +154,19 @@ impl Driver {
                 v
             }
             2 => {
-                let id = if o.flag % 8 == 0 { "no-such-want".into() } else { Self::pick(&self.wants, o.a, "w-x") };
+                let id = if o.flag % 8 == 0 {
+                    "no-such-want".into()
+                } else {
+                    Self::pick(&self.wants, o.a, "w-x")
+                };
                 json!({"type": "WantCancel", "timestamp": ts, "wantId": id})
             }
             3 | 4 => {
-                let id = if o.flag % 10 == 0 { Self::pick(&self.jobs, o.a, "j-x") } else { fresh("j", self.counter) };
+                let id = if o.flag % 10 == 0 {
+                    Self::pick(&self.jobs, o.a, "j-x")
+                } else {
+                    fresh("j", self.counter)
+                };
                 let mut parts = refs_of(&o.refs, o.flag % 7 == 0);
                 if parts.is_empty() && o.flag % 2 == 0 {
                     parts.push(r(o.b % REFS));
@@ -142,10 +175,16 @@ impl Driver {
             }
             5 => json!({"type": "JobRunHeartbeat", "timestamp": ts, "jobRunId": self.pick_job(o)}),
             6 => json!({"type": "JobRunSuccess", "timestamp": ts, "jobRunId": self.pick_job(o)}),
-            7 => json!({"type": "JobRunFailure", "timestamp": ts, "jobRunId": self.pick_job(o), "reason": "boom"}),
+            7 => {
+                json!({"type": "JobRunFailure", "timestamp": ts, "jobRunId": self.pick_job(o), "reason": "boom"})
+            }
             8 | 9 => {
                 let job = self.pick_job(o);
-                let job_refs = self.state.job_run(&job).map(|j| j.partition_refs).unwrap_or_default();
+                let job_refs = self
+                    .state
+                    .job_run(&job)
+                    .map(|j| j.partition_refs)
+                    .unwrap_or_default();
                 let mut impacted: Vec<String> = job_refs
                     .iter()
                     .enumerate()
@@ -164,7 +203,11 @@ impl Driver {
                     let leased: Vec<String> = (0..REFS)
                         .map(r)
                         .filter(|x| !job_refs.contains(x) && !missing.contains(x))
-                        .filter(|x| self.state.canonical_partition(x).is_some_and(|p| p.state.status().is_lease()))
+                        .filter(|x| {
+                            self.state
+                                .canonical_partition(x)
+                                .is_some_and(|p| p.state.status().is_lease())
+                        })
                         .collect();
                     if !leased.is_empty() {
                         missing.push(leased[o.a as usize % leased.len()].clone());
@@ -172,20 +215,28 @@ impl Driver {
                 }
                 let mut entries = vec![json!({"impacted": impacted, "missing": missing})];
                 if o.flag % 6 == 0 {
-                    entries.push(json!({"impacted": impacted, "missing": [r((o.a / 3) % (REFS + 2))]}));
+                    entries.push(
+                        json!({"impacted": impacted, "missing": [r((o.a / 3) % (REFS + 2))]}),
+                    );
                 }
                 json!({"type": "JobRunDepMiss", "timestamp": ts, "jobRunId": job, "missingDeps": entries})
             }
             10 => json!({"type": "JobRunCancel", "timestamp": ts, "jobRunId": self.pick_job(o)}),
             11 => {
-                let id = if o.flag % 6 == 0 && self.taints > 0 { "t0".to_string() } else { fresh("t", self.taints) };
+                let id = if o.flag % 6 == 0 && self.taints > 0 {
+                    "t0".to_string()
+                } else {
+                    fresh("t", self.taints)
+                };
                 json!({"type": "TaintCreate", "timestamp": ts, "taintId": id, "partitions": refs_of(&o.refs, false)})
             }
             _ => match o.flag % 6 {
                 0 => json!({"type": "Bogus", "timestamp": ts}),
                 1 => json!({"type": "WantCancel", "timestamp": -1, "wantId": "w"}),
                 2 => json!({"type": "JobRunSuccess", "timestamp": ts}),
-                3 => json!({"type": "WantCreate", "timestamp": ts, "wantId": "", "partitions": ["r1"]}),
+                3 => {
+                    json!({"type": "WantCreate", "timestamp": ts, "wantId": "", "partitions": ["r1"]})
+                }
                 4 => json!({"type": "WantCancel", "timestamp": ts, "wantId": "w", "unknown": 1}),
                 _ => json!([ts, "WantCreate"]),
             },
@@ -218,7 +269,10 @@ fn run(ops: &[Op]) -> Result<Outcome, TestCaseError> {
     let mut mid_snapshot = None;
     for (k, o) in ops.iter().enumerate() {
         if k == ops.len() / 2 {
-            mid_snapshot = Some((log.len(), serde_json::to_string(&d.state.snapshot()).unwrap()));
+            mid_snapshot = Some((
+                log.len(),
+                serde_json::to_string(&d.state.snapshot()).unwrap(),
+            ));
         }
         let value = d.event(o);
         let event = match BuildEvent::from_value(value.clone()) {
@@ -241,12 +295,24 @@ fn run(ops: &[Op]) -> Result<Outcome, TestCaseError> {
             }
             Err(err) => {
                 refused += 1;
-                prop_assert_eq!(d.state.snapshot(), before, "refused {} ({}) changed the state", value, err);
+                prop_assert_eq!(
+                    d.state.snapshot(),
+                    before,
+                    "refused {} ({}) changed the state",
+                    value,
+                    err
+                );
                 prop_assert!(!err.code().is_empty() && !err.to_string().is_empty());
             }
         }
     }
-    Ok(Outcome { log, transitions, mid_snapshot, final_state: d.state, refused })
+    Ok(Outcome {
+        log,
+        transitions,
+        mid_snapshot,
+        final_state: d.state,
+        refused,
+    })
 }
 
 proptest! {
@@ -380,23 +446,40 @@ fn collect_leaves(v: &Value, path: String, out: &mut Vec<String>) {
 
 fn arb_json() -> impl Strategy<Value = Value> {
     let types = prop_oneof![
-        Just("WantCreate"), Just("WantCancel"), Just("JobRunBuffer"), Just("JobRunHeartbeat"),
-        Just("JobRunSuccess"), Just("JobRunFailure"), Just("JobRunDepMiss"), Just("JobRunCancel"),
-        Just("TaintCreate"), Just("Other"),
+        Just("WantCreate"),
+        Just("WantCancel"),
+        Just("JobRunBuffer"),
+        Just("JobRunHeartbeat"),
+        Just("JobRunSuccess"),
+        Just("JobRunFailure"),
+        Just("JobRunDepMiss"),
+        Just("JobRunCancel"),
+        Just("TaintCreate"),
+        Just("Other"),
     ];
     let leaf = prop_oneof![
         Just(Value::Null),
         any::<bool>().prop_map(Value::from),
         any::<i64>().prop_map(Value::from),
-        any::<f64>().prop_map(|f| serde_json::Number::from_f64(f).map(Value::Number).unwrap_or(Value::Null)),
+        any::<f64>().prop_map(|f| serde_json::Number::from_f64(f)
+            .map(Value::Number)
+            .unwrap_or(Value::Null)),
         "[a-z0-9/]{0,4}".prop_map(Value::from),
     ];
     let value = leaf.prop_recursive(2, 12, 4, |inner| {
         prop_oneof![prop::collection::vec(inner.clone(), 0..4).prop_map(Value::from),]
     });
     let keys = prop_oneof![
-        Just("timestamp"), Just("wantId"), Just("partitions"), Just("jobRunId"), Just("buildingPartitions"),
-        Just("missingDeps"), Just("taintId"), Just("reason"), Just("sourceJobRunId"), Just("ttlSeconds"),
+        Just("timestamp"),
+        Just("wantId"),
+        Just("partitions"),
+        Just("jobRunId"),
+        Just("buildingPartitions"),
+        Just("missingDeps"),
+        Just("taintId"),
+        Just("reason"),
+        Just("sourceJobRunId"),
+        Just("ttlSeconds"),
     ];
     (types, prop::collection::vec((keys, value), 0..6)).prop_map(|(t, fields)| {
         let mut m = serde_json::Map::new();
@@ -421,23 +504,52 @@ fn the_random_driver_reaches_every_state() {
     let (mut accepted, mut refused) = (0, 0);
     let (mut deep_failures, mut wakeups) = (0, 0);
     for _ in 0..200 {
-        let ops = prop::collection::vec(op(), 60).new_tree(&mut runner).unwrap().current();
+        let ops = prop::collection::vec(op(), 60)
+            .new_tree(&mut runner)
+            .unwrap()
+            .current();
         let out = run(&ops).unwrap();
         accepted += out.log.len();
         refused += out.refused;
         for ts in &out.transitions {
             let cascaded = ts
                 .iter()
-                .filter(|t| matches!(t, AppliedTransition::Partition { from: Some(partkit::lifecycle::PartitionStatus::UpstreamBuilding), to: partkit::lifecycle::PartitionStatus::UpstreamFailed, .. }))
+                .filter(|t| {
+                    matches!(
+                        t,
+                        AppliedTransition::Partition {
+                            from: Some(partkit::lifecycle::PartitionStatus::UpstreamBuilding),
+                            to: partkit::lifecycle::PartitionStatus::UpstreamFailed,
+                            ..
+                        }
+                    )
+                })
                 .count();
             if cascaded >= 2 {
                 deep_failures += 1;
             }
             let woken = ts
                 .iter()
-                .filter(|t| matches!(t, AppliedTransition::Partition { from: Some(partkit::lifecycle::PartitionStatus::UpstreamBuilding), to: partkit::lifecycle::PartitionStatus::UpForRetry, .. }))
+                .filter(|t| {
+                    matches!(
+                        t,
+                        AppliedTransition::Partition {
+                            from: Some(partkit::lifecycle::PartitionStatus::UpstreamBuilding),
+                            to: partkit::lifecycle::PartitionStatus::UpForRetry,
+                            ..
+                        }
+                    )
+                })
                 .count();
-            if woken >= 1 && matches!(ts.first(), Some(AppliedTransition::JobRun { to: JobRunStatus::Succeeded, .. })) {
+            if woken >= 1
+                && matches!(
+                    ts.first(),
+                    Some(AppliedTransition::JobRun {
+                        to: JobRunStatus::Succeeded,
+                        ..
+                    })
+                )
+            {
                 wakeups += 1;
             }
         }
@@ -452,7 +564,15 @@ fn the_random_driver_reaches_every_state() {
     assert_eq!(partition_states.len(), 7, "{partition_states:?}");
     assert_eq!(want_states.len(), 7, "{want_states:?}");
     assert_eq!(job_states.len(), 6, "{job_states:?}");
-    eprintln!("accepted {accepted}, refused {refused}, cascades {deep_failures}, wake-ups {wakeups}");
-    assert!(deep_failures > 0 && wakeups > 0, "cascades {deep_failures}, wake-ups {wakeups}");
-    assert!(accepted > 2000 && refused > 1000, "accepted {accepted}, refused {refused}");
+    eprintln!(
+        "accepted {accepted}, refused {refused}, cascades {deep_failures}, wake-ups {wakeups}"
+    );
+    assert!(
+        deep_failures > 0 && wakeups > 0,
+        "cascades {deep_failures}, wake-ups {wakeups}"
+    );
+    assert!(
+        accepted > 2000 && refused > 1000,
+        "accepted {accepted}, refused {refused}"
+    );
 }

@@ -19,12 +19,26 @@ pub(crate) enum ErrorKind {
     InvalidEvent(String),
     UnknownWant(String),
     DuplicateWant(String),
-    WantWrongState { want_id: String, state: &'static str },
+    WantWrongState {
+        want_id: String,
+        state: &'static str,
+    },
     UnknownJobRun(String),
     DuplicateJobRun(String),
-    JobRunWrongState { job_run_id: String, state: &'static str, event: &'static str },
-    DuplicateRefInJob { job_run_id: String, partition_ref: String },
-    PartitionLeased { partition_ref: String, uuid: String, state: &'static str },
+    JobRunWrongState {
+        job_run_id: String,
+        state: &'static str,
+        event: &'static str,
+    },
+    DuplicateRefInJob {
+        job_run_id: String,
+        partition_ref: String,
+    },
+    PartitionLeased {
+        partition_ref: String,
+        uuid: String,
+        state: &'static str,
+    },
     DuplicateTaint(String),
     DependencyCycle(String),
     InvalidSnapshot(String),
@@ -33,7 +47,10 @@ pub(crate) enum ErrorKind {
 
 impl LifecycleError {
     pub(crate) fn new(kind: ErrorKind) -> Self {
-        LifecycleError { kind, event_index: None }
+        LifecycleError {
+            kind,
+            event_index: None,
+        }
     }
 
     pub(crate) fn invalid_event(message: impl Into<String>) -> Self {
@@ -102,18 +119,35 @@ impl fmt::Display for LifecycleError {
             ErrorKind::UnknownWant(id) => write!(f, "unknown want '{id}'"),
             ErrorKind::DuplicateWant(id) => write!(f, "want '{id}' already exists"),
             ErrorKind::WantWrongState { want_id, state } => {
-                write!(f, "want '{want_id}' is {state} and can no longer be canceled")
+                write!(
+                    f,
+                    "want '{want_id}' is {state} and can no longer be canceled"
+                )
             }
             ErrorKind::UnknownJobRun(id) => write!(f, "unknown job run '{id}'"),
             ErrorKind::DuplicateJobRun(id) => write!(f, "job run '{id}' already exists"),
-            ErrorKind::JobRunWrongState { job_run_id, state, event } => {
-                write!(f, "job run '{job_run_id}' is {state}: {event} is not allowed")
+            ErrorKind::JobRunWrongState {
+                job_run_id,
+                state,
+                event,
+            } => {
+                write!(
+                    f,
+                    "job run '{job_run_id}' is {state}: {event} is not allowed"
+                )
             }
-            ErrorKind::DuplicateRefInJob { job_run_id, partition_ref } => write!(
+            ErrorKind::DuplicateRefInJob {
+                job_run_id,
+                partition_ref,
+            } => write!(
                 f,
                 "job run '{job_run_id}' lists partition '{partition_ref}' more than once"
             ),
-            ErrorKind::PartitionLeased { partition_ref, uuid, state } => write!(
+            ErrorKind::PartitionLeased {
+                partition_ref,
+                uuid,
+                state,
+            } => write!(
                 f,
                 "partition '{partition_ref}' is leased: its canonical instance {uuid} is {state}"
             ),

@@ -4,10 +4,8 @@ use std::collections::HashSet;
 
 use super::error::LifecycleError;
 use super::event::{check_id, check_ref_list, MAX_SAFE_INTEGER};
-use super::state::{BuildState, Instance, InstState, Ix, JobRec, RefEntry, TaintRec, WantRec};
-use super::types::{
-    JobRunState, PartitionState, Snapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION,
-};
+use super::state::{BuildState, InstState, Instance, Ix, JobRec, RefEntry, TaintRec, WantRec};
+use super::types::{JobRunState, PartitionState, Snapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION};
 
 fn bad(message: impl Into<String>) -> LifecycleError {
     LifecycleError::invalid_snapshot(message)
@@ -21,7 +19,10 @@ fn check_time(what: &str, value: u64) -> Result<(), LifecycleError> {
 }
 
 fn ix(len: usize) -> Result<Ix, LifecycleError> {
-    Ix::try_from(len).ok().filter(|&i| i < Ix::MAX).ok_or_else(|| bad("too many items"))
+    Ix::try_from(len)
+        .ok()
+        .filter(|&i| i < Ix::MAX)
+        .ok_or_else(|| bad("too many items"))
 }
 
 impl BuildState {
@@ -41,10 +42,18 @@ impl BuildState {
         Snapshot {
             format: SNAPSHOT_FORMAT.to_string(),
             version: SNAPSHOT_VERSION,
-            wants: (0..self.wants.len() as Ix).map(|w| self.want_view(w)).collect(),
-            job_runs: (0..self.jobs.len() as Ix).map(|j| self.job_view(j)).collect(),
-            partitions: (0..self.instances.len() as Ix).map(|i| self.instance_view(i)).collect(),
-            taints: (0..self.taints.len() as Ix).map(|t| self.taint_view(t)).collect(),
+            wants: (0..self.wants.len() as Ix)
+                .map(|w| self.want_view(w))
+                .collect(),
+            job_runs: (0..self.jobs.len() as Ix)
+                .map(|j| self.job_view(j))
+                .collect(),
+            partitions: (0..self.instances.len() as Ix)
+                .map(|i| self.instance_view(i))
+                .collect(),
+            taints: (0..self.taints.len() as Ix)
+                .map(|t| self.taint_view(t))
+                .collect(),
         }
     }
 
@@ -70,13 +79,20 @@ impl BuildState {
     /// `INVALID_SNAPSHOT` naming the first problem found.
     pub fn from_snapshot(s: &Snapshot) -> Result<BuildState, LifecycleError> {
         if s.format != SNAPSHOT_FORMAT {
-            return Err(bad(format!("format is '{}', expected '{SNAPSHOT_FORMAT}'", s.format)));
+            return Err(bad(format!(
+                "format is '{}', expected '{SNAPSHOT_FORMAT}'",
+                s.format
+            )));
         }
         if s.version != SNAPSHOT_VERSION {
-            return Err(bad(format!("version is {}, expected {SNAPSHOT_VERSION}", s.version)));
+            return Err(bad(format!(
+                "version is {}, expected {SNAPSHOT_VERSION}",
+                s.version
+            )));
         }
         let mut st = BuildState::new();
-        let id = |what: &str, v: &str| check_id(what, v).map_err(|_| bad(format!("{what} is empty")));
+        let id =
+            |what: &str, v: &str| check_id(what, v).map_err(|_| bad(format!("{what} is empty")));
         let list = |what: &str, v: &[String]| {
             check_ref_list(what, v).map_err(|e| bad(e.to_string().replace("invalid event: ", "")))
         };
@@ -84,10 +100,17 @@ impl BuildState {
         // Taint ids first: instances name them.
         for t in &s.taints {
             id("taintId", &t.taint_id)?;
-            list(&format!("partitions of taint '{}'", t.taint_id), &t.partitions)?;
+            list(
+                &format!("partitions of taint '{}'", t.taint_id),
+                &t.partitions,
+            )?;
             check_time("createdAt", t.created_at)?;
             let ti = ix(st.taints.len())?;
-            if st.taint_ids.insert(t.taint_id.as_str().into(), ti).is_some() {
+            if st
+                .taint_ids
+                .insert(t.taint_id.as_str().into(), ti)
+                .is_some()
+            {
                 return Err(bad(format!("taint '{}' appears twice", t.taint_id)));
             }
             st.taints.push(TaintRec {
@@ -101,7 +124,11 @@ impl BuildState {
         // Job runs (their instances are attached once the instances exist).
         for job in &s.job_runs {
             id("jobRunId", &job.job_run_id)?;
-            for (what, t) in [("createdAt", Some(job.created_at)), ("updatedAt", Some(job.updated_at)), ("lastHeartbeatAt", job.last_heartbeat_at)] {
+            for (what, t) in [
+                ("createdAt", Some(job.created_at)),
+                ("updatedAt", Some(job.updated_at)),
+                ("lastHeartbeatAt", job.last_heartbeat_at),
+            ] {
                 if let Some(t) = t {
                     check_time(what, t)?;
                 }
@@ -113,7 +140,11 @@ impl BuildState {
                 }
             }
             let j = ix(st.jobs.len())?;
-            if st.job_ids.insert(job.job_run_id.as_str().into(), j).is_some() {
+            if st
+                .job_ids
+                .insert(job.job_run_id.as_str().into(), j)
+                .is_some()
+            {
                 return Err(bad(format!("job run '{}' appears twice", job.job_run_id)));
             }
             st.jobs.push(JobRec {
@@ -138,34 +169,50 @@ impl BuildState {
                 return Err(bad(format!("partition {} appears twice", p.uuid)));
             }
             let Some(&job) = st.job_ids.get(p.job_run_id.as_str()) else {
-                return Err(bad(format!("partition {} names unknown job run '{}'", p.uuid, p.job_run_id)));
+                return Err(bad(format!(
+                    "partition {} names unknown job run '{}'",
+                    p.uuid, p.job_run_id
+                )));
             };
             let r = st.intern_ref_checked(&p.partition_ref)?;
             let previous = st.refs[r as usize].history.last().copied();
             let previous_uuid = previous.map(|x| st.instances[x as usize].uuid);
             if previous_uuid != p.previous_uuid {
-                return Err(bad(format!("partition {} has previousUuid {:?}, but the instance before it is {:?}", p.uuid, p.previous_uuid, previous_uuid)));
+                return Err(bad(format!(
+                    "partition {} has previousUuid {:?}, but the instance before it is {:?}",
+                    p.uuid, p.previous_uuid, previous_uuid
+                )));
             }
             let state = match &p.state {
                 PartitionState::Building => InstState::Building,
                 PartitionState::UpstreamBuilding { missing_deps } => {
-                    list(&format!("missingDeps of partition {}", p.uuid), missing_deps)?;
+                    list(
+                        &format!("missingDeps of partition {}", p.uuid),
+                        missing_deps,
+                    )?;
                     let mut missing = Vec::with_capacity(missing_deps.len());
                     for m in missing_deps {
                         missing.push(st.intern_ref_checked(m)?);
                     }
-                    InstState::UpstreamBuilding { missing: missing.into_boxed_slice() }
+                    InstState::UpstreamBuilding {
+                        missing: missing.into_boxed_slice(),
+                    }
                 }
                 PartitionState::UpForRetry => InstState::UpForRetry,
                 PartitionState::Live => InstState::Live,
                 PartitionState::Failed => InstState::Failed,
                 PartitionState::UpstreamFailed { failed_upstream } => {
                     id("failedUpstream", failed_upstream)?;
-                    InstState::UpstreamFailed { upstream: st.intern_ref_checked(failed_upstream)? }
+                    InstState::UpstreamFailed {
+                        upstream: st.intern_ref_checked(failed_upstream)?,
+                    }
                 }
                 PartitionState::Tainted { taint_id } => {
                     let Some(&t) = st.taint_ids.get(taint_id.as_str()) else {
-                        return Err(bad(format!("partition {} names unknown taint '{taint_id}'", p.uuid)));
+                        return Err(bad(format!(
+                            "partition {} names unknown taint '{taint_id}'",
+                            p.uuid
+                        )));
                     };
                     InstState::Tainted { taint: t }
                 }
@@ -185,17 +232,28 @@ impl BuildState {
         // Attach instances to job runs, checking the listed UUIDs and refs.
         for (j, job) in s.job_runs.iter().enumerate() {
             if job.partition_uuids.len() != job.partition_refs.len() {
-                return Err(bad(format!("job run '{}' lists {} uuids but {} refs", job.job_run_id, job.partition_uuids.len(), job.partition_refs.len())));
+                return Err(bad(format!(
+                    "job run '{}' lists {} uuids but {} refs",
+                    job.job_run_id,
+                    job.partition_uuids.len(),
+                    job.partition_refs.len()
+                )));
             }
             let mut instances = Vec::with_capacity(job.partition_uuids.len());
             let mut seen = HashSet::new();
             for (uuid, r) in job.partition_uuids.iter().zip(&job.partition_refs) {
                 let Some(&i) = st.instance_ids.get(uuid) else {
-                    return Err(bad(format!("job run '{}' lists unknown partition {uuid}", job.job_run_id)));
+                    return Err(bad(format!(
+                        "job run '{}' lists unknown partition {uuid}",
+                        job.job_run_id
+                    )));
                 };
                 let inst = &st.instances[i as usize];
                 if inst.job != j as Ix || st.ref_name(inst.ref_ix) != r || !seen.insert(i) {
-                    return Err(bad(format!("job run '{}' lists partition {uuid} ('{r}') that it did not create", job.job_run_id)));
+                    return Err(bad(format!(
+                        "job run '{}' lists partition {uuid} ('{r}') that it did not create",
+                        job.job_run_id
+                    )));
                 }
                 instances.push(i);
             }
@@ -210,10 +268,16 @@ impl BuildState {
         for (t, taint) in s.taints.iter().enumerate() {
             for uuid in &taint.tainted_uuids {
                 let Some(&i) = st.instance_ids.get(uuid) else {
-                    return Err(bad(format!("taint '{}' lists unknown partition {uuid}", taint.taint_id)));
+                    return Err(bad(format!(
+                        "taint '{}' lists unknown partition {uuid}",
+                        taint.taint_id
+                    )));
                 };
                 if st.taints[t].tainted.contains(&i) {
-                    return Err(bad(format!("taint '{}' lists partition {uuid} twice", taint.taint_id)));
+                    return Err(bad(format!(
+                        "taint '{}' lists partition {uuid} twice",
+                        taint.taint_id
+                    )));
                 }
                 st.taints[t].tainted.push(i);
             }
@@ -222,7 +286,10 @@ impl BuildState {
         // Wants, in creation order: the wants-for-partition index and derivative links.
         for want in &s.wants {
             id("wantId", &want.want_id)?;
-            list(&format!("partitions of want '{}'", want.want_id), &want.partitions)?;
+            list(
+                &format!("partitions of want '{}'", want.want_id),
+                &want.partitions,
+            )?;
             for (what, t) in [
                 ("createdAt", Some(want.created_at)),
                 ("updatedAt", Some(want.updated_at)),
@@ -235,14 +302,23 @@ impl BuildState {
                 }
             }
             let w = ix(st.wants.len())?;
-            if st.want_ids.insert(want.want_id.as_str().into(), w).is_some() {
+            if st
+                .want_ids
+                .insert(want.want_id.as_str().into(), w)
+                .is_some()
+            {
                 return Err(bad(format!("want '{}' appears twice", want.want_id)));
             }
             let source_job = match &want.source_job_run_id {
                 None => None,
                 Some(id) => match st.job_ids.get(id.as_str()) {
                     Some(&j) => Some(j),
-                    None => return Err(bad(format!("want '{}' names unknown source job run '{id}'", want.want_id))),
+                    None => {
+                        return Err(bad(format!(
+                            "want '{}' names unknown source job run '{id}'",
+                            want.want_id
+                        )))
+                    }
                 },
             };
             let mut refs = Vec::with_capacity(want.partitions.len());
@@ -269,9 +345,22 @@ impl BuildState {
             st.list_want(w);
         }
         for (j, job) in s.job_runs.iter().enumerate() {
-            let derived: Vec<&str> = st.jobs[j].derivative_wants.iter().map(|&w| &*st.wants[w as usize].id).collect();
-            if derived != job.derivative_want_ids.iter().map(String::as_str).collect::<Vec<_>>() {
-                return Err(bad(format!("derivativeWantIds of job run '{}' do not match the wants naming it as source", job.job_run_id)));
+            let derived: Vec<&str> = st.jobs[j]
+                .derivative_wants
+                .iter()
+                .map(|&w| &*st.wants[w as usize].id)
+                .collect();
+            if derived
+                != job
+                    .derivative_want_ids
+                    .iter()
+                    .map(String::as_str)
+                    .collect::<Vec<_>>()
+            {
+                return Err(bad(format!(
+                    "derivativeWantIds of job run '{}' do not match the wants naming it as source",
+                    job.job_run_id
+                )));
             }
         }
 
@@ -296,7 +385,10 @@ impl BuildState {
             return Err(bad("a partition ref is empty"));
         }
         let r = ix(self.refs.len())?;
-        self.refs.push(RefEntry { name: name.into(), ..RefEntry::default() });
+        self.refs.push(RefEntry {
+            name: name.into(),
+            ..RefEntry::default()
+        });
         self.ref_ids.insert(name.into(), r);
         Ok(r)
     }

@@ -3,9 +3,7 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use super::error::{ErrorKind, LifecycleError};
-use super::event::{
-    BuildEvent, JobRunBuffer, JobRunDepMiss, TaintCreate, WantCancel, WantCreate,
-};
+use super::event::{BuildEvent, JobRunBuffer, JobRunDepMiss, TaintCreate, WantCancel, WantCreate};
 use super::types::{
     AppliedTransition, JobRun, JobRunState, JobRunStatus, PartitionInstance, PartitionState,
     PartitionStatus, Taint, Want, WantState,
@@ -278,7 +276,13 @@ impl BuildState {
             }
             BuildEvent::JobRunFailure(e) => {
                 let j = self.active_job(&e.job_run_id, "JobRunFailure")?;
-                Ok(self.do_job_end(j, ts, JobRunState::Failed { reason: e.reason.clone() }))
+                Ok(self.do_job_end(
+                    j,
+                    ts,
+                    JobRunState::Failed {
+                        reason: e.reason.clone(),
+                    },
+                ))
             }
             BuildEvent::JobRunCancel(e) => {
                 let j = self.active_job(&e.job_run_id, "JobRunCancel")?;
@@ -299,7 +303,9 @@ impl BuildState {
 
     fn check_want_create(&self, e: &WantCreate) -> Result<Option<Ix>, LifecycleError> {
         if self.want_ids.contains_key(e.want_id.as_str()) {
-            return Err(LifecycleError::new(ErrorKind::DuplicateWant(e.want_id.clone())));
+            return Err(LifecycleError::new(ErrorKind::DuplicateWant(
+                e.want_id.clone(),
+            )));
         }
         table_ix(self.wants.len(), "wants")?;
         self.check_new_refs(&e.partitions)?;
@@ -316,7 +322,10 @@ impl BuildState {
             }));
         };
         for p in &e.partitions {
-            if !missing_deps.iter().any(|md| md.missing.iter().any(|m| m == p)) {
+            if !missing_deps
+                .iter()
+                .any(|md| md.missing.iter().any(|m| m == p))
+            {
                 return Err(LifecycleError::invalid_event(format!(
                     "partition '{p}' of derivative want '{}' is not a missing dep of job run '{source_id}'",
                     e.want_id
@@ -327,7 +336,10 @@ impl BuildState {
     }
 
     fn check_new_refs(&self, refs: &[String]) -> Result<(), LifecycleError> {
-        let unknown = refs.iter().filter(|r| !self.ref_ids.contains_key(r.as_str())).count();
+        let unknown = refs
+            .iter()
+            .filter(|r| !self.ref_ids.contains_key(r.as_str()))
+            .count();
         table_ix(self.refs.len().saturating_add(unknown), "partition refs").map(|_| ())
     }
 
@@ -368,10 +380,17 @@ impl BuildState {
 
     fn check_job_buffer(&self, e: &JobRunBuffer) -> Result<(), LifecycleError> {
         if self.job_ids.contains_key(e.job_run_id.as_str()) {
-            return Err(LifecycleError::new(ErrorKind::DuplicateJobRun(e.job_run_id.clone())));
+            return Err(LifecycleError::new(ErrorKind::DuplicateJobRun(
+                e.job_run_id.clone(),
+            )));
         }
         table_ix(self.jobs.len(), "job runs")?;
-        table_ix(self.instances.len().saturating_add(e.building_partitions.len()), "partitions")?;
+        table_ix(
+            self.instances
+                .len()
+                .saturating_add(e.building_partitions.len()),
+            "partitions",
+        )?;
         self.check_new_refs(&e.building_partitions)?;
         let mut seen = HashSet::with_capacity(e.building_partitions.len());
         for r in &e.building_partitions {
@@ -441,7 +460,10 @@ impl BuildState {
                 }
             }
         }
-        let unknown = all_missing.iter().filter(|m| !self.ref_ids.contains_key(**m)).count();
+        let unknown = all_missing
+            .iter()
+            .filter(|m| !self.ref_ids.contains_key(**m))
+            .count();
         table_ix(self.refs.len().saturating_add(unknown), "partition refs")?;
         // A cycle would appear if an upstream (transitively, through partitions that are
         // already waiting) waits for one of the partitions this event makes wait.
@@ -458,7 +480,10 @@ impl BuildState {
             .into_iter()
             .map(|v| v.into_iter().map(str::to_string).collect())
             .collect();
-        Ok(DepMissPlan { job: j, missing_by_pos })
+        Ok(DepMissPlan {
+            job: j,
+            missing_by_pos,
+        })
     }
 
     /// Walks from `start` refs through canonical UpstreamBuilding instances to their missing
@@ -495,7 +520,9 @@ impl BuildState {
 
     fn check_taint(&self, e: &TaintCreate) -> Result<(), LifecycleError> {
         if self.taint_ids.contains_key(e.taint_id.as_str()) {
-            return Err(LifecycleError::new(ErrorKind::DuplicateTaint(e.taint_id.clone())));
+            return Err(LifecycleError::new(ErrorKind::DuplicateTaint(
+                e.taint_id.clone(),
+            )));
         }
         table_ix(self.taints.len(), "taints").map(|_| ())
     }
@@ -507,7 +534,10 @@ impl BuildState {
             return r;
         }
         let r = self.refs.len() as Ix;
-        self.refs.push(RefEntry { name: name.into(), ..RefEntry::default() });
+        self.refs.push(RefEntry {
+            name: name.into(),
+            ..RefEntry::default()
+        });
         self.ref_ids.insert(name.into(), r);
         r
     }
@@ -536,7 +566,11 @@ impl BuildState {
         if let Some(j) = source {
             self.jobs[j as usize].derivative_wants.push(w);
         }
-        vec![AppliedTransition::Want { want_id: e.want_id.clone(), from: None, to: state }]
+        vec![AppliedTransition::Want {
+            want_id: e.want_id.clone(),
+            from: None,
+            to: state,
+        }]
     }
 
     fn do_want_cancel(&mut self, w: Ix, ts: u64) -> Vec<AppliedTransition> {
@@ -611,13 +645,23 @@ impl BuildState {
         Vec::new()
     }
 
-    fn set_job_state(&mut self, j: Ix, state: JobRunState, ts: u64, out: &mut Vec<AppliedTransition>) {
+    fn set_job_state(
+        &mut self,
+        j: Ix,
+        state: JobRunState,
+        ts: u64,
+        out: &mut Vec<AppliedTransition>,
+    ) {
         let job = &mut self.jobs[j as usize];
         let from = job.state.status();
         let to = state.status();
         job.state = state;
         job.updated_at = ts;
-        out.push(AppliedTransition::JobRun { job_run_id: job.id.to_string(), from: Some(from), to });
+        out.push(AppliedTransition::JobRun {
+            job_run_id: job.id.to_string(),
+            from: Some(from),
+            to,
+        });
     }
 
     /// Success, failure or cancel: every instance of the job goes Live, Failed or UpForRetry.
@@ -647,7 +691,9 @@ impl BuildState {
         let mut out = Vec::new();
         self.set_job_state(
             j,
-            JobRunState::DepMissed { missing_deps: e.missing_deps.clone() },
+            JobRunState::DepMissed {
+                missing_deps: e.missing_deps.clone(),
+            },
             ts,
             &mut out,
         );
@@ -664,7 +710,9 @@ impl BuildState {
             let missing: Box<[Ix]> = missing_names.iter().map(|m| self.intern_ref(m)).collect();
             self.set_instance_state(
                 i,
-                InstState::UpstreamBuilding { missing: missing.clone() },
+                InstState::UpstreamBuilding {
+                    missing: missing.clone(),
+                },
                 ts,
                 &mut out,
                 &mut touched,
@@ -704,11 +752,19 @@ impl BuildState {
         let mut touched = Touched::default();
         let mut tainted = Vec::new();
         for p in &e.partitions {
-            let Some(c) = self.canonical_ix_by_name(p) else { continue };
+            let Some(c) = self.canonical_ix_by_name(p) else {
+                continue;
+            };
             if self.instances[c as usize].state != InstState::Live {
                 continue;
             }
-            self.set_instance_state(c, InstState::Tainted { taint: t }, ts, &mut out, &mut touched);
+            self.set_instance_state(
+                c,
+                InstState::Tainted { taint: t },
+                ts,
+                &mut out,
+                &mut touched,
+            );
             touched.tainted_refs.push(self.instances[c as usize].ref_ix);
             tainted.push(c);
         }
@@ -756,7 +812,13 @@ impl BuildState {
     /// Wakes the partitions waiting for the refs of `settled` instances (which just became
     /// Live, Failed or UpstreamFailed): all upstreams Live → UpForRetry; an upstream Failed or
     /// UpstreamFailed → UpstreamFailed, which in turn wakes its own waiters (down the chain).
-    fn propagate(&mut self, settled: Vec<Ix>, ts: u64, out: &mut Vec<AppliedTransition>, touched: &mut Touched) {
+    fn propagate(
+        &mut self,
+        settled: Vec<Ix>,
+        ts: u64,
+        out: &mut Vec<AppliedTransition>,
+        touched: &mut Touched,
+    ) {
         let mut work = settled;
         while let Some(i) = work.pop() {
             let inst = &self.instances[i as usize];
@@ -769,9 +831,17 @@ impl BuildState {
             let waiters: Vec<Ix> = self.refs[r as usize].waiting.iter().copied().collect();
             for w in waiters {
                 if failed {
-                    self.set_instance_state(w, InstState::UpstreamFailed { upstream: r }, ts, out, touched);
+                    self.set_instance_state(
+                        w,
+                        InstState::UpstreamFailed { upstream: r },
+                        ts,
+                        out,
+                        touched,
+                    );
                     work.push(w);
-                } else if let InstState::UpstreamBuilding { missing } = &self.instances[w as usize].state {
+                } else if let InstState::UpstreamBuilding { missing } =
+                    &self.instances[w as usize].state
+                {
                     match self.upstream_outcome(missing) {
                         Upstream::AllLive => {
                             self.set_instance_state(w, InstState::UpForRetry, ts, out, touched);
@@ -779,7 +849,13 @@ impl BuildState {
                         // Cannot happen while the invariants hold (a failed upstream would
                         // already have failed this waiter); handled the same way regardless.
                         Upstream::Failed(upstream) => {
-                            self.set_instance_state(w, InstState::UpstreamFailed { upstream }, ts, out, touched);
+                            self.set_instance_state(
+                                w,
+                                InstState::UpstreamFailed { upstream },
+                                ts,
+                                out,
+                                touched,
+                            );
                             work.push(w);
                         }
                         Upstream::Waiting => {}
@@ -792,7 +868,10 @@ impl BuildState {
     fn upstream_outcome(&self, missing: &[Ix]) -> Upstream {
         let mut all_live = true;
         for &m in missing {
-            match self.canonical_ix(m).map(|c| self.instances[c as usize].state.status()) {
+            match self
+                .canonical_ix(m)
+                .map(|c| self.instances[c as usize].state.status())
+            {
                 Some(PartitionStatus::Failed | PartitionStatus::UpstreamFailed) => {
                     return Upstream::Failed(m)
                 }
@@ -815,7 +894,9 @@ impl BuildState {
             wants.extend(self.refs[r as usize].active_wants.iter().copied());
         }
         for &r in &touched.tainted_refs {
-            let within_ttl = self.refs[r as usize].successful_wants.range((ts.saturating_add(1), 0)..);
+            let within_ttl = self.refs[r as usize]
+                .successful_wants
+                .range((ts.saturating_add(1), 0)..);
             wants.extend(within_ttl.map(|&(_, w)| w));
         }
         wants.sort_unstable();
@@ -841,7 +922,9 @@ impl BuildState {
             (false, false, false, false);
         let mut all_live = true;
         for &r in refs {
-            let status = self.canonical_ix(r).map(|c| self.instances[c as usize].state.status());
+            let status = self
+                .canonical_ix(r)
+                .map(|c| self.instances[c as usize].state.status());
             if status != Some(PartitionStatus::Live) {
                 all_live = false;
             }
@@ -868,13 +951,23 @@ impl BuildState {
         }
     }
 
-    fn set_want_state(&mut self, w: Ix, state: WantState, ts: u64, out: &mut Vec<AppliedTransition>) {
+    fn set_want_state(
+        &mut self,
+        w: Ix,
+        state: WantState,
+        ts: u64,
+        out: &mut Vec<AppliedTransition>,
+    ) {
         self.unlist_want(w);
         let want = &mut self.wants[w as usize];
         let from = want.state;
         want.state = state;
         want.updated_at = ts;
-        out.push(AppliedTransition::Want { want_id: want.id.to_string(), from: Some(from), to: state });
+        out.push(AppliedTransition::Want {
+            want_id: want.id.to_string(),
+            from: Some(from),
+            to: state,
+        });
         self.list_want(w);
     }
 
@@ -914,7 +1007,9 @@ impl BuildState {
     }
 
     pub(crate) fn canonical_ix(&self, r: Ix) -> Option<Ix> {
-        self.refs.get(r as usize).and_then(|e| e.history.last().copied())
+        self.refs
+            .get(r as usize)
+            .and_then(|e| e.history.last().copied())
     }
 
     fn canonical_ix_by_name(&self, name: &str) -> Option<Ix> {
@@ -925,7 +1020,8 @@ impl BuildState {
 
     /// The canonical (current) instance of `partition_ref`, if any job run ever built it.
     pub fn canonical_partition(&self, partition_ref: &str) -> Option<PartitionInstance> {
-        self.canonical_ix_by_name(partition_ref).map(|i| self.instance_view(i))
+        self.canonical_ix_by_name(partition_ref)
+            .map(|i| self.instance_view(i))
     }
 
     /// The instance with this UUID.
@@ -942,7 +1038,13 @@ impl BuildState {
     pub fn partition_history(&self, partition_ref: &str) -> Vec<PartitionInstance> {
         self.ref_ids
             .get(partition_ref)
-            .map(|&r| self.refs[r as usize].history.iter().map(|&i| self.instance_view(i)).collect())
+            .map(|&r| {
+                self.refs[r as usize]
+                    .history
+                    .iter()
+                    .map(|&i| self.instance_view(i))
+                    .collect()
+            })
             .unwrap_or_default()
     }
 
@@ -956,7 +1058,11 @@ impl BuildState {
         self.ref_ids
             .get(partition_ref)
             .map(|&r| {
-                self.refs[r as usize].wants.iter().map(|&w| self.wants[w as usize].id.to_string()).collect()
+                self.refs[r as usize]
+                    .wants
+                    .iter()
+                    .map(|&w| self.wants[w as usize].id.to_string())
+                    .collect()
             })
             .unwrap_or_default()
     }
@@ -985,7 +1091,10 @@ impl BuildState {
 
     pub(crate) fn is_schedulable(&self, w: Ix) -> bool {
         self.wants[w as usize].refs.iter().all(|&r| {
-            match self.canonical_ix(r).map(|c| self.instances[c as usize].state.status()) {
+            match self
+                .canonical_ix(r)
+                .map(|c| self.instances[c as usize].state.status())
+            {
                 None => true,
                 Some(s) => matches!(
                     s,
@@ -1020,7 +1129,10 @@ impl BuildState {
         let state = match &inst.state {
             InstState::Building => PartitionState::Building,
             InstState::UpstreamBuilding { missing } => PartitionState::UpstreamBuilding {
-                missing_deps: missing.iter().map(|&m| self.ref_name(m).to_string()).collect(),
+                missing_deps: missing
+                    .iter()
+                    .map(|&m| self.ref_name(m).to_string())
+                    .collect(),
             },
             InstState::UpForRetry => PartitionState::UpForRetry,
             InstState::Live => PartitionState::Live,
@@ -1029,17 +1141,28 @@ impl BuildState {
                 failed_upstream: self.ref_name(*upstream).to_string(),
             },
             InstState::Tainted { taint } => PartitionState::Tainted {
-                taint_id: self.taints.get(*taint as usize).map(|t| t.id.to_string()).unwrap_or_default(),
+                taint_id: self
+                    .taints
+                    .get(*taint as usize)
+                    .map(|t| t.id.to_string())
+                    .unwrap_or_default(),
             },
         };
         PartitionInstance {
             uuid: inst.uuid,
             partition_ref: self.ref_name(inst.ref_ix).to_string(),
             state,
-            job_run_id: self.jobs.get(inst.job as usize).map(|j| j.id.to_string()).unwrap_or_default(),
+            job_run_id: self
+                .jobs
+                .get(inst.job as usize)
+                .map(|j| j.id.to_string())
+                .unwrap_or_default(),
             created_at: inst.created_at,
             updated_at: inst.updated_at,
-            previous_uuid: inst.previous.and_then(|p| self.instances.get(p as usize)).map(|p| p.uuid),
+            previous_uuid: inst
+                .previous
+                .and_then(|p| self.instances.get(p as usize))
+                .map(|p| p.uuid),
         }
     }
 
@@ -1047,7 +1170,11 @@ impl BuildState {
         let want = &self.wants[w as usize];
         Want {
             want_id: want.id.to_string(),
-            partitions: want.refs.iter().map(|&r| self.ref_name(r).to_string()).collect(),
+            partitions: want
+                .refs
+                .iter()
+                .map(|&r| self.ref_name(r).to_string())
+                .collect(),
             state: want.state,
             created_at: want.created_at,
             updated_at: want.updated_at,
@@ -1064,14 +1191,20 @@ impl BuildState {
 
     pub(crate) fn job_view(&self, j: Ix) -> JobRun {
         let job = &self.jobs[j as usize];
-        let instances: Vec<&Instance> =
-            job.instances.iter().filter_map(|&i| self.instances.get(i as usize)).collect();
+        let instances: Vec<&Instance> = job
+            .instances
+            .iter()
+            .filter_map(|&i| self.instances.get(i as usize))
+            .collect();
         JobRun {
             job_run_id: job.id.to_string(),
             job_label: job.label.as_deref().map(str::to_string),
             state: job.state.clone(),
             partition_uuids: instances.iter().map(|i| i.uuid).collect(),
-            partition_refs: instances.iter().map(|i| self.ref_name(i.ref_ix).to_string()).collect(),
+            partition_refs: instances
+                .iter()
+                .map(|i| self.ref_name(i.ref_ix).to_string())
+                .collect(),
             created_at: job.created_at,
             updated_at: job.updated_at,
             last_heartbeat_at: job.last_heartbeat_at,
@@ -1122,7 +1255,8 @@ fn parse_log(text: &str) -> (Vec<BuildEvent>, Option<LifecycleError>) {
 
     let mut events = Vec::new();
     let mut de = serde_json::Deserializer::from_str(text);
-    let result = serde::Deserializer::deserialize_seq(&mut de, LogVisitor(&mut events)).and_then(|()| de.end());
+    let result = serde::Deserializer::deserialize_seq(&mut de, LogVisitor(&mut events))
+        .and_then(|()| de.end());
     let bad = result.err().map(|e| {
         if text.trim_start().starts_with('[') {
             LifecycleError::invalid_event(e.to_string()).at_event(events.len())
@@ -1146,8 +1280,10 @@ enum Upstream {
 }
 
 impl BuildEvent {
-    pub(crate) fn deserialize_value(value: &serde_json::Value) -> Result<BuildEvent, LifecycleError> {
-        serde::Deserialize::deserialize(value).map_err(|e: serde_json::Error| LifecycleError::invalid_event(e.to_string()))
+    pub(crate) fn deserialize_value(
+        value: &serde_json::Value,
+    ) -> Result<BuildEvent, LifecycleError> {
+        serde::Deserialize::deserialize(value)
+            .map_err(|e: serde_json::Error| LifecycleError::invalid_event(e.to_string()))
     }
 }
-

@@ -83,7 +83,10 @@ impl PartitionStatus {
 
     /// Building and UpstreamBuilding hold the ref's lease: no job run may start building it.
     pub fn is_lease(&self) -> bool {
-        matches!(self, PartitionStatus::Building | PartitionStatus::UpstreamBuilding)
+        matches!(
+            self,
+            PartitionStatus::Building | PartitionStatus::UpstreamBuilding
+        )
     }
 }
 
@@ -147,7 +150,10 @@ impl WantState {
 
     /// Idle, Building and UpstreamBuilding: the state follows the canonical partitions.
     pub fn is_active(&self) -> bool {
-        matches!(self, WantState::Idle | WantState::Building | WantState::UpstreamBuilding)
+        matches!(
+            self,
+            WantState::Idle | WantState::Building | WantState::UpstreamBuilding
+        )
     }
 }
 
@@ -321,14 +327,32 @@ impl TryFrom<PartitionInstanceRepr> for PartitionInstance {
     type Error = String;
 
     fn try_from(r: PartitionInstanceRepr) -> Result<Self, String> {
-        let wrong = |field: &str| format!("partition {}: field {field} does not belong to state {}", r.uuid, r.state.as_str());
-        let missing = |field: &str| format!("partition {}: state {} needs field {field}", r.uuid, r.state.as_str());
+        let wrong = |field: &str| {
+            format!(
+                "partition {}: field {field} does not belong to state {}",
+                r.uuid,
+                r.state.as_str()
+            )
+        };
+        let missing = |field: &str| {
+            format!(
+                "partition {}: state {} needs field {field}",
+                r.uuid,
+                r.state.as_str()
+            )
+        };
         let state = match r.state {
             PartitionStatus::UpstreamBuilding => PartitionState::UpstreamBuilding {
-                missing_deps: r.missing_deps.clone().ok_or_else(|| missing("missingDeps"))?,
+                missing_deps: r
+                    .missing_deps
+                    .clone()
+                    .ok_or_else(|| missing("missingDeps"))?,
             },
             PartitionStatus::UpstreamFailed => PartitionState::UpstreamFailed {
-                failed_upstream: r.failed_upstream.clone().ok_or_else(|| missing("failedUpstream"))?,
+                failed_upstream: r
+                    .failed_upstream
+                    .clone()
+                    .ok_or_else(|| missing("failedUpstream"))?,
             },
             PartitionStatus::Tainted => PartitionState::Tainted {
                 taint_id: r.taint_id.clone().ok_or_else(|| missing("taintId"))?,
@@ -339,8 +363,16 @@ impl TryFrom<PartitionInstanceRepr> for PartitionInstance {
             PartitionStatus::Failed => PartitionState::Failed,
         };
         for (field, present, owner) in [
-            ("missingDeps", r.missing_deps.is_some(), PartitionStatus::UpstreamBuilding),
-            ("failedUpstream", r.failed_upstream.is_some(), PartitionStatus::UpstreamFailed),
+            (
+                "missingDeps",
+                r.missing_deps.is_some(),
+                PartitionStatus::UpstreamBuilding,
+            ),
+            (
+                "failedUpstream",
+                r.failed_upstream.is_some(),
+                PartitionStatus::UpstreamFailed,
+            ),
             ("taintId", r.taint_id.is_some(), PartitionStatus::Tainted),
         ] {
             if present && r.state != owner {
@@ -384,10 +416,15 @@ impl TryFrom<JobRunRepr> for JobRun {
 
     fn try_from(r: JobRunRepr) -> Result<Self, String> {
         let state = match r.state {
-            JobRunStatus::Failed => JobRunState::Failed { reason: r.reason.clone() },
+            JobRunStatus::Failed => JobRunState::Failed {
+                reason: r.reason.clone(),
+            },
             JobRunStatus::DepMissed => JobRunState::DepMissed {
                 missing_deps: r.missing_deps.clone().ok_or_else(|| {
-                    format!("job run '{}': state DepMissed needs field missingDeps", r.job_run_id)
+                    format!(
+                        "job run '{}': state DepMissed needs field missingDeps",
+                        r.job_run_id
+                    )
                 })?,
             },
             JobRunStatus::Queued => JobRunState::Queued,
@@ -424,7 +461,11 @@ impl TryFrom<JobRunRepr> for JobRun {
 /// `{kind: 'partition', uuid, ref, from, to}` and `{kind: 'jobRun', jobRunId, from, to}`
 /// (`from` is `null` on creation).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "kind",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub enum AppliedTransition {
     /// A want changed state.
     Want {

@@ -93,7 +93,11 @@ pub struct ParseUuidError(String);
 
 impl fmt::Display for ParseUuidError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "invalid uuid '{}': expected 8-4-4-4-12 hex digits", self.0)
+        write!(
+            f,
+            "invalid uuid '{}': expected 8-4-4-4-12 hex digits",
+            self.0
+        )
     }
 }
 
@@ -155,14 +159,26 @@ mod tests {
         assert_eq!(s.parse::<PartitionUuid>().unwrap(), u);
         assert_eq!(s.to_uppercase().parse::<PartitionUuid>().unwrap(), u);
         assert!("not-a-uuid".parse::<PartitionUuid>().is_err());
-        assert!("b9fdaee2-c421-8dda-b7ad-0d0b3b24b0d".parse::<PartitionUuid>().is_err());
-        assert!("b9fdaee20c421-8dda-b7ad-0d0b3b24b0d4".parse::<PartitionUuid>().is_err());
-        assert!("b9fdaee2-c421-8dda-b7ad-0d0b3b24b0dg".parse::<PartitionUuid>().is_err());
+        assert!("b9fdaee2-c421-8dda-b7ad-0d0b3b24b0d"
+            .parse::<PartitionUuid>()
+            .is_err());
+        assert!("b9fdaee20c421-8dda-b7ad-0d0b3b24b0d4"
+            .parse::<PartitionUuid>()
+            .is_err());
+        assert!("b9fdaee2-c421-8dda-b7ad-0d0b3b24b0dg"
+            .parse::<PartitionUuid>()
+            .is_err());
     }
 
     #[test]
     fn version_and_variant_bits() {
-        for (j, r) in [("a", "b"), ("", ""), ("job", ""), ("", "ref"), ("ü", "日本")] {
+        for (j, r) in [
+            ("a", "b"),
+            ("", ""),
+            ("job", ""),
+            ("", "ref"),
+            ("ü", "日本"),
+        ] {
             let u = derive_partition_uuid(j, r);
             assert_eq!(u.as_bytes()[6] >> 4, 8);
             assert_eq!(u.as_bytes()[8] >> 6, 0b10);
@@ -171,7 +187,13 @@ mod tests {
 
     #[test]
     fn separator_is_unambiguous() {
-        assert_ne!(derive_partition_uuid("ab", "c"), derive_partition_uuid("a", "bc"));
-        assert_ne!(derive_partition_uuid("", "abc"), derive_partition_uuid("abc", ""));
+        assert_ne!(
+            derive_partition_uuid("ab", "c"),
+            derive_partition_uuid("a", "bc")
+        );
+        assert_ne!(
+            derive_partition_uuid("", "abc"),
+            derive_partition_uuid("abc", "")
+        );
     }
 }

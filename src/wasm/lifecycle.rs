@@ -22,7 +22,11 @@ impl From<LifecycleError> for JsError {
         let error = throw("lifecycle", e.code(), &e.to_string());
         if let Some(index) = e.event_index() {
             // Setting a property on a fresh Error object cannot fail.
-            let _ = js_sys::Reflect::set(&error, &JsValue::from_str("eventIndex"), &JsValue::from_f64(index as f64));
+            let _ = js_sys::Reflect::set(
+                &error,
+                &JsValue::from_str("eventIndex"),
+                &JsValue::from_f64(index as f64),
+            );
         }
         JsError(error)
     }
@@ -53,7 +57,9 @@ impl WasmBuildState {
     /// An empty state.
     #[wasm_bindgen(constructor)]
     pub fn new() -> WasmBuildState {
-        WasmBuildState { inner: lc::BuildState::new() }
+        WasmBuildState {
+            inner: lc::BuildState::new(),
+        }
     }
 
     /// Applies one event given as JSON text; returns the transitions it caused (objects).
@@ -67,7 +73,9 @@ impl WasmBuildState {
     /// A state from the JSON text of an array of events (the packed bulk path).
     #[wasm_bindgen(js_name = replayJson)]
     pub fn replay_json(text: &str) -> Result<WasmBuildState> {
-        Ok(WasmBuildState { inner: lc::BuildState::replay_json(text)? })
+        Ok(WasmBuildState {
+            inner: lc::BuildState::replay_json(text)?,
+        })
     }
 
     #[wasm_bindgen(js_name = canonicalPartition)]
@@ -115,7 +123,9 @@ impl WasmBuildState {
 
     #[wasm_bindgen(js_name = fromSnapshotJson)]
     pub fn from_snapshot_json(text: &str) -> Result<WasmBuildState> {
-        Ok(WasmBuildState { inner: lc::BuildState::from_snapshot_json(text)? })
+        Ok(WasmBuildState {
+            inner: lc::BuildState::from_snapshot_json(text)?,
+        })
     }
 
     #[wasm_bindgen(js_name = checkInvariants)]
