@@ -5,6 +5,7 @@ import {LifecycleError, describe, rethrow} from './errors.mjs';
 
 const argError = (message) => new LifecycleError(message, 'INVALID_ARGUMENT');
 const INTERNAL = Symbol('partkit.lifecycle.internal');
+const REPLAY_CHUNK = 10_000;
 
 function requireString(name, value) {
   if (typeof value !== 'string') throw argError(`${name} must be a string, got ${describe(value)}`);
@@ -73,14 +74,21 @@ export class BuildState {
    */
   static replay(events) {
     if (!Array.isArray(events)) throw argError(`events must be an array, got ${describe(events)}`);
-    // The whole log crosses as one JSON text. If JSON cannot carry it, find the event that is
-    // to blame, so the error names its index.
-    const {text} = jsonOf(events);
-    if (text === undefined) {
-      events.forEach((event, index) => eventJson(event, index));
-      throw new LifecycleError('invalid event: the log cannot be serialized as JSON', 'INVALID_EVENT');
+    // The log crosses as JSON text in chunks: few boundary crossings, and wasm memory (which
+    // never shrinks) grows by one chunk of text at most, not by the whole log.
+    const inner = new wasm.BuildState();
+    try {
+      for (let start = 0; start < events.length; start += REPLAY_CHUNK) {
+        const chunk = events.slice(start, start + REPLAY_CHUNK);
+        const {text} = jsonOf(chunk);
+        if (text === undefined) chunk.forEach((event, i) => eventJson(event, start + i));
+        run(() => inner.applyLogJson(text, start));
+      }
+    } catch (error) {
+      inner.free();
+      throw error;
     }
-    return new BuildState(INTERNAL, run(() => wasm.BuildState.replayJson(text)));
+    return new BuildState(INTERNAL, inner);
   }
 
   /**

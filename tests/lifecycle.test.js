@@ -351,6 +351,14 @@ describe('replay and snapshots', () => {
     const malformed = catchError(() => BuildState.replay([log[0], {type: 'JobRunBuffer', timestamp: 2}]));
     expect([malformed.code, malformed.eventIndex]).toEqual(['INVALID_EVENT', 1]);
     expect(BuildState.replay(log).want('w')).toMatchObject({state: 'Successful', updatedAt: 3});
+    // Long logs cross in chunks; the index still counts from the start of the log.
+    const long = Array.from({length: 25_000}, (_, i) => ({type: 'WantCreate', timestamp: i, wantId: `w${i}`, partitions: [`p${i % 100}`]}));
+    expect(BuildState.replay(long).stats()).toMatchObject({wants: 25_000, refs: 100});
+    long[23_456] = {type: 'WantCancel', timestamp: 1, wantId: 'nope'};
+    const far = catchError(() => BuildState.replay(long));
+    expect([far.code, far.eventIndex, far.message]).toEqual(['UNKNOWN_WANT', 23_456, "event 23456: unknown want 'nope'"]);
+    long[23_456] = {type: 'WantCancel', timestamp: 1n, wantId: 'nope'};
+    expect(catchError(() => BuildState.replay(long)).eventIndex).toBe(23_456);
     expect(BuildState.replay([]).snapshot().wants).toEqual([]);
   });
 

@@ -70,6 +70,12 @@ impl LifecycleError {
         self
     }
 
+    /// Moves the event index by `offset` (a log applied in chunks).
+    pub(crate) fn offset_event(mut self, offset: usize) -> Self {
+        self.event_index = self.event_index.map(|i| i.saturating_add(offset));
+        self
+    }
+
     /// The stable error code:
     ///
     /// | code | when |

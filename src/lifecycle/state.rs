@@ -230,14 +230,7 @@ impl BuildState {
     /// # Errors
     /// The first refused event's error, with its index in the array.
     pub fn apply_json_log(&mut self, text: &str) -> Result<usize, LifecycleError> {
-        let (events, bad) = parse_log(text);
-        for (index, event) in events.iter().enumerate() {
-            self.apply(event).map_err(|e| e.at_event(index))?;
-        }
-        match bad {
-            Some(err) => Err(err),
-            None => Ok(events.len()),
-        }
+        apply_log(self, text)
     }
 
     /// Applies one event and returns the state changes it caused, in order.
@@ -1233,12 +1226,17 @@ impl BuildState {
     }
 }
 
-/// Parses a JSON array of events in one pass: the events before the first element that is no
-/// event (malformed JSON included), and that element's error with its index.
-fn parse_log(text: &str) -> (Vec<BuildEvent>, Option<LifecycleError>) {
-    struct LogVisitor<'a>(&'a mut Vec<BuildEvent>);
+/// Parses a JSON array of events and applies each as soon as it is parsed (one pass, no
+/// intermediate list of events); stops at the first element that is no event (malformed JSON
+/// included) or is refused, with its index.
+fn apply_log(state: &mut BuildState, text: &str) -> Result<usize, LifecycleError> {
+    struct LogVisitor<'a> {
+        state: &'a mut BuildState,
+        applied: usize,
+        refused: Option<LifecycleError>,
+    }
 
-    impl<'de> serde::de::Visitor<'de> for LogVisitor<'_> {
+    impl<'de> serde::de::Visitor<'de> for &mut LogVisitor<'_> {
         type Value = ();
 
         fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -1247,24 +1245,36 @@ fn parse_log(text: &str) -> (Vec<BuildEvent>, Option<LifecycleError>) {
 
         fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
             while let Some(event) = seq.next_element::<BuildEvent>()? {
-                self.0.push(event);
+                if let Err(e) = self.state.apply(&event) {
+                    self.refused = Some(e.at_event(self.applied));
+                    return Err(serde::de::Error::custom("refused"));
+                }
+                self.applied += 1;
             }
             Ok(())
         }
     }
 
-    let mut events = Vec::new();
+    let mut visitor = LogVisitor {
+        state,
+        applied: 0,
+        refused: None,
+    };
     let mut de = serde_json::Deserializer::from_str(text);
-    let result = serde::Deserializer::deserialize_seq(&mut de, LogVisitor(&mut events))
-        .and_then(|()| de.end());
-    let bad = result.err().map(|e| {
-        if text.trim_start().starts_with('[') {
-            LifecycleError::invalid_event(e.to_string()).at_event(events.len())
-        } else {
-            LifecycleError::invalid_event(format!("the log is not a JSON array: {e}"))
+    let result =
+        serde::Deserializer::deserialize_seq(&mut de, &mut visitor).and_then(|()| de.end());
+    if let Some(refused) = visitor.refused {
+        return Err(refused);
+    }
+    match result {
+        Ok(()) => Ok(visitor.applied),
+        Err(e) if text.trim_start().starts_with('[') => {
+            Err(LifecycleError::invalid_event(e.to_string()).at_event(visitor.applied))
         }
-    });
-    (events, bad)
+        Err(e) => Err(LifecycleError::invalid_event(format!(
+            "the log is not a JSON array: {e}"
+        ))),
+    }
 }
 
 struct DepMissPlan {

@@ -70,12 +70,16 @@ impl WasmBuildState {
         to_js(&self.inner.apply(&e)?)
     }
 
-    /// A state from the JSON text of an array of events (the packed bulk path).
-    #[wasm_bindgen(js_name = replayJson)]
-    pub fn replay_json(text: &str) -> Result<WasmBuildState> {
-        Ok(WasmBuildState {
-            inner: lc::BuildState::replay_json(text)?,
-        })
+    /// Applies the events of a JSON array text (one chunk of a log whose first event has
+    /// index `offset`); stops at the first refused one, whose `eventIndex` counts from the
+    /// start of the log. Used by `BuildState.replay`, which frees the state on error.
+    #[wasm_bindgen(js_name = applyLogJson)]
+    pub fn apply_log_json(&mut self, text: &str, offset: u32) -> Result<u32> {
+        let applied = self
+            .inner
+            .apply_json_log(text)
+            .map_err(|e| e.offset_event(offset as usize))?;
+        Ok(u32::try_from(applied).unwrap_or(u32::MAX))
     }
 
     #[wasm_bindgen(js_name = canonicalPartition)]
