@@ -28,12 +28,14 @@ const {chromium} = require('playwright-core');
 const profile = mkdtempSync(join(tmpdir(), 'partkit-chromium-'));
 const server = await serve(0);
 const url = `http://127.0.0.1:${server.address().port}/examples/config-validator/`;
-const browser = await chromium.launch({
+// A fresh --user-data-dir: Playwright takes it as the persistent context's directory.
+const browser = await chromium.launchPersistentContext(profile, {
   executablePath: CHROMIUM,
   headless: true,
+  viewport: {width: 1280, height: 1100},
   args: [
     '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-    '--no-first-run', '--disable-sync', `--user-data-dir=${profile}`,
+    '--no-first-run', '--disable-sync',
   ],
 });
 const deadline = setTimeout(() => {
@@ -42,7 +44,7 @@ const deadline = setTimeout(() => {
 }, 60000);
 
 try {
-  const page = await browser.newPage({viewport: {width: 1280, height: 1100}});
+  const page = browser.pages()[0] ?? (await browser.newPage());
   const errors = [];
   const external = [];
   page.on('pageerror', (e) => errors.push(e.message));
