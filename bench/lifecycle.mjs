@@ -1,12 +1,14 @@
 // Partition lifecycle: replay of a synthetic build-event log (wants over 100k refs, job runs,
 // failures, dep misses answered by derivative wants and retries, taints, cancels) in wasm vs
-// the native Rust core, at 10k / 100k / 1M events; cost per event of the last tenth of each
-// prefix (flat = about the same at every size); memory per partition instance.
+// the native Rust core, at 10k / 100k / 1M events: cost per event of each prefix and of its
+// last tenth (flat = about the same at every size); memory per partition instance. Both sides
+// apply the same JSON chunks of 1,000 events and keep the best of two runs per chunk.
 //
 // The log is generated once by the native example `bench_lifecycle` (deterministic) and written
 // as NDJSON, so wasm and native replay exactly the same events.
 import {execFileSync} from 'node:child_process';
 import {mkdtempSync, readFileSync, rmSync} from 'node:fs';
+import {createRequire} from 'node:module';
 import {tmpdir} from 'node:os';
 import {join} from 'node:path';
 import {fmt, native, ratio, root} from './_util.mjs';
@@ -27,21 +29,7 @@ function timeMs(fn) {
   return [Number(process.hrtime.bigint() - start) / 1e6, value];
 }
 
-/** Best-of-`repeat` milliseconds of a replay (the state is freed after each run). */
-function replayMs(api, events, repeat) {
-  let best = Infinity;
-  let stats;
-  for (let r = 0; r < repeat; r++) {
-    const [ms, state] = timeMs(() => api.BuildState.replay(events));
-    if (r === 0) {
-      state.checkInvariants();
-      stats = state.stats();
-    }
-    state.free();
-    best = Math.min(best, ms);
-  }
-  return [best, stats];
-}
+
 
 /** Memory of one state built event by event in a fresh process (wasm memory only grows). */
 function wasmMemory(file, count, instancesOnly) {
@@ -69,37 +57,56 @@ export async function run(api, report) {
     const log = readLog(file);
     if (log.length !== N) throw new Error(`bench: expected ${N} events, got ${log.length}`);
 
-    // Warm-up, then each prefix and its first nine tenths (last tenth = the difference), best
-    // of 3 (of 2 at 1M) each.
-    api.BuildState.replay(log.slice(0, Math.min(10_000, N))).free();
+    // Chunks of 1,000 events, each turned into JSON text before timing, applied in order to
+    // one state through the binding `BuildState.replay` uses; the best of two runs per chunk.
+    // Prefix cost = sum of its chunks; last tenth = its last tenth of chunks.
+    const glue = createRequire(import.meta.url)(join(root, 'pkg', 'node', 'partkit.js'));
+    const CHUNK = 1000;
+    const texts = [];
+    const [msJson] = timeMs(() => {
+      for (let i = 0; i < N; i += CHUNK) texts.push(JSON.stringify(log.slice(i, i + CHUNK)));
+    });
+    const best = new Array(texts.length).fill(Infinity);
+    for (let run = 0; run < 2; run++) {
+      const inner = new glue.BuildState();
+      texts.forEach((text, c) => {
+        const start = process.hrtime.bigint();
+        inner.applyLogJson(text, c * CHUNK);
+        best[c] = Math.min(best[c], Number(process.hrtime.bigint() - start));
+      });
+      if (run === 0) inner.checkInvariants();
+      inner.free();
+    }
+    const sum = (from, to) => best.slice(from / CHUNK, to / CHUNK).reduce((a, b) => a + b, 0);
+    const [msReplay, whole] = timeMs(() => api.BuildState.replay(log));
+    const stats = whole.stats();
+    whole.free();
     const rows = [];
     for (const size of SIZES) {
-      const prefix = log.slice(0, size);
-      const head = log.slice(0, size - size / 10);
-      const [msJson] = timeMs(() => JSON.stringify(prefix));
-      const repeat = size >= 1_000_000 ? 2 : 3;
-      const [ms, stats] = replayMs(api, prefix, repeat);
-      const [msHead] = replayMs(api, head, repeat);
-      const wasmNs = (ms * 1e6) / size;
-      const wasmTailNs = Math.max(0, ((ms - msHead) * 1e6) / (size / 10));
       const n = nat.replay.find((r) => r.events === size);
-      if (n.partitions !== stats.partitions || n.wants !== stats.wants) throw new Error('bench: wasm and native states differ');
+      const wasmNs = sum(0, size) / size;
+      const wasmTailNs = sum(size - size / 10, size) / (size / 10);
       rows.push([
         size.toLocaleString('en'),
-        stats.partitions.toLocaleString('en'),
-        fmt(n.nsPerEvent),
-        fmt(n.tailNsPerEvent),
-        fmt(wasmNs),
-        fmt(wasmTailNs),
-        `${((msJson * 1e6) / size).toFixed(0)} ns`,
+        n.partitions.toLocaleString('en'),
+        `${fmt(n.nsPerEvent)} / ${fmt(n.tailNsPerEvent)}`,
+        `${fmt(wasmNs)} / ${fmt(wasmTailNs)}`,
         ratio(wasmNs / n.nsPerEvent),
+        `${fmt(n.parsedNsPerEvent)} / ${fmt(n.parsedTailNsPerEvent)}`,
+        n.tailTransitionsPerEvent.toFixed(2),
       ]);
     }
+    const last = nat.replay[nat.replay.length - 1];
+    if (last.partitions !== stats.partitions || last.wants !== stats.wants) throw new Error('bench: wasm and native states differ');
     report(
-      `lifecycle: replay of a synthetic log (${N.toLocaleString('en')} events, 100k refs), wasm vs native`,
-      ['events', 'partition instances', 'native / event', 'native, last tenth', 'wasm `BuildState.replay` / event', 'wasm, last tenth', 'of which JSON.stringify', 'wasm / native'],
+      `lifecycle: replay of a synthetic log (${N.toLocaleString('en')} events, 100k refs), per event: whole prefix / its last tenth`,
+      ['events', 'partition instances', 'native, JSON → state', 'wasm, JSON → state', 'wasm / native', 'native, parsed events → state', 'transitions per event (last tenth)'],
       rows,
     );
+    report('lifecycle: the whole log through the public API', ['measure', 'time', 'per event'], [
+      [`\`BuildState.replay(log)\` (${N.toLocaleString('en')} event objects; JSON in 10k-event chunks)`, `${msReplay.toFixed(0)} ms`, fmt((msReplay * 1e6) / N)],
+      ['of which `JSON.stringify` of the events (measured alone)', `${msJson.toFixed(0)} ms`, fmt((msJson * 1e6) / N)],
+    ]);
 
     // One event at a time through `apply` (objects in, transitions out) on the first 100k.
     const k = Math.min(100_000, N);
@@ -111,12 +118,11 @@ export async function run(api, report) {
 
     const mixed = wasmMemory(file, Math.min(N, 1_000_000), false);
     const only = wasmMemory(file, 100_000, true);
-    const last = nat.replay[nat.replay.length - 1];
     report('lifecycle: `apply` one event at a time, and memory', ['measure', 'native', 'wasm'], [
       [`\`apply(event)\` per event (first ${k.toLocaleString('en')} events, transitions returned as objects)`, '—', fmt((msApply * 1e6) / k)],
       [
-        `bytes per partition instance, whole state of the ${last.events.toLocaleString('en')}-event log (wants, job runs, indexes included)`,
-        `${last.bytesPerPartition.toFixed(0)} B`,
+        `bytes per partition instance, whole state of the ${nat.memory.events.toLocaleString('en')}-event log (wants, job runs, indexes included)`,
+        `${nat.memory.bytesPerPartition.toFixed(0)} B`,
         `${(mixed.bytes / mixed.partitions).toFixed(0)} B`,
       ],
       [

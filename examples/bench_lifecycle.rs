@@ -7,11 +7,13 @@
 //!
 //! The log: wants over R refs (default 100 000), job runs with heartbeats, successes,
 //! failures, dep misses answered by derivative wants and retries, taints and cancels — all
-//! valid, generated deterministically (fixed seed). It prints, for each prefix of 10k, 100k
-//! and 1M events (those not longer than the log), the replay time per event, the time per
-//! event of the last tenth of the prefix (flat cost = about the same number at every size),
-//! and the heap bytes the state holds per partition instance. `--emit` writes the log as
-//! NDJSON (one event per line); `--json` prints the results as one JSON object.
+//! valid, generated deterministically (fixed seed). The log is applied in chunks of 1,000
+//! events, twice, keeping the best time of each chunk: once from JSON text (`apply_json_log`,
+//! what the wasm build runs) and once from parsed events (`apply` alone). For each prefix of
+//! 10k, 100k and 1M events it prints the time per event and the time per event of the
+//! prefix's last tenth (flat cost = about the same number at every size), and the heap bytes
+//! the whole state holds per partition instance. `--emit` writes the log as NDJSON (one event
+//! per line); `--json` prints the results as one JSON object.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering};
@@ -63,8 +65,9 @@ impl Rng {
 }
 
 /// Generates `n` valid events. Uses a `BuildState` to know which refs are Live (for taints)
-/// and which partitions wait (for retries); every event is applied as it is generated.
-pub fn generate(n: usize, refs: u64) -> Vec<BuildEvent> {
+/// and which partitions wait (for retries); every event is applied as it is generated. Returns
+/// the events and that state.
+pub fn generate(n: usize, refs: u64) -> (Vec<BuildEvent>, BuildState) {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let mut state = BuildState::new();
     let mut out: Vec<BuildEvent> = Vec::with_capacity(n + 16);
@@ -237,7 +240,7 @@ pub fn generate(n: usize, refs: u64) -> Vec<BuildEvent> {
         }
     }
     out.truncate(n);
-    out
+    (out, state)
 }
 
 struct Args {
@@ -270,7 +273,7 @@ fn args() -> Args {
 fn main() {
     let a = args();
     let t0 = Instant::now();
-    let log = generate(a.events, a.refs);
+    let (log, generator_state) = generate(a.events, a.refs);
     let generate_ms = t0.elapsed().as_secs_f64() * 1e3;
     if let Some(path) = &a.emit {
         use std::io::Write;
@@ -280,50 +283,94 @@ fn main() {
             f.write_all(b"\n").expect("write newline");
         }
     }
-    // Warm-up (allocator, caches): one discarded replay of a short prefix.
-    drop(BuildState::replay(&log[..log.len().min(10_000)]).expect("valid log"));
+    // The log in chunks of 1,000 events, as JSON text (what the wasm replay receives).
+    const CHUNK: usize = 1000;
+    let texts: Vec<String> = log
+        .chunks(CHUNK)
+        .map(|c| serde_json::to_string(c).expect("serialize chunk"))
+        .collect();
     let mut sizes: Vec<usize> = [10_000, 100_000, 1_000_000]
         .into_iter()
         .filter(|&s| s <= log.len())
         .collect();
-    if sizes.last() != Some(&log.len()) && log.len() < 10_000 {
+    if sizes.is_empty() {
         sizes.push(log.len());
     }
-    let mut rows = Vec::new();
-    for &size in &sizes {
+    // Two passes of each kind over the whole log, keeping the best time of every chunk (the
+    // machine is shared): JSON text → state (`apply_json_log`, the code wasm runs), and
+    // pre-parsed events → state (`apply` alone). Counts are recorded at the prefix ends.
+    let mut best_json = vec![f64::INFINITY; texts.len()];
+    let mut best_parsed = vec![f64::INFINITY; texts.len()];
+    let mut transitions = vec![0usize; texts.len()];
+    let mut counts = Vec::new();
+    let mut heap_bytes = 0isize;
+    let mut full_partitions = 0usize;
+    let mut keep = vec![generator_state];
+    for pass in 0..2 {
         let before = live_bytes();
-        let start = Instant::now();
         let mut state = BuildState::new();
-        let tail_from = size - size / 10;
-        let mut tail_start = start;
-        let mut tail_transitions = 0usize;
-        for (k, e) in log[..size].iter().enumerate() {
-            if k == tail_from {
-                tail_start = Instant::now();
-            }
-            let t = state.apply(e).expect("valid log");
-            if k >= tail_from {
-                tail_transitions += t.len();
+        for (c, text) in texts.iter().enumerate() {
+            let start = Instant::now();
+            state.apply_json_log(text).expect("valid log");
+            best_json[c] = best_json[c].min(start.elapsed().as_secs_f64() * 1e9);
+            if pass == 0 && sizes.contains(&((c + 1) * CHUNK).min(log.len())) {
+                counts.push(json!({
+                    "partitions": state.partition_count(),
+                    "wants": state.want_count(),
+                    "jobRuns": state.job_run_count(),
+                    "refs": state.ref_count(),
+                }));
             }
         }
-        let total = start.elapsed().as_secs_f64();
-        let tail = tail_start.elapsed().as_secs_f64();
-        let bytes = live_bytes() - before;
-        rows.push(json!({
-            "events": size,
-            "ms": total * 1e3,
-            "nsPerEvent": total * 1e9 / size as f64,
-            "tailNsPerEvent": tail * 1e9 / (size - tail_from) as f64,
-            "tailTransitionsPerEvent": tail_transitions as f64 / (size - tail_from) as f64,
-            "partitions": state.partition_count(),
-            "wants": state.want_count(),
-            "jobRuns": state.job_run_count(),
-            "refs": state.ref_count(),
-            "heapBytes": bytes,
-            "bytesPerPartition": bytes as f64 / state.partition_count().max(1) as f64,
-        }));
-        drop(state);
+        if pass == 0 {
+            heap_bytes = live_bytes() - before;
+            full_partitions = state.partition_count();
+        }
+        // States are kept until the end: freeing a few hundred MB between passes makes the
+        // allocator hand memory back to the OS, and the next pass starts with page faults.
+        keep.push(state);
+        let mut state = BuildState::new();
+        for (c, chunk) in log.chunks(CHUNK).enumerate() {
+            let start = Instant::now();
+            let mut n = 0;
+            for e in chunk {
+                n += state.apply(e).expect("valid log").len();
+            }
+            best_parsed[c] = best_parsed[c].min(start.elapsed().as_secs_f64() * 1e9);
+            transitions[c] = n;
+        }
+        keep.push(state);
     }
+    let sum = |v: &[f64], from: usize, to: usize| -> f64 {
+        v[from / CHUNK..to.div_ceil(CHUNK)].iter().sum()
+    };
+    let mut rows = Vec::new();
+    for (k, &size) in sizes.iter().enumerate() {
+        let tail_from = size - size / 10;
+        let tail = (size - tail_from).max(1) as f64;
+        let mut row = json!({
+            "events": size,
+            "ms": sum(&best_json, 0, size) / 1e6,
+            "nsPerEvent": sum(&best_json, 0, size) / size as f64,
+            "tailNsPerEvent": sum(&best_json, tail_from, size) / tail,
+            "parsedNsPerEvent": sum(&best_parsed, 0, size) / size as f64,
+            "parsedTailNsPerEvent": sum(&best_parsed, tail_from, size) / tail,
+            "tailTransitionsPerEvent": transitions[tail_from / CHUNK..size.div_ceil(CHUNK)].iter().sum::<usize>() as f64 / tail,
+        });
+        if let (Some(obj), Some(c)) = (
+            row.as_object_mut(),
+            counts.get(k).and_then(|c| c.as_object()),
+        ) {
+            obj.extend(c.clone());
+        }
+        rows.push(row);
+    }
+    let memory = json!({
+        "events": log.len(),
+        "heapBytes": heap_bytes,
+        "partitions": full_partitions,
+        "bytesPerPartition": heap_bytes as f64 / full_partitions.max(1) as f64,
+    });
     // Memory of the partition instances alone: a state holding only buffer+success pairs.
     let instances_only = {
         let n = 100_000u64;
@@ -342,7 +389,7 @@ fn main() {
         let bytes = live_bytes() - before;
         json!({"partitions": n, "refs": 50_000, "heapBytes": bytes, "bytesPerPartition": bytes as f64 / n as f64})
     };
-    let result = json!({"generateMs": generate_ms, "logEvents": log.len(), "replay": rows, "instancesOnly": instances_only});
+    let result = json!({"generateMs": generate_ms, "logEvents": log.len(), "chunk": CHUNK, "replay": rows, "memory": memory, "instancesOnly": instances_only});
     if a.json {
         println!("{result}");
         return;
@@ -353,21 +400,33 @@ fn main() {
         generate_ms
     );
     println!(
-        "{:>9} {:>10} {:>10} {:>14} {:>12} {:>11} {:>10}",
-        "events", "ms", "ns/event", "tail ns/event", "tail trans/ev", "partitions", "B/part"
+        "{:>9} {:>11} {:>16} {:>16} {:>14} {:>14} {:>13}",
+        "events",
+        "partitions",
+        "json ns/event",
+        "json tail ns/ev",
+        "apply ns/ev",
+        "apply tail",
+        "tail trans/ev"
     );
     for r in result["replay"].as_array().unwrap() {
         println!(
-            "{:>9} {:>10.1} {:>10.0} {:>14.0} {:>12.2} {:>11} {:>10.0}",
+            "{:>9} {:>11} {:>16.0} {:>16.0} {:>14.0} {:>14.0} {:>13.2}",
             r["events"].as_u64().unwrap(),
-            r["ms"].as_f64().unwrap(),
+            r["partitions"].as_u64().unwrap_or(0),
             r["nsPerEvent"].as_f64().unwrap(),
             r["tailNsPerEvent"].as_f64().unwrap(),
+            r["parsedNsPerEvent"].as_f64().unwrap(),
+            r["parsedTailNsPerEvent"].as_f64().unwrap(),
             r["tailTransitionsPerEvent"].as_f64().unwrap(),
-            r["partitions"].as_u64().unwrap(),
-            r["bytesPerPartition"].as_f64().unwrap()
         );
     }
+    println!(
+        "whole state after {} events: {} heap bytes, {:.0} per partition instance",
+        memory["events"],
+        memory["heapBytes"],
+        memory["bytesPerPartition"].as_f64().unwrap()
+    );
     println!(
         "instances only: {} partitions over {} refs, {:.0} heap bytes per partition (state total / partitions)",
         instances_only["partitions"], instances_only["refs"], instances_only["bytesPerPartition"].as_f64().unwrap()

@@ -70,7 +70,8 @@ impl LifecycleError {
         self
     }
 
-    /// Moves the event index by `offset` (a log applied in chunks).
+    /// Moves the event index by `offset` (a log applied in chunks; used by the wasm binding).
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
     pub(crate) fn offset_event(mut self, offset: usize) -> Self {
         self.event_index = self.event_index.map(|i| i.saturating_add(offset));
         self
