@@ -1,0 +1,3 @@
+// The package root: every public export. Each domain adds one line.
+export {PartkitError, BucketingError, PartitionError, ImportBucketError, LifecycleError, SyncError} from './errors.mjs';
+export * from './bucketing.mjs';

@@ -1,0 +1,3 @@
+// partkit's public types. Each domain adds one line.
+export * from './errors';
+export * from './bucketing';
