@@ -1,3 +1,4 @@
 // The package root: every public export. Each domain adds one line.
 export {PartkitError, BucketingError, PartitionError, ImportBucketError, LifecycleError, SyncError} from './errors.mjs';
 export * from './bucketing.mjs';
+export * from './objects.mjs';

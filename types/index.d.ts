@@ -1,3 +1,4 @@
 // partkit's public types. Each domain adds one line.
 export * from './errors';
 export * from './bucketing';
+export * from './objects';

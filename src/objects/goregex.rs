@@ -23,14 +23,19 @@
 //! here with Go's error text (`error parsing regexp: missing closing ): `(a``), and a pattern
 //! Go accepts compiles to a Rust pattern with the same meaning.
 //!
-//! Remaining, documented differences: patterns nesting more than 250 levels (Go: 1000) are
-//! rejected with Go's `expression nests too deeply` error, because Rust's regex compiler
-//! recurses per level and the WebAssembly stack is small; Unicode tables (Go 1.21+ uses Unicode 15.0, this crate's
-//! `regex` uses 16.0: characters first assigned in 16.0 differ for `\pL`-style classes and case
-//! folding); Go 1.25's loose class names (`\p{Letter}`, `\p{Assigned}`, `\p{ASCII}`) are
-//! rejected as Go ≤ 1.24 rejects them; Go's "expression too large" limit is approximated
-//! (Go's instruction-count estimate is computed, and Rust's compiled-size limit is raised to
-//! 64 MiB; a pattern beyond that reports Go's "expression too large" error).
+//! Remaining, documented differences:
+//! - patterns nesting more than 250 levels (Go: 1000) are rejected with Go's `expression nests
+//!   too deeply` error: Rust's regex compiler recurses per level and the WebAssembly stack is
+//!   small;
+//! - more than 2000 copies of Unicode classes (counted repetitions expanded: `\pL{1000}` is
+//!   1000) are rejected as `expression too large` (Go allows about 26 000 `\pL`): each copy is
+//!   a UTF-8 automaton in Rust, this bounds compile time to about two seconds;
+//! - Go's other size limits are approximated: Go's instruction-count estimate is computed, and
+//!   Rust's compiled-size limit is 64 MiB; beyond it, Go's `expression too large` is reported;
+//! - Unicode tables: Go 1.21+ uses Unicode 15.0, this crate's `regex` 16.0 (characters first
+//!   assigned in 16.0 differ for `\pL`-style classes and case folding);
+//! - Go 1.25's loose class names (`\p{Letter}`, `\p{Assigned}`, `\p{ASCII}`) are rejected, as
+//!   Go ≤ 1.24 rejects them.
 
 use std::fmt;
 
@@ -77,6 +82,10 @@ const MAX_HEIGHT: usize = 1000;
 /// Deepest nesting handed to Rust's `regex` (its own default nest limit): its compiler
 /// recurses per level, and in WebAssembly the stack is 1 MiB. Go allows 1000.
 const RUST_MAX_HEIGHT: usize = 250;
+/// Most copies of Unicode classes (`\pL`, `\p{Greek}`…) handed to Rust's `regex`, counting
+/// counted repetitions: each copy of a large class compiles to a UTF-8 automaton (about a
+/// millisecond for `\pL`), where Go's compiler keeps one rune table. Bounds compile time.
+const RUST_MAX_UNICODE_CLASSES: i64 = 2000;
 const MAX_SIZE: i64 = (128 << 20) / 40;
 const MAX_RUNE: u32 = 0x10FFFF;
 
@@ -228,7 +237,7 @@ pub fn translate(pattern: &str) -> Result<String, SyntaxError> {
     if height(&node) > RUST_MAX_HEIGHT {
         return Err(err(ERR_NESTING_DEPTH, pattern));
     }
-    if size(&node) > MAX_SIZE {
+    if size(&node) > MAX_SIZE || unicode_copies(&node) > RUST_MAX_UNICODE_CLASSES {
         return Err(err(ERR_LARGE, pattern));
     }
     let mut out = String::with_capacity(pattern.len() * 2);
@@ -1102,6 +1111,28 @@ fn size(re: &Node) -> i64 {
         _ => 1,
     };
     s.max(1)
+}
+
+/// Copies of Unicode classes Rust's compiler builds (counted repetitions expand).
+fn unicode_copies(re: &Node) -> i64 {
+    match re {
+        Node::Class { items, .. } => items
+            .iter()
+            .filter(|i| matches!(i, ClassItem::Unicode(n, _) if *n != "Any" && *n != "Cs"))
+            .count() as i64,
+        Node::Repeat {
+            op: RepOp::Counted(min, max),
+            sub,
+            ..
+        } => {
+            let copies = if *max == -1 { min + 1 } else { *max };
+            unicode_copies(sub).saturating_mul(copies.max(1))
+        }
+        other => children(other)
+            .into_iter()
+            .map(unicode_copies)
+            .fold(0i64, i64::saturating_add),
+    }
 }
 
 fn push_char(out: &mut String, c: u32) {

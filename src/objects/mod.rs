@@ -305,6 +305,53 @@ pub struct Stats {
     pub directories: u64,
 }
 
+/// Accumulates [`Stats`] one [`Assignment`] at a time.
+#[derive(Clone, Debug)]
+pub struct StatsBuilder {
+    stats: Stats,
+    all: u64,
+}
+
+impl StatsBuilder {
+    /// Empty statistics over `total` partitions.
+    pub fn new(total: usize) -> Self {
+        StatsBuilder {
+            stats: Stats {
+                counts: vec![0; total],
+                ..Stats::default()
+            },
+            all: 0,
+        }
+    }
+
+    /// Counts one object.
+    pub fn record(&mut self, a: Assignment) {
+        match a {
+            Assignment::Directory => self.stats.directories += 1,
+            Assignment::All => self.all += 1,
+            Assignment::Fallback | Assignment::Hashed(_) => {
+                if a == Assignment::Fallback {
+                    self.stats.fallback += 1;
+                }
+                if let Some(c) = a
+                    .index()
+                    .and_then(|p| self.stats.counts.get_mut(p as usize))
+                {
+                    *c += 1;
+                }
+            }
+        }
+    }
+
+    /// The statistics (with no partitioning, every partition counts every object).
+    pub fn finish(mut self) -> Stats {
+        if self.all > 0 {
+            self.stats.counts.iter_mut().for_each(|c| *c = self.all);
+        }
+        self.stats
+    }
+}
+
 /// A compiled partitioner: config validated and compiled once (regex, layout), then applied
 /// to any number of keys.
 ///
@@ -519,31 +566,11 @@ impl ObjectPartitioner {
 
     /// Distribution of `objects` over the partitions, with fallback and directory counts.
     pub fn stats<'a>(&self, objects: impl IntoIterator<Item = (&'a str, bool)>) -> Stats {
-        let n = usize::try_from(self.total).unwrap_or(usize::MAX);
-        let mut s = Stats {
-            counts: vec![0; n],
-            ..Stats::default()
-        };
-        let mut all = 0u64;
+        let mut b = StatsBuilder::new(usize::try_from(self.total).unwrap_or(usize::MAX));
         for (key, is_dir) in objects {
-            let a = self.assign(key, is_dir);
-            match a {
-                Assignment::Directory => s.directories += 1,
-                Assignment::All => all += 1,
-                Assignment::Fallback | Assignment::Hashed(_) => {
-                    if a == Assignment::Fallback {
-                        s.fallback += 1;
-                    }
-                    if let Some(c) = a.index().and_then(|p| s.counts.get_mut(p as usize)) {
-                        *c += 1;
-                    }
-                }
-            }
+            b.record(self.assign(key, is_dir));
         }
-        if all > 0 {
-            s.counts.iter_mut().for_each(|c| *c = all);
-        }
-        s
+        b.finish()
     }
 }
 

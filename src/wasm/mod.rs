@@ -4,3 +4,4 @@
 pub(crate) mod error;
 
 mod bucketing;
+mod objects;
