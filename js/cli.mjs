@@ -3,12 +3,13 @@
 import {createRequire} from 'node:module';
 import {Command} from 'commander';
 import * as bucketing from './cli/bucketing.mjs';
+import * as objects from './cli/objects.mjs';
 
 const require = createRequire(import.meta.url);
 const api = require('../dist/index.cjs');
 const {version} = require('../package.json');
 
-const DOMAINS = [bucketing];
+const DOMAINS = [bucketing, objects];
 
 const program = new Command('partkit')
   .description('Deterministic partitioning for data connectors')

@@ -415,3 +415,37 @@ describe('bad input of any shape', () => {
     expect(fnv1a32('hello')).toBe(1335831723);
   });
 });
+
+describe('partkit objects (CLI)', () => {
+  const {execFileSync} = require('child_process');
+  const path = require('path');
+  const cli = path.join(__dirname, '..', 'js', 'cli.mjs');
+  const run = (args, input) => execFileSync(process.execPath, [cli, ...args], {input, encoding: 'utf8'});
+  const listing = 'user123/file1.txt\nuser456/file3.txt\ninvalid/file5.txt\nuserdir/\n';
+
+  test('prints the keys of one partition', () => {
+    const args = ['objects', '--total', '4', '--type', 'regex', '--pattern', 'user(\\d+)'];
+    expect(run([...args, '--index', '0'], listing)).toBe('user456/file3.txt\ninvalid/file5.txt\n');
+    expect(run([...args, '--index', '3', '-'], listing)).toBe('user123/file1.txt\n');
+  });
+
+  test('--plan prints counts and fallbacks', () => {
+    const out = run(['objects', '--total', '4', '--type', 'regex', '--pattern', 'user(\\d+)', '--plan'], listing);
+    expect(out).toBe('partition 0\t2\npartition 1\t0\npartition 2\t0\npartition 3\t1\n' +
+      'keys 4, directories 1, fallback to partition 0: 1\n');
+  });
+
+  test('errors carry Go messages and exit 1', () => {
+    const e = thrown(() => execFileSync(process.execPath,
+      [cli, 'objects', '--total', '2', '--index', '0', '--type', 'date', '--date-format', '12006'],
+      {input: 'x\n', encoding: 'utf8', stdio: 'pipe'}));
+    expect(e.status).toBe(1);
+    expect(e.stderr).toContain('[PARTITION_CONFIG_INVALID] invalid date format: 12006');
+  });
+
+  test('demo runs', () => {
+    const out = execFileSync(process.execPath, [cli, 'demo'], {encoding: 'utf8'});
+    expect(out).toContain('== Object partitioning');
+    expect(out).toContain('invalid or unsupported Perl syntax: `(?=`');
+  });
+});

@@ -29,6 +29,7 @@
 //! assert_eq!(err.to_string(), r#"parsing time "2023-02-29": day out of range"#);
 //! ```
 
+use std::borrow::Cow;
 use std::fmt;
 
 /// One element of a layout, as Go's `nextStdChunk` returns it.
@@ -519,7 +520,7 @@ fn civil_from_days(z: i64) -> (i64, i64, i64) {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Zone {
     /// Abbreviation printed by the `MST` token (`""` prints a numeric offset instead).
-    pub name: String,
+    pub name: Cow<'static, str>,
     /// Seconds east of UTC.
     pub offset: i64,
 }
@@ -528,7 +529,7 @@ impl Zone {
     /// UTC (and `time.Local` under the UTC assumption).
     pub fn utc() -> Self {
         Zone {
-            name: "UTC".to_owned(),
+            name: Cow::Borrowed("UTC"),
             offset: 0,
         }
     }
@@ -575,6 +576,12 @@ impl Time {
     /// [`Time::format`] on raw bytes.
     pub fn format_bytes(&self, layout: &[u8]) -> Vec<u8> {
         let mut b = Vec::with_capacity(layout.len() + 10);
+        self.format_into(layout, &mut b);
+        b
+    }
+
+    /// [`Time::format_bytes`], appending to `b`.
+    pub fn format_into(&self, layout: &[u8], b: &mut Vec<u8>) {
         let abs = self.unix + self.zone.offset;
         let days = abs.div_euclid(86_400);
         let secs = abs.rem_euclid(86_400);
@@ -590,26 +597,26 @@ impl Time {
             let Some(std) = std else { break };
             layout = suffix;
             match std {
-                Std::Year => append_int(&mut b, year.abs() % 100, 2),
-                Std::LongYear => append_int(&mut b, year, 4),
+                Std::Year => append_int(b, year.abs() % 100, 2),
+                Std::LongYear => append_int(b, year, 4),
                 Std::Month => {
                     b.extend_from_slice(&LONG_MONTH_NAMES[(month - 1) as usize].as_bytes()[..3])
                 }
                 Std::LongMonth => {
                     b.extend_from_slice(LONG_MONTH_NAMES[(month - 1) as usize].as_bytes())
                 }
-                Std::NumMonth => append_int(&mut b, month, 0),
-                Std::ZeroMonth => append_int(&mut b, month, 2),
+                Std::NumMonth => append_int(b, month, 0),
+                Std::ZeroMonth => append_int(b, month, 2),
                 Std::WeekDay => b.extend_from_slice(&LONG_DAY_NAMES[weekday].as_bytes()[..3]),
                 Std::LongWeekDay => b.extend_from_slice(LONG_DAY_NAMES[weekday].as_bytes()),
-                Std::Day => append_int(&mut b, day, 0),
+                Std::Day => append_int(b, day, 0),
                 Std::UnderDay => {
                     if day < 10 {
                         b.push(b' ');
                     }
-                    append_int(&mut b, day, 0);
+                    append_int(b, day, 0);
                 }
-                Std::ZeroDay => append_int(&mut b, day, 2),
+                Std::ZeroDay => append_int(b, day, 2),
                 Std::UnderYearDay => {
                     if yday < 100 {
                         b.push(b' ');
@@ -617,21 +624,21 @@ impl Time {
                             b.push(b' ');
                         }
                     }
-                    append_int(&mut b, yday, 0);
+                    append_int(b, yday, 0);
                 }
-                Std::ZeroYearDay => append_int(&mut b, yday, 3),
-                Std::Hour => append_int(&mut b, hour, 2),
+                Std::ZeroYearDay => append_int(b, yday, 3),
+                Std::Hour => append_int(b, hour, 2),
                 Std::Hour12 | Std::ZeroHour12 => {
                     let hr = match hour % 12 {
                         0 => 12,
                         h => h,
                     };
-                    append_int(&mut b, hr, if std == Std::Hour12 { 0 } else { 2 });
+                    append_int(b, hr, if std == Std::Hour12 { 0 } else { 2 });
                 }
-                Std::Minute => append_int(&mut b, min, 0),
-                Std::ZeroMinute => append_int(&mut b, min, 2),
-                Std::Second => append_int(&mut b, sec, 0),
-                Std::ZeroSecond => append_int(&mut b, sec, 2),
+                Std::Minute => append_int(b, min, 0),
+                Std::ZeroMinute => append_int(b, min, 2),
+                Std::Second => append_int(b, sec, 0),
+                Std::ZeroSecond => append_int(b, sec, 2),
                 Std::PM => b.extend_from_slice(if hour >= 12 { b"PM" } else { b"AM" }),
                 Std::Pm => b.extend_from_slice(if hour >= 12 { b"pm" } else { b"am" }),
                 Std::ISO8601TZ
@@ -665,7 +672,7 @@ impl Time {
                     } else {
                         b.push(b'+');
                     }
-                    append_int(&mut b, zone / 60, 2);
+                    append_int(b, zone / 60, 2);
                     if matches!(
                         std,
                         Std::ISO8601ColonTZ
@@ -676,7 +683,7 @@ impl Time {
                         b.push(b':');
                     }
                     if std != Std::NumShortTZ && std != Std::ISO8601ShortTZ {
-                        append_int(&mut b, zone % 60, 2);
+                        append_int(b, zone % 60, 2);
                     }
                     if matches!(
                         std,
@@ -688,7 +695,7 @@ impl Time {
                         if std == Std::NumColonSecondsTZ || std == Std::ISO8601ColonSecondsTZ {
                             b.push(b':');
                         }
-                        append_int(&mut b, absoffset % 60, 2);
+                        append_int(b, absoffset % 60, 2);
                     }
                 }
                 Std::TZ => {
@@ -703,18 +710,17 @@ impl Time {
                     } else {
                         b.push(b'+');
                     }
-                    append_int(&mut b, zone / 60, 2);
-                    append_int(&mut b, zone % 60, 2);
+                    append_int(b, zone / 60, 2);
+                    append_int(b, zone % 60, 2);
                 }
                 Std::FracSecond0 { digits, comma } => {
-                    append_nano(&mut b, self.nsec, digits, comma, false)
+                    append_nano(b, self.nsec, digits, comma, false)
                 }
                 Std::FracSecond9 { digits, comma } => {
-                    append_nano(&mut b, self.nsec, digits, comma, true)
+                    append_nano(b, self.nsec, digits, comma, true)
                 }
             }
         }
-        b
     }
 }
 
@@ -1197,7 +1203,12 @@ pub fn parse_bytes(layout: &[u8], value: &[u8]) -> Result<Time, ParseError> {
     if z_utc {
         return Ok(t);
     }
-    let zone_name = String::from_utf8_lossy(zone_name).into_owned(); // always ASCII
+    // Zone names are ASCII (parseTimeZone only accepts letters, digits and signs).
+    let zone_name: Cow<'static, str> = if zone_name.is_empty() {
+        Cow::Borrowed("")
+    } else {
+        Cow::Owned(String::from_utf8_lossy(zone_name).into_owned())
+    };
     if zone_offset != -1 {
         t.unix -= zone_offset;
         // Local (= UTC) is used when it has this offset and (no name or the same name).

@@ -260,6 +260,14 @@ enum Rule {
     Date(String),
 }
 
+/// Buffers reused across keys (regex capture slots, the re-formatted date): get one from
+/// [`ObjectPartitioner::scratch`] for a batch and pass it to [`ObjectPartitioner::assign_with`].
+#[derive(Debug, Default)]
+pub struct Scratch {
+    locs: Option<regex::CaptureLocations>,
+    buf: Vec<u8>,
+}
+
 /// Where one object goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Assignment {
@@ -443,8 +451,24 @@ impl ObjectPartitioner {
         Assignment::Hashed(h % self.modulus)
     }
 
+    /// Fresh buffers for [`ObjectPartitioner::assign_with`].
+    pub fn scratch(&self) -> Scratch {
+        Scratch {
+            locs: match &self.strategy {
+                Rule::Regex(re) => Some(re.capture_locations()),
+                _ => None,
+            },
+            buf: Vec::new(),
+        }
+    }
+
     /// Where the object with `key` goes (`is_dir`: the object is a directory).
     pub fn assign(&self, key: &str, is_dir: bool) -> Assignment {
+        self.assign_with(key, is_dir, &mut Scratch::default())
+    }
+
+    /// [`ObjectPartitioner::assign`] reusing `scratch` between keys (no allocation per key).
+    pub fn assign_with(&self, key: &str, is_dir: bool, scratch: &mut Scratch) -> Assignment {
         if is_dir {
             return Assignment::Directory;
         }
@@ -453,26 +477,28 @@ impl ObjectPartitioner {
             Rule::Object => self.hashed(fnv1a32(key.as_bytes())),
             Rule::Regex(re) => {
                 let key = sanitize_key_for_pattern_matching(key, &self.prefix);
-                let Some(caps) = re.captures(key) else {
-                    return Assignment::Fallback;
-                };
-                let whole = caps.get(0).map_or("", |m| m.as_str());
-                if whole.is_empty() {
-                    return Assignment::Fallback;
+                let locs = scratch.locs.get_or_insert_with(|| re.capture_locations());
+                // Go: FindStringSubmatch, leftmost-first; an empty whole match falls back.
+                match re.captures_read(locs, key) {
+                    Some(m) if !m.as_str().is_empty() => {}
+                    _ => return Assignment::Fallback,
                 }
+                // Non-empty groups joined with 0x1F; none: the whole match.
                 let mut h = fnv1a32(b"");
                 let mut groups = 0usize;
-                for m in caps.iter().skip(1).flatten() {
-                    if m.as_str().is_empty() {
+                for i in 1..locs.len() {
+                    let Some((a, b)) = locs.get(i) else { continue };
+                    let Some(text) = key.get(a..b).filter(|t| !t.is_empty()) else {
                         continue;
-                    }
+                    };
                     if groups > 0 {
                         h = fnv1a32_update(h, &[CAPTURE_GROUP_DELIMITER]);
                     }
-                    h = fnv1a32_update(h, m.as_str().as_bytes());
+                    h = fnv1a32_update(h, text.as_bytes());
                     groups += 1;
                 }
                 if groups == 0 {
+                    let whole = locs.get(0).and_then(|(a, b)| key.get(a..b)).unwrap_or("");
                     h = fnv1a32(whole.as_bytes());
                 }
                 self.hashed(h)
@@ -505,7 +531,11 @@ impl ObjectPartitioner {
                 // Go: key[:min(len(key), len(dateFormat))] — bytes, possibly mid-character.
                 let date = &key[..key.len().min(layout.len())];
                 match gotime::parse(layout, date) {
-                    Ok(t) => self.hashed(fnv1a32(&t.format_bytes(layout.as_bytes()))),
+                    Ok(t) => {
+                        scratch.buf.clear();
+                        t.format_into(layout.as_bytes(), &mut scratch.buf);
+                        self.hashed(fnv1a32(&scratch.buf))
+                    }
                     Err(_) => Assignment::Fallback,
                 }
             }
@@ -529,10 +559,14 @@ impl ObjectPartitioner {
         partition_index: i64,
     ) -> Result<Vec<usize>, PartitionError> {
         self.check_index(partition_index)?;
+        let mut scratch = self.scratch();
         Ok(objects
             .into_iter()
             .enumerate()
-            .filter(|(_, (key, is_dir))| self.assign(key, *is_dir).selected_by(partition_index))
+            .filter(|(_, (key, is_dir))| {
+                self.assign_with(key, *is_dir, &mut scratch)
+                    .selected_by(partition_index)
+            })
             .map(|(i, _)| i)
             .collect())
     }
@@ -545,8 +579,9 @@ impl ObjectPartitioner {
         let mut out: Vec<Vec<usize>> = Vec::new();
         out.resize_with(n, Vec::new);
         let mut all = Vec::new();
+        let mut scratch = self.scratch();
         for (i, (key, is_dir)) in objects.into_iter().enumerate() {
-            match self.assign(key, is_dir) {
+            match self.assign_with(key, is_dir, &mut scratch) {
                 Assignment::Directory => {}
                 Assignment::All => all.push(i),
                 a => {
@@ -567,8 +602,9 @@ impl ObjectPartitioner {
     /// Distribution of `objects` over the partitions, with fallback and directory counts.
     pub fn stats<'a>(&self, objects: impl IntoIterator<Item = (&'a str, bool)>) -> Stats {
         let mut b = StatsBuilder::new(usize::try_from(self.total).unwrap_or(usize::MAX));
+        let mut scratch = self.scratch();
         for (key, is_dir) in objects {
-            b.record(self.assign(key, is_dir));
+            b.record(self.assign_with(key, is_dir, &mut scratch));
         }
         b.finish()
     }

@@ -643,7 +643,7 @@ fn gotime_format_misc() {
         unix: 0,
         nsec: 0,
         zone: gotime::Zone {
-            name: String::new(),
+            name: "".into(),
             offset: -(34 * 60 + 8),
         },
     };

@@ -113,8 +113,9 @@ pub fn partition_packed(
     p.check_index(index)?;
     let mut out = Vec::new();
     let mut i = 0u32;
+    let mut scratch = p.scratch();
     each_key(joined, lens, dirs, |key, is_dir| {
-        if p.assign(key, is_dir).selected_by(index) {
+        if p.assign_with(key, is_dir, &mut scratch).selected_by(index) {
             out.push(i);
         }
         i += 1;
@@ -211,8 +212,9 @@ impl WasmObjectPartitioner {
             )));
         }
         let mut b = StatsBuilder::new(self.0.total() as usize);
+        let mut scratch = self.0.scratch();
         each_key(joined, lens, dirs, |key, is_dir| {
-            b.record(self.0.assign(key, is_dir))
+            b.record(self.0.assign_with(key, is_dir, &mut scratch))
         })?;
         let s = b.finish();
         let mut out = Vec::with_capacity(s.counts.len() + 2);
