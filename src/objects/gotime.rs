@@ -231,6 +231,55 @@ fn next_std_chunk(layout: &[u8]) -> (&[u8], Option<Std>, &[u8]) {
     (l, None, &[])
 }
 
+/// One `nextStdChunk` result, as offsets into the layout: literal text, then a token.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Chunk {
+    /// Literal text before the token.
+    prefix: (usize, usize),
+    /// The token; `None` for the final chunk.
+    std: Option<Std>,
+    /// End of the token's text (`layout[prefix.1..std_end]` is Go's `stdstr`).
+    std_end: usize,
+}
+
+/// A layout split into chunks once (Go re-scans the layout on every call; the result is the
+/// same). Reuse one `Layout` to parse and format many values.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Layout {
+    text: Vec<u8>,
+    chunks: Vec<Chunk>,
+}
+
+impl Layout {
+    /// Splits `layout` with Go's `nextStdChunk`.
+    pub fn new(layout: &[u8]) -> Self {
+        let mut chunks = Vec::new();
+        let mut pos = 0;
+        loop {
+            let (prefix, std, suffix) = next_std_chunk(&layout[pos..]);
+            let std_end = layout.len() - suffix.len();
+            chunks.push(Chunk {
+                prefix: (pos, pos + prefix.len()),
+                std,
+                std_end,
+            });
+            if std.is_none() {
+                break;
+            }
+            pos = std_end;
+        }
+        Layout {
+            text: layout.to_vec(),
+            chunks,
+        }
+    }
+
+    /// The layout text.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.text
+    }
+}
+
 fn is_digit(s: &[u8], i: usize) -> bool {
     i < s.len() && s[i].is_ascii_digit()
 }
@@ -582,6 +631,11 @@ impl Time {
 
     /// [`Time::format_bytes`], appending to `b`.
     pub fn format_into(&self, layout: &[u8], b: &mut Vec<u8>) {
+        self.format_layout(&Layout::new(layout), b);
+    }
+
+    /// Formats with a pre-split [`Layout`], appending to `b`.
+    pub fn format_layout(&self, layout: &Layout, b: &mut Vec<u8>) {
         let abs = self.unix + self.zone.offset;
         let days = abs.div_euclid(86_400);
         let secs = abs.rem_euclid(86_400);
@@ -590,12 +644,9 @@ impl Time {
         let weekday = (days + 4).rem_euclid(7) as usize; // 1970-01-01 was a Thursday
         let (hour, min, sec) = (secs / 3600, secs / 60 % 60, secs % 60);
         let offset = self.zone.offset;
-        let mut layout = layout;
-        while !layout.is_empty() {
-            let (prefix, std, suffix) = next_std_chunk(layout);
-            b.extend_from_slice(prefix);
-            let Some(std) = std else { break };
-            layout = suffix;
+        for chunk in &layout.chunks {
+            b.extend_from_slice(&layout.text[chunk.prefix.0..chunk.prefix.1]);
+            let Some(std) = chunk.std else { break };
             match std {
                 Std::Year => append_int(b, year.abs() % 100, 2),
                 Std::LongYear => append_int(b, year, 4),
@@ -826,7 +877,15 @@ pub fn parse(layout: &str, value: &[u8]) -> Result<Time, ParseError> {
 /// # Errors
 /// As [`parse`].
 pub fn parse_bytes(layout: &[u8], value: &[u8]) -> Result<Time, ParseError> {
-    let (alayout, avalue) = (layout, value);
+    parse_layout(&Layout::new(layout), value)
+}
+
+/// [`parse`] with a pre-split [`Layout`].
+///
+/// # Errors
+/// As [`parse`].
+pub fn parse_layout(lay: &Layout, value: &[u8]) -> Result<Time, ParseError> {
+    let (alayout, avalue) = (&lay.text[..], value);
     let err = |layout_elem: &[u8], value_elem: &[u8], message: String| ParseError {
         layout: alayout.to_vec(),
         value: avalue.to_vec(),
@@ -834,7 +893,6 @@ pub fn parse_bytes(layout: &[u8], value: &[u8]) -> Result<Time, ParseError> {
         value_elem: value_elem.to_vec(),
         message,
     };
-    let mut layout = layout;
     let mut value = value;
     let mut am_set = false;
     let mut pm_set = false;
@@ -851,9 +909,12 @@ pub fn parse_bytes(layout: &[u8], value: &[u8]) -> Result<Time, ParseError> {
     let mut zone_offset: i64 = -1;
     let mut zone_name: &[u8] = b"";
 
-    loop {
-        let (prefix, std, suffix) = next_std_chunk(layout);
-        let stdstr = &layout[prefix.len()..layout.len() - suffix.len()];
+    for (k, chunk) in lay.chunks.iter().enumerate() {
+        let prefix = &lay.text[chunk.prefix.0..chunk.prefix.1];
+        let stdstr = &lay.text[chunk.prefix.1..chunk.std_end];
+        let std = chunk.std;
+        // Go's `nextStdChunk(layout)` on the rest of the layout: the next chunk's token.
+        let next_std = lay.chunks.get(k + 1).and_then(|c| c.std);
         value = match skip(value, prefix) {
             Ok(v) => v,
             Err(v) => return Err(err(prefix, v, String::new())),
@@ -864,7 +925,6 @@ pub fn parse_bytes(layout: &[u8], value: &[u8]) -> Result<Time, ParseError> {
             }
             break;
         };
-        layout = suffix;
         let hold = value;
         let mut range_err: Option<&'static str> = None;
         // `Ok(())` = parsed, `Err(())` = Go's errBad.
@@ -970,9 +1030,8 @@ pub fn parse_bytes(layout: &[u8], value: &[u8]) -> Result<Time, ParseError> {
                     }
                     // A fractional second in the value but not in the layout?
                     if value.len() >= 2 && comma_or_period(value[0]) && is_digit(value, 1) {
-                        let (_, next, _) = next_std_chunk(layout);
                         if matches!(
-                            next,
+                            next_std,
                             Some(Std::FracSecond0 { .. } | Std::FracSecond9 { .. })
                         ) {
                             return Ok(());

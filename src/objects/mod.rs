@@ -244,7 +244,7 @@ impl PartitionConfig {
                 if gotime::validate_layout(&self.date_format).is_err() {
                     return fail(ErrorKind::DateFormatInvalid(self.date_format.clone()));
                 }
-                Rule::Date(self.date_format.clone())
+                Rule::Date(Box::new(gotime::Layout::new(self.date_format.as_bytes())))
             }
         })
     }
@@ -257,7 +257,7 @@ enum Rule {
     Object,
     Regex(Box<regex::Regex>),
     Substring { start: usize, end: usize },
-    Date(String),
+    Date(Box<gotime::Layout>),
 }
 
 /// Buffers reused across keys (regex capture slots, the re-formatted date): get one from
@@ -529,11 +529,11 @@ impl ObjectPartitioner {
             Rule::Date(layout) => {
                 let key = sanitize_key_for_pattern_matching(key, &self.prefix).as_bytes();
                 // Go: key[:min(len(key), len(dateFormat))] — bytes, possibly mid-character.
-                let date = &key[..key.len().min(layout.len())];
-                match gotime::parse(layout, date) {
+                let date = &key[..key.len().min(layout.as_bytes().len())];
+                match gotime::parse_layout(layout, date) {
                     Ok(t) => {
                         scratch.buf.clear();
-                        t.format_into(layout.as_bytes(), &mut scratch.buf);
+                        t.format_layout(layout, &mut scratch.buf);
                         self.hashed(fnv1a32(&scratch.buf))
                     }
                     Err(_) => Assignment::Fallback,
