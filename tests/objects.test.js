@@ -412,6 +412,14 @@ describe('bad input of any shape', () => {
         expect(error).toBeInstanceOf(PartitionError);
       }
     }
+    // 240 levels (partkit's limit is 250, Go's 1000) compile and match within the wasm stack.
+    const deep = (pattern) => new ObjectPartitioner(1 << 20, {partition: {type: 'regex', pattern}});
+    expect(deep('('.repeat(240) + 'a' + ')'.repeat(240)).indexOf('xa'))
+      .toBe(refFnv(new Array(240).fill('a').join('\x1F')) % (1 << 20)); // 240 groups "a", joined
+    expect(deep('(?:'.repeat(240) + 'a' + ')*'.repeat(240)).indexOf('xa')).toBe(0); // empty match at 0
+    expect(deep('x' + '(?:'.repeat(240) + 'a' + ')*'.repeat(240)).indexOf('xa')).toBe(refFnv('xa') % (1 << 20));
+    expect(thrown(() => new ObjectPartitioner(2, {partition: {type: 'regex', pattern: '('.repeat(251) + ')'.repeat(251)}})).message)
+      .toMatch(/expression nests too deeply/);
     expect(fnv1a32('hello')).toBe(1335831723);
   });
 });
