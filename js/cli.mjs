@@ -4,12 +4,13 @@ import {createRequire} from 'node:module';
 import {Command} from 'commander';
 import * as bucketing from './cli/bucketing.mjs';
 import * as objects from './cli/objects.mjs';
+import * as imports from './cli/imports.mjs';
 
 const require = createRequire(import.meta.url);
 const api = require('../dist/index.cjs');
 const {version} = require('../package.json');
 
-const DOMAINS = [bucketing, objects];
+const DOMAINS = [bucketing, objects, imports];
 
 const program = new Command('partkit')
   .description('Deterministic partitioning for data connectors')

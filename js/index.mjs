@@ -2,3 +2,4 @@
 export {PartkitError, BucketingError, PartitionError, ImportBucketError, LifecycleError, SyncError} from './errors.mjs';
 export * from './bucketing.mjs';
 export * from './objects.mjs';
+export * from './imports.mjs';

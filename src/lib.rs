@@ -6,6 +6,7 @@
 
 pub mod bucketing;
 pub mod objects;
+pub mod imports;
 pub mod packed;
 
 #[cfg(target_arch = "wasm32")]

@@ -2,3 +2,4 @@
 export * from './errors';
 export * from './bucketing';
 export * from './objects';
+export * from './imports';

@@ -74,10 +74,17 @@ impl Bucketer {
         out: &mut Vec<u32>,
     ) -> Result<(), BucketingError> {
         let mut split = PackedSplitter::new(joined);
-        let mut scratch = Vec::new();
+        let (mut scratch1, mut scratch2) = (Vec::new(), Vec::new());
         out.reserve(utf16_lens.len());
-        for &len in utf16_lens {
-            let item = split.next_item(len as usize, &mut scratch)?;
+        let mut pairs = utf16_lens.chunks_exact(2);
+        for pair in &mut pairs {
+            let m1 = split.next_item(pair[0] as usize, &mut scratch1)?;
+            let m2 = split.next_item(pair[1] as usize, &mut scratch2)?;
+            let (h1, h2) = self.keyed.first_u32_pair(m1, m2);
+            out.extend([h1 % self.total + 1, h2 % self.total + 1]);
+        }
+        for &len in pairs.remainder() {
+            let item = split.next_item(len as usize, &mut scratch1)?;
             out.push(self.bucket_bytes(item));
         }
         Ok(split.finish()?)

@@ -8,24 +8,40 @@ const IV: [u32; 4] = [0x6745_2301, 0xefcd_ab89, 0x98ba_dcfe, 0x1032_5476];
 /// One MD5 compression of a 64-byte block (RFC 1321).
 #[inline(always)]
 fn compress(state: &mut [u32; 4], block: &[u8; 64]) {
-    let mut x = [0u32; 16];
-    for (i, word) in x.iter_mut().enumerate() {
-        *word = u32::from_le_bytes([
-            block[4 * i],
-            block[4 * i + 1],
-            block[4 * i + 2],
-            block[4 * i + 3],
-        ]);
+    let mut states = [*state];
+    compress_lanes(&mut states, [block]);
+    *state = states[0];
+}
+
+/// `L` independent MD5 compressions advanced in lockstep. MD5 is one long dependency chain, so
+/// a single hash leaves the CPU idle between steps; two lanes give it two chains to overlap.
+#[inline(always)]
+fn compress_lanes<const L: usize>(states: &mut [[u32; 4]; L], blocks: [&[u8; 64]; L]) {
+    let mut x = [[0u32; 16]; L];
+    for l in 0..L {
+        for (i, word) in x[l].iter_mut().enumerate() {
+            let b = blocks[l];
+            *word = u32::from_le_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]]);
+        }
     }
-    let [mut a, mut b, mut c, mut d] = *state;
+    let mut a = [0u32; L];
+    let mut b = [0u32; L];
+    let mut c = [0u32; L];
+    let mut d = [0u32; L];
+    for l in 0..L {
+        [a[l], b[l], c[l], d[l]] = states[l];
+    }
     macro_rules! step {
         ($f:expr, $a:ident, $b:ident, $c:ident, $d:ident, $k:expr, $s:expr, $t:expr) => {
-            $a = $b.wrapping_add(
-                $a.wrapping_add($f($b, $c, $d))
-                    .wrapping_add(x[$k])
-                    .wrapping_add($t)
-                    .rotate_left($s),
-            );
+            for l in 0..L {
+                $a[l] = $b[l].wrapping_add(
+                    $a[l]
+                        .wrapping_add($f($b[l], $c[l], $d[l]))
+                        .wrapping_add(x[l][$k])
+                        .wrapping_add($t)
+                        .rotate_left($s),
+                );
+            }
         };
     }
     let f = |b: u32, c: u32, d: u32| (b & c) | (!b & d);
@@ -96,10 +112,13 @@ fn compress(state: &mut [u32; 4], block: &[u8; 64]) {
     step!(i, d, a, b, c, 11, 10, 0xbd3a_f235);
     step!(i, c, d, a, b, 2, 15, 0x2ad7_d2bb);
     step!(i, b, c, d, a, 9, 21, 0xeb86_d391);
-    state[0] = state[0].wrapping_add(a);
-    state[1] = state[1].wrapping_add(b);
-    state[2] = state[2].wrapping_add(c);
-    state[3] = state[3].wrapping_add(d);
+    for l in 0..L {
+        let st = &mut states[l];
+        st[0] = st[0].wrapping_add(a[l]);
+        st[1] = st[1].wrapping_add(b[l]);
+        st[2] = st[2].wrapping_add(c[l]);
+        st[3] = st[3].wrapping_add(d[l]);
+    }
 }
 
 /// MD5 of `prefix_blocks` already-compressed 64-byte blocks (state `state`) followed by `data`.
@@ -122,6 +141,18 @@ fn finish(mut state: [u32; 4], prefix_blocks: u64, data: &[u8]) -> [u32; 4] {
     block[56..].copy_from_slice(&bits.to_le_bytes());
     compress(&mut state, &block);
     state
+}
+
+/// The outer hash's only block: the 16-byte inner digest, padded.
+#[inline(always)]
+fn outer_block(inner: &[u32; 4]) -> [u8; 64] {
+    let mut block = [0u8; 64];
+    for (i, word) in inner.iter().enumerate() {
+        block[4 * i..4 * i + 4].copy_from_slice(&word.to_le_bytes());
+    }
+    block[16] = 0x80;
+    block[56..].copy_from_slice(&((64u64 + 16) * 8).to_le_bytes());
+    block
 }
 
 /// HMAC-MD5 with the key schedule precomputed.
@@ -160,15 +191,8 @@ impl HmacMd5 {
     /// The outer MD5 state after hashing `data`: the digest, as little-endian words.
     #[inline]
     fn outer_state(&self, data: &[u8]) -> [u32; 4] {
-        let inner = finish(self.inner, 1, data);
-        let mut block = [0u8; 64];
-        for (i, word) in inner.iter().enumerate() {
-            block[4 * i..4 * i + 4].copy_from_slice(&word.to_le_bytes());
-        }
-        block[16] = 0x80;
-        block[56..].copy_from_slice(&((64u64 + 16) * 8).to_le_bytes());
         let mut outer = self.outer;
-        compress(&mut outer, &block);
+        compress(&mut outer, &outer_block(&finish(self.inner, 1, data)));
         outer
     }
 
@@ -180,6 +204,28 @@ impl HmacMd5 {
             out[4 * i..4 * i + 4].copy_from_slice(&word.to_le_bytes());
         }
         out
+    }
+
+    /// [`Self::first_u32`] of two messages at once, hashed in two interleaved lanes when both
+    /// fit one block (at most 55 bytes: the common case for entity ids).
+    #[inline]
+    pub(crate) fn first_u32_pair(&self, m1: &[u8], m2: &[u8]) -> (u32, u32) {
+        if m1.len() > 55 || m2.len() > 55 {
+            return (self.first_u32(m1), self.first_u32(m2));
+        }
+        let last_block = |m: &[u8]| {
+            let mut block = [0u8; 64];
+            block[..m.len()].copy_from_slice(m);
+            block[m.len()] = 0x80;
+            block[56..].copy_from_slice(&((64 + m.len() as u64) * 8).to_le_bytes());
+            block
+        };
+        let mut states = [self.inner, self.inner];
+        compress_lanes(&mut states, [&last_block(m1), &last_block(m2)]);
+        let (o1, o2) = (outer_block(&states[0]), outer_block(&states[1]));
+        let mut outer = [self.outer, self.outer];
+        compress_lanes(&mut outer, [&o1, &o2]);
+        (outer[0][0].swap_bytes(), outer[1][0].swap_bytes())
     }
 
     /// The first four digest bytes read big-endian: the spec's "first 8 hex chars".

@@ -5,3 +5,4 @@ pub(crate) mod error;
 
 mod bucketing;
 mod objects;
+mod imports;
