@@ -3,6 +3,7 @@
 import {createRequire} from 'node:module';
 import {Command} from 'commander';
 import * as bucketing from './cli/bucketing.mjs';
+import * as objects from './cli/objects.mjs';
 import * as imports from './cli/imports.mjs';
 import * as lifecycle from './cli/lifecycle.mjs';
 
@@ -10,7 +11,7 @@ const require = createRequire(import.meta.url);
 const api = require('../dist/index.cjs');
 const {version} = require('../package.json');
 
-const DOMAINS = [bucketing, imports, lifecycle];
+const DOMAINS = [bucketing, objects, imports, lifecycle];
 
 const program = new Command('partkit')
   .description('Deterministic partitioning for data connectors')

@@ -5,6 +5,7 @@
 #![deny(missing_docs)]
 
 pub mod bucketing;
+pub mod objects;
 pub mod imports;
 pub mod lifecycle;
 pub mod packed;
