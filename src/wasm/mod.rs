@@ -4,6 +4,6 @@
 pub(crate) mod error;
 
 mod bucketing;
-mod objects;
 mod imports;
 mod lifecycle;
+mod objects;
