@@ -16,11 +16,21 @@ fn best_of(n: usize, mut f: impl FnMut() -> u64) -> (f64, u64) {
 }
 
 fn main() {
-    let n: usize = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(1_000_000);
-    let ids: Vec<String> = (0..n).map(|i| format!("org-{}/repository-{}", i % 5000, i)).collect();
+    let n: usize = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1_000_000);
+    let ids: Vec<String> = (0..n)
+        .map(|i| format!("org-{}/repository-{}", i % 5000, i))
+        .collect();
     let joined: String = ids.concat();
-    let lens: Vec<u32> = ids.iter().map(|s| s.encode_utf16().count() as u32).collect();
-    let Ok(b) = Bucketer::new("farosai/airbyte-github-source", 16) else { return };
+    let lens: Vec<u32> = ids
+        .iter()
+        .map(|s| s.encode_utf16().count() as u32)
+        .collect();
+    let Ok(b) = Bucketer::new("farosai/airbyte-github-source", 16) else {
+        return;
+    };
     let (per_id, c1) = best_of(n, || ids.iter().map(|id| u64::from(b.bucket(id))).sum());
     let (batch, c2) = best_of(n, || {
         let mut out = Vec::new();

@@ -3,13 +3,15 @@
 import {createRequire} from 'node:module';
 import {Command} from 'commander';
 import * as bucketing from './cli/bucketing.mjs';
+import * as objects from './cli/objects.mjs';
 import * as imports from './cli/imports.mjs';
+import * as lifecycle from './cli/lifecycle.mjs';
 
 const require = createRequire(import.meta.url);
 const api = require('../dist/index.cjs');
 const {version} = require('../package.json');
 
-const DOMAINS = [bucketing, imports];
+const DOMAINS = [bucketing, objects, imports, lifecycle];
 
 const program = new Command('partkit')
   .description('Deterministic partitioning for data connectors')

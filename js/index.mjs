@@ -1,5 +1,7 @@
 // The package root: every public export. Each domain adds one line.
 export {PartkitError, BucketingError, PartitionError, ImportBucketError, LifecycleError, SyncError} from './errors.mjs';
 export * from './bucketing.mjs';
+export * from './objects.mjs';
 export * from './imports.mjs';
+export * from './lifecycle.mjs';
 export {KafkaTaskSync, taskSyncAssigner, findEpochStart, kafkaTopicNames} from './kafka.mjs';

@@ -6,6 +6,8 @@
 
 pub mod bucketing;
 pub mod imports;
+pub mod lifecycle;
+pub mod objects;
 pub mod packed;
 
 #[cfg(target_arch = "wasm32")]

@@ -5,3 +5,5 @@ pub(crate) mod error;
 
 mod bucketing;
 mod imports;
+mod lifecycle;
+mod objects;
