@@ -433,6 +433,7 @@ export class KafkaTaskSync {
     this.closing = (async () => {
       this.timers.forEach((t) => clearInterval(t));
       this.timers = [];
+      this.abortStart?.(error ?? new SyncError('KafkaTaskSync was closed while starting', 'KAFKA_BAD_STATE'));
       if (error) {
         this.failure = error;
         if (cause !== undefined && error.cause === undefined) error.cause = cause;
@@ -648,6 +649,7 @@ export class KafkaTaskSync {
     let mode = high > low ? 'scan' : 'live';
     let ready;
     const caughtUp = new Promise((resolve, reject) => (ready = {resolve, reject}));
+    this.abortStart = (e) => ready.reject(e); // close() or a failure while replaying
     if (mode === 'live') {
       this.lastOffset = high - 1n;
       ready.resolve();

@@ -319,3 +319,20 @@ describe('KafkaTaskSync over an in-memory kafka', () => {
     expect(events).toEqual([['warning', 'skipped an unreadable record at offset 0 of c_connector_sync']]);
   });
 });
+
+test('close() while start() replays the sync topic ends start() instead of leaving it hanging', async () => {
+  const {FakeKafka, StubSyncTask} = require('./support/fake-kafka');
+  const kafka = new FakeKafka();
+  kafka.createTopic('c_connector_sync', 1);
+  kafka.createTopic('c_connector_heartbeat', 1);
+  kafka.append('c_connector_sync', JSON.stringify({type: 'Regular', taskID: 'x', syncEpoch: '', connectorState: []}));
+  const reader = () => kafka.consumers.find((c) => c.groupId.includes('reader'));
+  const sync = new KafkaTaskSync({kafka, connectorName: 'c', taskId: 'a', createSyncTask: (id) => new StubSyncTask(id)});
+  const origConsumer = kafka.consumer.bind(kafka);
+  kafka.consumer = (o) => Object.assign(origConsumer(o), {seek() {}}); // the reader never delivers
+  const started = sync.start();
+  for (let i = 0; i < 50 && !reader(); i++) await new Promise((r) => setTimeout(r, 5));
+  await sync.close();
+  await expect(started).rejects.toMatchObject({code: 'KAFKA_BAD_STATE'});
+  expect(sync.state).toBe('closed');
+});
