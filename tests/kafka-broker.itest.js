@@ -239,6 +239,30 @@ d(`KafkaTaskSync on tansu (${IMPL} SyncTask)`, () => {
       await sync.close();
     }
   });
+
+  // The example skeleton needs partkit's own SyncTask (it takes the default).
+  (IMPL === 'real' && !SYNC_MODULE ? test : test.skip)('examples/kafka-connector: two tasks share the example source, then leave on SIGTERM', async () => {
+    const {spawn} = require('node:child_process');
+    const script = path.join(__dirname, '..', 'examples', 'kafka-connector', 'connector.mjs');
+    const procs = [0, 1].map(() => {
+      const child = spawn(process.execPath, [script], {env: {...process.env, KAFKA_BROKERS: broker.brokers.join(','), CONNECTOR_NAME: name}, stdio: ['ignore', 'pipe', 'pipe']});
+      const p = {child, out: '', exit: new Promise((r) => child.once('exit', (code) => r(code)))};
+      child.stdout.on('data', (d) => (p.out += d));
+      child.stderr.on('data', (d) => (p.out += d));
+      return p;
+    });
+    try {
+      const all = () => procs.map((p) => p.out).join('');
+      const deadline = Date.now() + 90000;
+      while (!['root', 'root/a', 'root/b', 'root/c'].every((t) => all().includes(`finished ${t}\n`)) && Date.now() < deadline) await sleep(200);
+      for (const t of ['root', 'root/a', 'root/b', 'root/c']) expect(all().split(`finished ${t}\n`).length - 1).toBe(1);
+      procs.forEach((p) => p.child.kill('SIGTERM'));
+      expect(await Promise.all(procs.map((p) => p.exit))).toEqual([0, 0]);
+      expect(procs.every((p) => p.out.includes('leaving'))).toBe(true);
+    } finally {
+      procs.forEach((p) => p.child.exitCode === null && p.child.kill('SIGKILL'));
+    }
+  });
 });
 
 function countBy(list, key) {
