@@ -775,10 +775,11 @@ export class KafkaTaskSync {
       const generation = Number(payload.groupGenerationId) + 1;
       if (!Number.isSafeInteger(generation)) return;
       if (generation === j.after && j.asked) {
-        // The broker said "rebalance in progress", and the rejoin kept the generation. A
-        // conforming broker never does this; tansu 0.6 does when it drops a member whose session
-        // expired (the group stays formed, without a new generation nor, if the dead member led
-        // it, a leader). Leaving and rejoining makes it form a new generation.
+        // The broker asked for a rejoin, and the rejoin kept the generation. tansu 0.6 does this
+        // when it drops a member whose session expired (the group stays formed, without a new
+        // generation nor, if the dead member led it, a leader); Kafka only after a coordinator
+        // move (NOT_COORDINATOR), where this costs one extra rebalance. Leaving and rejoining
+        // makes the broker form a new generation.
         this.join = null;
         this.forceNewGeneration(generation);
         return;
