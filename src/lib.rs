@@ -5,6 +5,7 @@
 #![deny(missing_docs)]
 
 pub mod bucketing;
+pub mod sync;
 
 #[cfg(target_arch = "wasm32")]
 mod wasm;
