@@ -11,13 +11,15 @@ use super::types::{PartitionState, TaskState};
 /// included); `members` the ids of the live tasks of the new generation. Rules:
 /// - every member keeps every partition it owns (survivors are never robbed);
 /// - a token owned by two members (never produced by partkit) stays with the first in id order;
-/// - shares are all resolved: a share addressed to a member becomes that member's `Created`
-///   partition (it is not re-shared elsewhere), other shares join the pool;
+/// - a share addressed to a member becomes that member's `Created` partition (it is not
+///   re-shared elsewhere); a departed task's share to a departed task joins the pool; a live
+///   task's share to a departed task stays in that task's share section (the sharer re-addresses
+///   it to a member once it applies the epoch);
 /// - unfinished partitions of departed tasks join the pool, reset to `Created`; their
 ///   Finished/Removed partitions are dropped (nothing left to do; a child whose parent is unknown
 ///   everywhere is ready), so they do not pile up on the leader;
 /// - the pool, in token order, goes one by one to the least-loaded member (ties: smallest id);
-/// - departed tasks leave the state. Share sections are empty in the result.
+/// - departed tasks leave the state.
 ///
 /// Returns one state per member, in `members` order, with the member's known version and
 /// timestamp (a member never seen gets an empty state at version 0).
@@ -67,17 +69,26 @@ pub fn compute_epoch(view: &[&TaskState], members: &[String]) -> Vec<TaskState> 
     let mut pooled: HashSet<&str> = HashSet::new();
     let mut states: Vec<&TaskState> = view.to_vec();
     states.sort_by(|a, b| a.task_id.cmp(&b.task_id));
+    // a token in some task's data is that task's (handled above and in step 3), not the share's
+    let in_data: HashSet<&str> =
+        states.iter().flat_map(|s| s.data.partitions.iter().map(|p| p.token.as_str())).collect();
     for s in &states {
         for sh in &s.share.partitions {
-            if owned.contains(sh.token.as_str()) || pooled.contains(sh.token.as_str()) {
+            if in_data.contains(sh.token.as_str()) || owned.contains(sh.token.as_str()) || pooled.contains(sh.token.as_str()) {
                 continue;
             }
-            match member_index.get(sh.assignee.as_str()) {
-                Some(&i) => {
+            match (member_index.get(sh.assignee.as_str()), member_index.get(s.task_id.as_str())) {
+                (Some(&i), _) => {
                     owned.insert(sh.token.as_str());
                     out[i].data.partitions.push(sh.to_partition());
                 }
-                None => {
+                (None, Some(&sharer)) => {
+                    // a live sharer's share to a departed task stays the sharer's to re-address:
+                    // its own state is newer than this view, which may miss a re-address
+                    owned.insert(sh.token.as_str());
+                    out[sharer].share.partitions.push(sh.clone());
+                }
+                (None, None) => {
                     pooled.insert(sh.token.as_str());
                     pool.push(sh.to_partition());
                 }

@@ -97,6 +97,9 @@ pub struct SyncTask {
     pending: Option<Pending>,
     lead: Option<Lead>,
     behind: bool,
+    /// Newest state per (epoch, task) read from epochs not applied yet (a task that missed a
+    /// NewEpoch replays them once it gets the epoch; bounded by epochs × tasks).
+    future: BTreeMap<(String, String), (u64, TaskState)>,
     dirty: bool,
     resent_for: BTreeSet<(String, u64)>,
 }
@@ -203,6 +206,7 @@ impl SyncTask {
             pending: None,
             lead: None,
             behind: false,
+            future: BTreeMap::new(),
             dirty: false,
             resent_for: BTreeSet::new(),
         })
@@ -623,6 +627,9 @@ impl SyncTask {
                 if msg.sync_epoch.is_empty() || msg.epoch_generation == 0 {
                     return Err(malformed("a NewEpoch needs a syncEpoch and a positive epochGeneration"));
                 }
+                if !msg.resend && !msg.connector_state.iter().any(|s| s.task_id == msg.task_id) {
+                    return Err(malformed("a NewEpoch must carry the state of its leader"));
+                }
                 let mut ids = HashSet::new();
                 for s in &msg.connector_state {
                     validate_state(s)?;
@@ -667,6 +674,7 @@ impl SyncTask {
         if msg.sync_epoch != cur {
             if msg.epoch_generation > self.epoch_generation() {
                 self.behind = true;
+                self.defer(msg);
             } else {
                 self.absorb(Self::sender_state(msg));
             }
@@ -689,6 +697,10 @@ impl SyncTask {
             return;
         }
         let known: HashSet<String> = self.all_tokens().into_iter().collect();
+        let owned: HashSet<String> = self
+            .all_states()
+            .flat_map(|s| s.data.partitions.iter().map(|p| p.token.clone()))
+            .collect();
         let Some(cur) = self.cache.get_mut(&state.task_id) else { return };
         cur.state_version = state.state_version;
         for p in &state.data.partitions {
@@ -697,7 +709,8 @@ impl SyncTask {
                     q.state = p.state;
                     q.finished_timestamp = p.finished_timestamp.or(q.finished_timestamp);
                 }
-            } else if !known.contains(&p.token) {
+            } else if !owned.contains(&p.token) {
+                // unknown, or only shared so far: the sender owns it
                 cur.data.partitions.push(p.clone());
             }
         }
@@ -727,6 +740,19 @@ impl SyncTask {
             }
         } else if msg.epoch_generation > self.epoch_generation() {
             self.behind = true;
+            self.defer(msg);
+        }
+    }
+
+    fn defer(&mut self, msg: &SyncMessage) {
+        if msg.task_id == self.id {
+            return;
+        }
+        let st = Self::sender_state(msg);
+        let key = (msg.sync_epoch.clone(), msg.task_id.clone());
+        let newer = self.future.get(&key).map_or(true, |(_, s)| st.state_version > s.state_version);
+        if newer {
+            self.future.insert(key, (msg.epoch_generation, st.clone()));
         }
     }
 
@@ -899,6 +925,17 @@ impl SyncTask {
                 self.own.data.partitions.clear();
                 self.own.share.partitions.clear();
             }
+        }
+        // states published in this epoch that were read before it (it was missed)
+        let replay: Vec<TaskState> = self
+            .future
+            .iter()
+            .filter(|((e, _), _)| *e == msg.sync_epoch)
+            .map(|(_, (_, st))| st.clone())
+            .collect();
+        self.future.retain(|_, (g, _)| *g > msg.epoch_generation);
+        for st in &replay {
+            self.merge(st);
         }
         if let Some(p) = &mut self.pending {
             if p.generation <= msg.epoch_generation {
@@ -1087,9 +1124,11 @@ impl SyncTask {
                 if self.members.contains(&sh.assignee) {
                     continue;
                 }
+                // the sharer re-owns it only when it is the only member left
                 let target = loads
                     .iter()
-                    .min_by_key(|(m, l)| (**l, *m == &self.id, (*m).clone()))
+                    .filter(|(m, _)| *m != &self.id || self.members.len() == 1)
+                    .min_by_key(|(m, l)| (**l, (*m).clone()))
                     .map(|(m, _)| m.clone());
                 if let Some(t) = target {
                     *loads.get_mut(&t).expect("present") += 1;
