@@ -128,6 +128,41 @@ fn rendezvous(token: &str, members: &[String]) -> String {
         .unwrap_or_default()
 }
 
+/// Takes into `cache` what `state` (its task's own word, from an epoch other than the one the
+/// cache is in) says that the cache does not: progress of its partitions, partitions it owns that
+/// no state owns, shares of unknown tokens. Removes and moves nothing.
+fn absorb_into(cache: &mut BTreeMap<String, TaskState>, own: &TaskState, state: &TaskState) {
+    let cur_version = cache.get(&state.task_id).map(|c| c.state_version);
+    if cur_version.is_some_and(|v| v >= state.state_version) {
+        return;
+    }
+    let all = || std::iter::once(own).chain(cache.values());
+    let known: HashSet<String> = all()
+        .flat_map(|s| {
+            s.data.partitions.iter().map(|p| p.token.clone()).chain(s.share.partitions.iter().map(|p| p.token.clone()))
+        })
+        .collect();
+    let owned: HashSet<String> = all().flat_map(|s| s.data.partitions.iter().map(|p| p.token.clone())).collect();
+    let cur = cache.entry(state.task_id.clone()).or_insert_with(|| TaskState::empty(state.task_id.clone()));
+    cur.state_version = state.state_version;
+    for p in &state.data.partitions {
+        if let Some(q) = cur.data.partitions.iter_mut().find(|q| q.token == p.token) {
+            if p.state > q.state {
+                q.state = p.state;
+                q.finished_timestamp = p.finished_timestamp.or(q.finished_timestamp);
+            }
+        } else if !owned.contains(&p.token) {
+            // unknown, or only shared so far: the sender owns it
+            cur.data.partitions.push(p.clone());
+        }
+    }
+    for sh in &state.share.partitions {
+        if !known.contains(&sh.token) {
+            cur.share.partitions.push(sh.clone());
+        }
+    }
+}
+
 fn validate_state(s: &TaskState) -> Result<(), SyncError> {
     if s.task_id.is_empty() {
         return Err(malformed("a state has an empty taskID"));
@@ -292,7 +327,7 @@ impl SyncTask {
     /// Members the leader still waits for (empty unless this task is a leader collecting answers).
     pub fn waiting_for(&self) -> Vec<String> {
         let Some(p) = &self.pending else { return Vec::new() };
-        let cur = self.cur_id();
+        let cur = self.lead_base();
         p.members
             .iter()
             .filter(|m| {
@@ -575,6 +610,23 @@ impl SyncTask {
         self.epoch.as_ref().map_or(String::new(), |e| e.id.clone())
     }
 
+    /// The newest epoch this task has read messages of without applying it (it missed its
+    /// NewEpoch), if any.
+    fn missed(&self) -> Option<(u64, String)> {
+        let cur = self.epoch_generation();
+        self.future
+            .iter()
+            .filter(|(_, (g, _))| *g > cur)
+            .map(|((e, _), (g, _))| (*g, e.clone()))
+            .max()
+    }
+
+    /// The epoch a new epoch computed now builds on: the one applied, or the newest one missed
+    /// (its members' own words are known from their messages).
+    fn lead_base(&self) -> String {
+        self.missed().map_or_else(|| self.cur_id(), |(_, e)| e)
+    }
+
     fn own_index(&self, token: &str) -> Result<usize, SyncError> {
         self.own.data.partitions.iter().position(|p| p.token == token).ok_or_else(|| {
             SyncError::new(
@@ -689,35 +741,8 @@ impl SyncTask {
     /// partitions: progress (e.g. Finished) and owned partitions unknown to the view are taken,
     /// nothing is removed or moved.
     fn absorb(&mut self, state: &TaskState) {
-        if state.task_id == self.id {
-            return;
-        }
-        let Some(cur) = self.cache.get(&state.task_id) else { return };
-        if cur.state_version >= state.state_version {
-            return;
-        }
-        let known: HashSet<String> = self.all_tokens().into_iter().collect();
-        let owned: HashSet<String> = self
-            .all_states()
-            .flat_map(|s| s.data.partitions.iter().map(|p| p.token.clone()))
-            .collect();
-        let Some(cur) = self.cache.get_mut(&state.task_id) else { return };
-        cur.state_version = state.state_version;
-        for p in &state.data.partitions {
-            if let Some(q) = cur.data.partitions.iter_mut().find(|q| q.token == p.token) {
-                if p.state > q.state {
-                    q.state = p.state;
-                    q.finished_timestamp = p.finished_timestamp.or(q.finished_timestamp);
-                }
-            } else if !owned.contains(&p.token) {
-                // unknown, or only shared so far: the sender owns it
-                cur.data.partitions.push(p.clone());
-            }
-        }
-        for sh in &state.share.partitions {
-            if !known.contains(&sh.token) {
-                cur.share.partitions.push(sh.clone());
-            }
+        if state.task_id != self.id && self.cache.contains_key(&state.task_id) {
+            absorb_into(&mut self.cache, &self.own, state);
         }
     }
 
@@ -763,7 +788,8 @@ impl SyncTask {
         }
         let base = msg.base_epoch.as_deref().unwrap_or("");
         let newer = msg.epoch_generation > self.epoch_generation();
-        let valid = newer && (base == cur_id || self.epoch.is_none() || msg.resend);
+        let missed = self.missed().is_some_and(|(_, e)| e == base);
+        let valid = newer && (base == cur_id || missed || self.epoch.is_none() || msg.resend);
         if !valid {
             if newer {
                 self.behind = true;
@@ -1045,7 +1071,16 @@ impl SyncTask {
             return;
         }
         let members = self.pending.as_ref().map(|p| p.members.clone()).unwrap_or_default();
-        let view: Vec<&TaskState> = self.all_states().collect();
+        // a leader that missed an epoch knows its members' own words from their messages
+        let mut cache = self.cache.clone();
+        let mut deferred: Vec<&(u64, TaskState)> = self.future.values().collect();
+        deferred.sort_by_key(|(g, st)| (*g, st.state_version));
+        for (_, st) in deferred {
+            if st.task_id != self.id {
+                absorb_into(&mut cache, &self.own, st);
+            }
+        }
+        let view: Vec<&TaskState> = std::iter::once(&self.own).chain(cache.values()).collect();
         let mut states = compute_epoch(&view, &members);
         for s in &mut states {
             if s.task_id == self.id {
@@ -1065,7 +1100,7 @@ impl SyncTask {
             kind: MessageType::NewEpoch,
             connector_state: states,
             epoch_generation: generation,
-            base_epoch: Some(self.cur_id()),
+            base_epoch: Some(self.lead_base()),
             rebalance_generation: None,
             resend: false,
         };
