@@ -818,10 +818,10 @@ impl SyncTask {
         self.behind = false;
         self.members = msg.connector_state.iter().map(|s| s.task_id.clone()).collect();
         let mut cache = BTreeMap::new();
-        let mut mine: Option<&TaskState> = None;
+        let mut mine_entry: Option<TaskState> = None;
         for s in &msg.connector_state {
             if s.task_id == self.id {
-                mine = Some(s);
+                mine_entry = Some(s.clone());
             } else {
                 cache.insert(s.task_id.clone(), s.clone());
             }
@@ -830,6 +830,54 @@ impl SyncTask {
         // read before the epoch: keep the newer own-words of members, and never restart a
         // partition known to be finished
         let prev = std::mem::replace(&mut self.cache, cache);
+        // a member owning a partition (its own word, or a share addressed to it, read before the
+        // epoch) keeps it even if the leader, not having read that, gave it to another member
+        {
+            let mut claims: HashMap<String, Option<String>> = HashMap::new();
+            fn claim(claims: &mut HashMap<String, Option<String>>, token: &str, who: &str) {
+                let e = claims.entry(token.to_string()).or_insert_with(|| Some(who.to_string()));
+                if e.as_deref() != Some(who) {
+                    *e = None; // ambiguous: leave it to the epoch
+                }
+            }
+            let prev_states = prev.values().chain(std::iter::once(&self.own));
+            for st in prev_states.clone() {
+                if self.members.contains(&st.task_id) {
+                    for p in &st.data.partitions {
+                        claim(&mut claims, &p.token, &st.task_id);
+                    }
+                }
+            }
+            let owned_claims: HashSet<String> = claims.keys().cloned().collect();
+            for st in prev_states {
+                for sh in &st.share.partitions {
+                    if self.members.contains(&sh.assignee) && !owned_claims.contains(&sh.token) {
+                        claim(&mut claims, &sh.token, &sh.assignee);
+                    }
+                }
+            }
+            let mut moved: Vec<(String, PartitionState)> = Vec::new();
+            let entries = self.cache.values_mut().chain(mine_entry.as_mut());
+            for st in entries {
+                let task = st.task_id.clone();
+                st.data.partitions.retain(|p| match claims.get(&p.token) {
+                    Some(Some(m)) if *m != task => {
+                        moved.push((m.clone(), p.clone()));
+                        false
+                    }
+                    _ => true,
+                });
+            }
+            for (m, p) in moved {
+                let target = if m == self.id { mine_entry.as_mut() } else { self.cache.get_mut(&m) };
+                if let Some(t) = target {
+                    if !t.data.partitions.iter().any(|q| q.token == p.token) {
+                        t.data.partitions.push(p);
+                    }
+                }
+            }
+        }
+        let mine = mine_entry.as_ref();
         let mut done_before: HashMap<String, Option<u64>> = HashMap::new();
         for st in prev.values().chain(std::iter::once(&self.own)) {
             for p in &st.data.partitions {
