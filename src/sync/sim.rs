@@ -229,6 +229,8 @@ struct Sim {
     finished: BTreeSet<String>,
     last_runner: BTreeMap<String, usize>,
     epochs: BTreeSet<String>,
+    /// NewEpoch ids delivered or missed once (a miss happens at the first delivery only).
+    seen_epochs: BTreeSet<(usize, String)>,
     frozen: bool,
     trace: VecDeque<String>,
     report: SimReport,
@@ -319,6 +321,7 @@ impl Sim {
             finished: BTreeSet::new(),
             last_runner: BTreeMap::new(),
             epochs: BTreeSet::new(),
+            seen_epochs: BTreeSet::new(),
             frozen: false,
             trace: VecDeque::new(),
             report: SimReport::default(),
@@ -666,10 +669,21 @@ impl Sim {
             }
             let msg = self.log[k].clone();
             self.nodes[i].cursor += 1;
-            if faults && msg.kind == MessageType::NewEpoch && self.rng.chance(self.cfg.faults.miss_epoch) {
+            // a task misses a NewEpoch (it was not reading when it was published); copies and
+            // re-publications of an epoch it missed reach it
+            if faults
+                && msg.kind == MessageType::NewEpoch
+                && !msg.resend
+                && !self.seen_epochs.contains(&(i, msg.sync_epoch.clone()))
+                && self.rng.chance(self.cfg.faults.miss_epoch)
+            {
+                self.seen_epochs.insert((i, msg.sync_epoch.clone()));
                 let l = format!("{} misses #{k} NewEpoch {}", self.nodes[i].id, msg.sync_epoch);
                 self.note(l);
                 continue;
+            }
+            if msg.kind == MessageType::NewEpoch {
+                self.seen_epochs.insert((i, msg.sync_epoch.clone()));
             }
             self.feed(i, k, &msg)?;
             if faults && k > 0 && self.rng.chance(self.cfg.faults.duplicate) {

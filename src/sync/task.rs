@@ -788,8 +788,14 @@ impl SyncTask {
         }
         let base = msg.base_epoch.as_deref().unwrap_or("");
         let newer = msg.epoch_generation > self.epoch_generation();
-        let missed = self.missed().is_some_and(|(_, e)| e == base);
-        let valid = newer && (base == cur_id || missed || self.epoch.is_none() || msg.resend);
+        // a task that knows it missed an epoch (it read messages of it) only accepts what builds
+        // on that epoch, or a re-publication at least as new: an epoch built on its older base
+        // was rejected by every task that did not miss anything
+        let valid = newer
+            && match self.missed() {
+                Some((g, e)) => base == e || (msg.resend && msg.epoch_generation >= g),
+                None => base == cur_id || self.epoch.is_none() || msg.resend,
+            };
         if !valid {
             if newer {
                 self.behind = true;
