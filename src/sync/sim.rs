@@ -435,7 +435,9 @@ impl Sim {
     /// everything delivered.
     fn converged(&self) -> bool {
         let alive = self.alive();
-        !alive.is_empty()
+        let epochs: BTreeSet<Option<&str>> = alive.iter().map(|&i| self.nodes[i].task.epoch()).collect();
+        epochs.len() == 1
+            && !alive.is_empty()
             && self.change_at.is_none()
             && alive == self.members
             && alive.iter().all(|&i| {

@@ -12,6 +12,9 @@ struct EpochInfo {
     id: String,
     generation: u64,
     base: String,
+    /// Author and attempt, when known (not for an epoch applied from a re-publication).
+    leader: String,
+    attempt: u32,
 }
 
 /// The latest rebalance a task was told about.
@@ -788,6 +791,7 @@ impl SyncTask {
         }
         let base = msg.base_epoch.as_deref().unwrap_or("");
         let newer = msg.epoch_generation > self.epoch_generation();
+
         // a task that knows it missed an epoch (it read messages of it) only accepts what builds
         // on that epoch, or a re-publication at least as new: an epoch built on its older base
         // was rejected by every task that did not miss anything
@@ -796,6 +800,13 @@ impl SyncTask {
                 Some((g, e)) => base == e || (msg.resend && msg.epoch_generation >= g),
                 None => base == cur_id || self.epoch.is_none() || msg.resend,
             };
+        // the epoch in force was an attempt its leader found stale and replaced: everyone that
+        // did not miss an epoch applied the replacement, so follow it
+        let superseded = !msg.resend
+            && self.epoch.as_ref().is_some_and(|e| {
+                e.generation == msg.epoch_generation && e.leader == msg.task_id && msg.epoch_attempt > e.attempt
+            });
+        let valid = valid || superseded;
         if !valid {
             if newer {
                 self.behind = true;
@@ -820,6 +831,8 @@ impl SyncTask {
             id: msg.sync_epoch.clone(),
             generation: msg.epoch_generation,
             base: base.to_string(),
+            leader: if msg.resend { String::new() } else { msg.task_id.clone() },
+            attempt: msg.epoch_attempt,
         });
         self.behind = false;
         self.members = msg.connector_state.iter().map(|s| s.task_id.clone()).collect();
@@ -1066,6 +1079,7 @@ impl SyncTask {
             base_epoch: Some(e.base.clone()),
             rebalance_generation: None,
             resend: true,
+            epoch_attempt: e.attempt,
         });
     }
 
@@ -1085,6 +1099,7 @@ impl SyncTask {
                 _ => None,
             },
             resend: false,
+            epoch_attempt: 0,
         });
         self.dirty = false;
     }
@@ -1157,6 +1172,7 @@ impl SyncTask {
             base_epoch: Some(self.lead_base()),
             rebalance_generation: None,
             resend: false,
+            epoch_attempt: attempt,
         };
         out.publish.push(msg.clone());
         if let Some(p) = &mut self.pending {

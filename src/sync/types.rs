@@ -2,7 +2,7 @@
 //!
 //! Field names are the seed's (`syncEpoch`, `taskID`, `messageTimestamp`, `connectorState`,
 //! `stateTimestamp`, `data`, `share`) plus the documented additions `type`, `stateVersion`,
-//! `epochGeneration`, `baseEpoch`, `rebalanceGeneration` and `resend`.
+//! `epochGeneration`, `baseEpoch`, `rebalanceGeneration`, `resend` and `epochAttempt`.
 
 use serde::{Deserialize, Serialize};
 
@@ -227,6 +227,14 @@ pub struct SyncMessage {
     /// Addition, `NewEpoch` only: a re-publication of an epoch already in force, for tasks that missed it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub resend: bool,
+    /// Addition, `NewEpoch` only: the leader's attempt number for this generation (an attempt
+    /// computed from a stale view is ignored by every task and replaced by the next one).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub epoch_attempt: u32,
+}
+
+fn is_zero(x: &u32) -> bool {
+    *x == 0
 }
 
 /// A partition found by the caller: initial partitions or children read from a parent.
