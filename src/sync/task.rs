@@ -709,7 +709,7 @@ impl SyncTask {
         }
     }
 
-    fn sender_state<'a>(msg: &'a SyncMessage) -> &'a TaskState {
+    fn sender_state(msg: &SyncMessage) -> &TaskState {
         msg.connector_state
             .iter()
             .find(|s| s.task_id == msg.task_id)
@@ -762,8 +762,9 @@ impl SyncTask {
         } else if msg.epoch_generation < self.epoch_generation() {
             self.absorb(Self::sender_state(msg));
             // the sender has not applied our epoch: if it missed it, re-publish it once
-            let leading = self.pending.is_some() || self.lead.is_some();
-            if leading && msg.task_id != self.id && self.resent_for.insert((msg.task_id.clone(), g)) {
+            // the sender has not applied our epoch: if it missed it, the epoch's leader
+            // re-publishes it once
+            if self.lead.is_some() && msg.task_id != self.id && self.resent_for.insert((msg.task_id.clone(), g)) {
                 self.resend(out);
             }
         } else if msg.epoch_generation > self.epoch_generation() {
@@ -798,7 +799,9 @@ impl SyncTask {
         let valid = newer
             && match self.missed() {
                 Some((g, e)) => base == e || (msg.resend && msg.epoch_generation >= g),
-                None => base == cur_id || self.epoch.is_none() || msg.resend,
+                // a re-publication passes the same check: a task that missed an epoch it does
+                // not know of may have applied (and re-publish) one every other task rejected
+                None => base == cur_id || self.epoch.is_none(),
             };
         // the epoch in force was an attempt its leader found stale and replaced: everyone that
         // did not miss an epoch applied the replacement, so follow it
@@ -1050,14 +1053,22 @@ impl SyncTask {
         } else {
             None
         };
-        // acknowledge the epoch with the own state (re-answer if a newer rebalance is pending)
+        // acknowledge the epoch with the own state (re-answer if a newer rebalance is pending);
+        // a task outside the epoch (a newcomer replaying the topic) has nothing to say
         self.settle(out);
-        let kind = if self.rebalancing() { MessageType::RebalanceAnswer } else { MessageType::Regular };
-        self.publish_own(kind, out);
+        if self.in_epoch || !out.stop.is_empty() {
+            let kind = if self.rebalancing() { MessageType::RebalanceAnswer } else { MessageType::Regular };
+            self.publish_own(kind, out);
+        }
     }
 
     /// Re-publish the epoch in force (for tasks that missed it).
     fn resend(&mut self, out: &mut SyncOutput) {
+        // only the epoch's leader re-publishes it: a task that applied an epoch every other task
+        // rejected (it had missed an earlier one) must not spread it
+        if !self.in_epoch || self.lead.is_none() {
+            return;
+        }
         let Some(e) = &self.epoch else { return };
         let mut states = Vec::new();
         for m in &self.members {
@@ -1135,8 +1146,12 @@ impl SyncTask {
             self.pending = None;
             return;
         }
-        let all = self.waiting_for().is_empty();
-        if !all && now < since.saturating_add(timeout) {
+        // a leader that missed an epoch waits for a member to re-publish it (its own answer
+        // asks for that); only if none does within twice the timeout does it build on the
+        // members' own words
+        let all = self.waiting_for().is_empty() && self.missed().is_none();
+        let wait = if self.missed().is_some() { timeout.saturating_mul(2) } else { timeout };
+        if !all && now < since.saturating_add(wait) {
             return;
         }
         let members = self.pending.as_ref().map(|p| p.members.clone()).unwrap_or_default();
@@ -1279,11 +1294,10 @@ impl SyncTask {
         let mut purge: Vec<usize> = Vec::new();
         for (i, p) in self.own.data.partitions.iter().enumerate() {
             match p.state {
-                PartitionStatus::Created => {
-                    if p.parents.iter().all(|x| status.get(x.as_str()).copied().unwrap_or(true)) {
+                PartitionStatus::Created
+                    if p.parents.iter().all(|x| status.get(x.as_str()).copied().unwrap_or(true)) => {
                         changes.push((i, PartitionStatus::Scheduled));
                     }
-                }
                 PartitionStatus::ReadyForStreaming => changes.push((i, PartitionStatus::Scheduled)),
                 PartitionStatus::Finished => {
                     let f = p.finished_timestamp.unwrap_or(0);
