@@ -5,6 +5,10 @@
 #![deny(missing_docs)]
 
 pub mod bucketing;
+pub mod objects;
+pub mod imports;
+pub mod lifecycle;
+pub mod packed;
 pub mod sync;
 
 #[cfg(target_arch = "wasm32")]

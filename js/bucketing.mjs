@@ -1,0 +1,364 @@
+// Bucketing and round robin: a drop-in for faros-airbyte-common's RoundRobinConfig contract.
+// Type checks of JS values happen here; every value rule lives in the Rust core.
+import * as wasm from '#wasm';
+import {BucketingError, call, describe, rethrow} from './errors.mjs';
+import {mapPacked} from './packed.mjs';
+
+const STATE_KEY = '__bucket_execution_state';
+const MAX_RANGE_ITEMS = 100000;
+const MAX_LISTED_BUCKETS = 10000000;
+
+const argError = (message) => new BucketingError(message, 'INVALID_ARGUMENT');
+const totalError = () =>
+  new BucketingError('bucket_total must be a positive integer', 'BUCKET_TOTAL_INVALID');
+
+function requireString(value, name) {
+  if (typeof value !== 'string') throw argError(`${name} must be a string, got ${describe(value)}`);
+}
+function requireTotal(value) {
+  if (typeof value !== 'number') throw totalError();
+}
+function requireLogger(logger, name = 'logger') {
+  if (logger !== undefined && logger !== null && typeof logger !== 'function') {
+    throw argError(`${name} must be a function, got ${describe(logger)}`);
+  }
+}
+function isPlainObject(value) {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** The four bucketing fields of a config, as plain values safe to hand to wasm. */
+function readConfig(config) {
+  if (!isPlainObject(config)) throw argError(`config must be an object, got ${describe(config)}`);
+  let ranges = config.bucket_ranges;
+  if (Array.isArray(ranges)) {
+    if (ranges.length > MAX_RANGE_ITEMS) {
+      throw argError(`bucket_ranges may hold at most ${MAX_RANGE_ITEMS} items`);
+    }
+    ranges = Array.prototype.slice.call(ranges);
+  }
+  return {
+    rr: config.round_robin_bucket_execution,
+    id: config.bucket_id,
+    total: config.bucket_total,
+    ranges,
+  };
+}
+
+/** `state?.__bucket_execution_state?.last_executed_bucket_id`, type-checked. */
+function readLast(state) {
+  if (state === undefined || state === null) return undefined;
+  if (!isPlainObject(state)) {
+    throw new BucketingError(`state must be an object, got ${describe(state)}`, 'BUCKET_STATE_INVALID');
+  }
+  const inner = state[STATE_KEY];
+  if (inner === undefined || inner === null) return undefined;
+  if (!isPlainObject(inner)) {
+    throw new BucketingError(`${STATE_KEY} must be an object, got ${describe(inner)}`, 'BUCKET_STATE_INVALID');
+  }
+  return inner.last_executed_bucket_id;
+}
+
+function printable(value) {
+  if (value === undefined || value === null) return '';
+  try {
+    return String(value);
+  } catch {
+    return Object.prototype.toString.call(value);
+  }
+}
+
+/**
+ * The 1-based bucket of `data`: HMAC-MD5(key, data), first 8 hex digits as an unsigned
+ * 32-bit integer, modulo `bucketTotal`, plus 1.
+ */
+export function bucket(key, data, bucketTotal = 1) {
+  requireString(key, 'key');
+  requireString(data, 'data');
+  requireTotal(bucketTotal);
+  try {
+    return wasm.bucket(key, data, bucketTotal);
+  } catch (error) {
+    rethrow(error);
+  }
+}
+
+/** Buckets of every string in `data`, in one call: a Uint32Array. */
+export function bucketMany(key, data, bucketTotal = 1) {
+  requireString(key, 'key');
+  requireTotal(bucketTotal);
+  return mapPacked(data, 'data', argError, Uint32Array, (joined, lens) =>
+    call(() => wasm.bucketPacked(key, bucketTotal, joined, lens)),
+  );
+}
+
+/** A bucketer bound to one key and total that keeps its HMAC key state between calls. */
+export class Bucketer {
+  #inner;
+  #key;
+  #total;
+
+  constructor(key, bucketTotal = 1) {
+    requireString(key, 'key');
+    requireTotal(bucketTotal);
+    this.#inner = call(() => new wasm.Bucketer(key, bucketTotal));
+    this.#key = key;
+    this.#total = bucketTotal;
+  }
+
+  get key() {
+    return this.#key;
+  }
+
+  get bucketTotal() {
+    return this.#total;
+  }
+
+  bucket(data) {
+    requireString(data, 'data');
+    return this.#inner.bucket(data);
+  }
+
+  bucketMany(data) {
+    return mapPacked(data, 'data', argError, Uint32Array, (joined, lens) =>
+      call(() => this.#inner.bucketPacked(joined, lens)),
+    );
+  }
+}
+
+/** Validates a config; throws BucketingError with faros' messages. */
+export function validateBucketingConfig(config, logger) {
+  requireLogger(logger);
+  const c = readConfig(config);
+  const ignored = call(() => wasm.validateConfig(c.rr, c.id, c.total, c.ranges));
+  if (ignored && logger) {
+    const r = config.bucket_ranges;
+    const shown = Array.isArray(r) ? r.map(printable).join(',') : printable(r);
+    logger(`bucket_ranges ${shown} ignored because round_robin_bucket_execution is not enabled`);
+  }
+}
+
+/** The bucket to run next: round robin over all buckets, or over `bucket_ranges`. */
+export function nextBucketId(config, state) {
+  const c = readConfig(config);
+  const last = readLast(state);
+  return call(() => wasm.nextBucketId(c.rr, c.total, c.ranges, last));
+}
+
+/**
+ * With round robin on: `{config: {...config, bucket_id: next}, state: {...state,
+ * __bucket_execution_state: {last_executed_bucket_id: next}}}`. Otherwise the inputs as-is.
+ * Inputs are never mutated.
+ */
+export function applyRoundRobinBucketing(config, state, logger) {
+  requireLogger(logger);
+  const c = readConfig(config);
+  if (!call(() => wasm.roundRobinEnabled(c.rr))) return {config, state};
+  const next = nextBucketId(config, state);
+  if (logger) logger(`Using round robin bucket execution. Bucket id: ${next}`);
+  return {
+    config: {...config, bucket_id: next},
+    state: {...state, [STATE_KEY]: {last_executed_bucket_id: next}},
+  };
+}
+
+/** The bucket ids of the next `runs` runs, starting from `state`. */
+export function roundRobinSchedule(config, state, runs) {
+  if (typeof runs !== 'number') throw argError(`runs must be a number, got ${describe(runs)}`);
+  const c = readConfig(config);
+  const last = readLast(state);
+  return Array.from(call(() => wasm.roundRobinSchedule(c.rr, c.id, c.total, c.ranges, last, runs)));
+}
+
+/** Per-bucket counts of a sample of entity ids, with min/max/mean and relative spread. */
+export function bucketDistribution(key, data, bucketTotal) {
+  requireString(key, 'key');
+  requireTotal(bucketTotal);
+  const packed = mapPacked(data, 'data', argError, Uint32Array, (joined, lens) =>
+    call(() => wasm.bucketPacked(key, bucketTotal, joined, lens)),
+  );
+  const counts = new Array(0);
+  const stats = call(() => wasm.distributionOf(bucketTotal, packed));
+  for (let i = 4; i < stats.length; i++) counts.push(stats[i]);
+  return {
+    bucketTotal,
+    entities: packed.length,
+    counts,
+    min: stats[0],
+    max: stats[1],
+    mean: stats[2],
+    spread: stats[3],
+  };
+}
+
+/** The eligible buckets of `bucket_ranges` for a total. */
+export class BucketSet {
+  #inner;
+
+  constructor(bucketTotal, bucketRanges) {
+    if (Array.isArray(bucketRanges)) {
+      if (bucketRanges.length > MAX_RANGE_ITEMS) {
+        throw argError(`bucket_ranges may hold at most ${MAX_RANGE_ITEMS} items`);
+      }
+      bucketRanges = Array.prototype.slice.call(bucketRanges);
+    }
+    this.#inner = call(() => new wasm.BucketSet(bucketTotal, bucketRanges));
+  }
+
+  /** The smallest eligible bucket greater than `bucketId`, wrapping to the smallest. */
+  next(bucketId) {
+    if (typeof bucketId !== 'number') {
+      throw argError(`bucket id must be a number, got ${describe(bucketId)}`);
+    }
+    return call(() => this.#inner.next(bucketId));
+  }
+
+  /** The eligible buckets, ascending. */
+  buckets() {
+    return Array.from(call(() => this.#inner.buckets(MAX_LISTED_BUCKETS)));
+  }
+
+  /** How many buckets are eligible. */
+  get size() {
+    return this.#inner.size();
+  }
+
+  /** Whether `bucketId` is eligible. */
+  has(bucketId) {
+    return typeof bucketId === 'number' && this.#inner.has(bucketId);
+  }
+}
+
+const CREATE = Symbol('Bucketing.create');
+
+/** Validation, round robin and filtering in one object, as in faros-airbyte-common. */
+export class Bucketing {
+  #partitionKey;
+  #bucketId;
+  #bucketTotal;
+  #state;
+  #bucketer;
+
+  constructor(token, partitionKey, bucketId, bucketTotal, state) {
+    if (token !== CREATE) throw argError('use Bucketing.create({partitionKey, config, state, logger})');
+    this.#partitionKey = partitionKey;
+    this.#bucketId = bucketId;
+    this.#bucketTotal = bucketTotal;
+    this.#state = state;
+    this.#bucketer = new Bucketer(partitionKey, bucketTotal);
+  }
+
+  /** Validates the config, applies round robin, and keeps the active bucket. */
+  static create(options) {
+    if (!isPlainObject(options)) {
+      throw argError('Bucketing.create expects {partitionKey, config, state?, logger?}');
+    }
+    const {partitionKey, config, state, logger} = options;
+    requireString(partitionKey, 'partitionKey');
+    validateBucketingConfig(config, logger);
+    const applied = applyRoundRobinBucketing(config, state, logger);
+    const c = readConfig(applied.config);
+    const [id, total] = call(() => wasm.resolveConfig(c.rr, c.id, c.total, c.ranges));
+    return new Bucketing(CREATE, partitionKey, id, total, applied.state ?? {});
+  }
+
+  /** The items whose key falls in the active bucket, in input order. */
+  filter(items, getKey, options) {
+    if (!Array.isArray(items)) throw argError(`items must be an array, got ${describe(items)}`);
+    if (typeof getKey !== 'function') throw argError(`getKey must be a function, got ${describe(getKey)}`);
+    if (options !== undefined && options !== null && !isPlainObject(options)) {
+      throw argError(`options must be an object, got ${describe(options)}`);
+    }
+    const logger = options?.logger;
+    requireLogger(logger, 'options.logger');
+    const keys = new Array(items.length);
+    for (let i = 0; i < items.length; i++) {
+      const key = getKey(items[i]);
+      if (typeof key !== 'string') {
+        throw argError(`getKey must return a string, got ${describe(key)} for item ${i}`);
+      }
+      keys[i] = key;
+    }
+    const buckets = this.#bucketer.bucketMany(keys);
+    const selected = [];
+    const selectedKeys = [];
+    for (let i = 0; i < items.length; i++) {
+      if (buckets[i] === this.#bucketId) {
+        selected.push(items[i]);
+        selectedKeys.push(keys[i]);
+      }
+    }
+    if (logger) {
+      const entityName = options.entityName ?? 'entities';
+      const prefix = `Bucketing (${this.#partitionKey} bucket ${this.#bucketId}/${this.#bucketTotal}):`;
+      const list = (k) => (k.length ? k.join(', ') : '<none>');
+      logger(`${prefix} visible ${entityName} (${keys.length}) -> ${list(keys)}`);
+      logger(`${prefix} selected ${entityName} (${selectedKeys.length}) -> ${list(selectedKeys)}`);
+    }
+    return selected;
+  }
+
+  getState() {
+    return this.#state;
+  }
+
+  getBucketId() {
+    return this.#bucketId;
+  }
+
+  getBucketTotal() {
+    return this.#bucketTotal;
+  }
+}
+
+const SPEC_PROPERTIES = [
+  ['round_robin_bucket_execution', {
+    type: 'boolean',
+    title: 'Round Robin Bucket Execution',
+    description:
+      'Enable round-robin execution of buckets. When enabled, the connector processes one bucket per run, automatically advancing the bucket between runs via state.',
+    default: false,
+  }],
+  ['bucket_total', {
+    type: 'integer',
+    title: 'Total Number of Buckets',
+    description:
+      'Total number of buckets to partition entities for parallel processing. bucket_id should be less than or equal to this number.',
+    minimum: 1,
+    default: 1,
+  }],
+  ['bucket_id', {
+    type: 'integer',
+    title: 'Bucket Number',
+    description:
+      'Bucket number for partitioning and parallel processing. Used to distribute entities across multiple sync instances.',
+    minimum: 1,
+    default: 1,
+  }],
+  ['bucket_ranges', {
+    type: 'array',
+    items: {type: 'string'},
+    title: 'Bucket Ranges',
+    description:
+      "Optional list of bucket ranges for round-robin execution (e.g., ['1-3', '5-7']). Only used when round_robin_bucket_execution is enabled.",
+    examples: [['1-3', '5', '7-9']],
+  }],
+];
+
+/**
+ * The spec's four JSON-Schema properties in the recommended order, ready to merge into a
+ * connector's spec.json `properties`. With `order`, they get `order`, `order + 1`, ….
+ */
+export function bucketingSpecProperties(options = {}) {
+  if (!isPlainObject(options)) throw argError(`options must be an object, got ${describe(options)}`);
+  const {order} = options;
+  if (order !== undefined && !Number.isSafeInteger(order)) {
+    throw argError(`order must be an integer, got ${describe(order)}`);
+  }
+  const properties = {};
+  SPEC_PROPERTIES.forEach(([name, schema], i) => {
+    properties[name] = structuredClone(schema);
+    if (order !== undefined) properties[name].order = order + i;
+  });
+  return properties;
+}

@@ -1,0 +1,222 @@
+// UUID buckets for bulk imports: which `[dataset, bucket]` partition each imported item goes to.
+// Type checks of JS values happen here; every value rule lives in the Rust core (src/imports).
+import * as wasm from '#wasm';
+import {ImportBucketError, call, describe} from './errors.mjs';
+
+/** The NIL UUID, the bucket of dataset-level documents. */
+export const NIL_UUID = '00000000-0000-0000-0000-000000000000';
+
+const ENV_VAR = 'GTC_IMPORT_BUCKETS_DEFAULT';
+// Packed references (see src/wasm/imports.rs).
+const DATASET_NOT_OBJECT = 0xffffffff;
+const DATASET_MISSING = 0xfffffffe;
+const DATASET_NOT_STRING = 0xfffffffd;
+const BUCKET_ABSENT = 0;
+const BUCKET_NOT_STRING = 1;
+const UUID_LEN = 36;
+
+const argError = (message) => new ImportBucketError(message, 'INVALID_ARGUMENT');
+
+function isObject(value) {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+const hasOwn = Object.prototype.hasOwnProperty;
+/** An own property, as `{...item}` copies them: never one inherited from a prototype. */
+const own = (item, field) => (hasOwn.call(item, field) ? item[field] : undefined);
+
+function readOptions(options, forAssign) {
+  if (options === undefined || options === null) options = {};
+  else if (!isObject(options)) throw argError(`options must be an object, got ${describe(options)}`);
+  const {datasetField = 'datasetName', bucketField = 'bucket'} = options;
+  if (typeof datasetField !== 'string') {
+    throw argError(`options.datasetField must be a string, got ${describe(datasetField)}`);
+  }
+  if (typeof bucketField !== 'string') {
+    throw argError(`options.bucketField must be a string, got ${describe(bucketField)}`);
+  }
+  if (!forAssign) return {datasetField, bucketField};
+  const {importId} = options;
+  if (importId !== undefined && typeof importId !== 'string') {
+    throw argError(`options.importId must be a string, got ${describe(importId)}`);
+  }
+  const buckets =
+    options.buckets === undefined ? importBucketsDefault() : call(() => wasm.checkImportBuckets(options.buckets));
+  return {datasetField, bucketField, importId, buckets};
+}
+
+function requireItems(items) {
+  if (!Array.isArray(items)) throw argError(`items must be an array, got ${describe(items)}`);
+}
+
+/** One joined string plus UTF-16 lengths (src/packed.rs). */
+function packStrings(list) {
+  const lens = new Uint32Array(list.length);
+  for (let i = 0; i < list.length; i++) lens[i] = list[i].length;
+  return [list.join(''), lens];
+}
+
+/**
+ * Reads each item's dataset and bucket once, interning both: the packed form of src/imports.
+ * Distinct strings are compared as JavaScript strings.
+ */
+function pack(items, datasetField, bucketField) {
+  const n = items.length;
+  const datasetRefs = new Uint32Array(n);
+  const bucketRefs = new Uint32Array(n);
+  const datasets = [];
+  const datasetIds = new Map();
+  const buckets = [];
+  const bucketIds = new Map();
+  for (let i = 0; i < n; i++) {
+    const item = items[i];
+    if (!isObject(item)) {
+      datasetRefs[i] = DATASET_NOT_OBJECT;
+      continue;
+    }
+    const dataset = own(item, datasetField);
+    if (typeof dataset === 'string') {
+      let id = datasetIds.get(dataset);
+      if (id === undefined) {
+        id = datasets.length;
+        datasets.push(dataset);
+        datasetIds.set(dataset, id);
+      }
+      datasetRefs[i] = id;
+    } else {
+      datasetRefs[i] = dataset === undefined ? DATASET_MISSING : DATASET_NOT_STRING;
+    }
+    const bucket = own(item, bucketField);
+    if (typeof bucket === 'string') {
+      let id = bucketIds.get(bucket);
+      if (id === undefined) {
+        id = buckets.length + 2;
+        buckets.push(bucket);
+        bucketIds.set(bucket, id);
+      }
+      bucketRefs[i] = id;
+    } else {
+      bucketRefs[i] = bucket === undefined || bucket === null ? BUCKET_ABSENT : BUCKET_NOT_STRING;
+    }
+  }
+  const [datasetsJoined, datasetLens] = packStrings(datasets);
+  const [bucketsJoined, bucketLens] = packStrings(buckets);
+  return {datasets, datasetsJoined, datasetLens, datasetRefs, bucketsJoined, bucketLens, bucketRefs};
+}
+
+function splitUuids(joined) {
+  const out = new Array(joined.length / UUID_LEN);
+  for (let i = 0; i < out.length; i++) out[i] = joined.slice(i * UUID_LEN, (i + 1) * UUID_LEN);
+  return out;
+}
+
+/**
+ * The default bucket count N: `GTC_IMPORT_BUCKETS_DEFAULT` from `env` (default `process.env`,
+ * none in browsers), else 5. Unset or blank means 5; otherwise decimal digits in [1, 50].
+ * @throws ImportBucketError `BUCKETS_INVALID` for any other value.
+ */
+export function importBucketsDefault(env) {
+  if (env === undefined) env = globalThis.process?.env ?? {};
+  else if (env === null || typeof env !== 'object') throw argError(`env must be an object, got ${describe(env)}`);
+  const value = env[ENV_VAR];
+  const text = value === undefined || value === null ? undefined : String(value);
+  return call(() => wasm.importBucketsDefault(text));
+}
+
+/**
+ * Shallow copies of `items`, each with its bucket set: per dataset, items without a bucket get
+ * `k = max(1, min(N, count))` buckets round-robin in input order; items with a bucket keep it,
+ * normalised. Random v4 buckets, or with `importId` derived v5 buckets (idempotent retries).
+ * Validates everything first: on error nothing is assigned. Input items are never mutated.
+ */
+export function assignImportBuckets(items, options) {
+  requireItems(items);
+  const {datasetField, bucketField, importId, buckets} = readOptions(options, true);
+  const p = pack(items, datasetField, bucketField);
+  const [tableJoined, indices] = call(() =>
+    wasm.assignImportBuckets(
+      buckets,
+      importId,
+      datasetField,
+      bucketField,
+      p.datasetsJoined,
+      p.datasetLens,
+      p.datasetRefs,
+      p.bucketsJoined,
+      p.bucketLens,
+      p.bucketRefs,
+    ),
+  );
+  const table = splitUuids(tableJoined);
+  const protoField = bucketField === '__proto__';
+  const out = new Array(items.length);
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    // Object.assign is several times faster than spread in V8 but uses [[Set]]: an own
+    // `__proto__` key (JSON.parse makes those) must be copied as data, as spread does.
+    const copy = hasOwn.call(item, '__proto__') ? {...item} : Object.assign({}, item);
+    if (protoField) Object.defineProperty(copy, '__proto__', {value: table[indices[i]], writable: true, enumerable: true, configurable: true});
+    else copy[bucketField] = table[indices[i]];
+    out[i] = copy;
+  }
+  return out;
+}
+
+/**
+ * The partition key `[dataset, bucket]` of an item, the bucket normalised.
+ * @throws ImportBucketError `ITEM_NOT_OBJECT`, `DATASET_MISSING`, `BUCKET_MISSING`, `BUCKET_NOT_UUID`.
+ */
+export function partitionKeyOf(item, options) {
+  const {datasetField, bucketField} = readOptions(options, false);
+  const object = isObject(item);
+  const dataset = object ? own(item, datasetField) : undefined;
+  const bucket = object ? own(item, bucketField) : undefined;
+  const normalized = call(() => wasm.partitionKeyOf(object, dataset, bucket, datasetField, bucketField));
+  return [dataset, normalized];
+}
+
+/**
+ * Items grouped by partition key `[dataset, normalised bucket]` for bulk writes: groups in order
+ * of first appearance, items in input order within each group (the items themselves, not copies).
+ */
+export function groupByPartitionKey(items, options) {
+  requireItems(items);
+  const {datasetField, bucketField} = readOptions(options, false);
+  const p = pack(items, datasetField, bucketField);
+  const [keyDatasets, keyBucketsJoined, itemGroups] = call(() =>
+    wasm.groupByPartitionKey(
+      datasetField,
+      bucketField,
+      p.datasetsJoined,
+      p.datasetLens,
+      p.datasetRefs,
+      p.bucketsJoined,
+      p.bucketLens,
+      p.bucketRefs,
+    ),
+  );
+  const keyBuckets = splitUuids(keyBucketsJoined);
+  const groups = new Array(keyDatasets.length);
+  for (let g = 0; g < groups.length; g++) {
+    groups[g] = {partitionKey: [p.datasets[keyDatasets[g]], keyBuckets[g]], items: []};
+  }
+  for (let i = 0; i < items.length; i++) groups[itemGroups[i]].items.push(items[i]);
+  return groups;
+}
+
+/**
+ * Whether `value` is a UUID string in the 8-4-4-4-12 hyphenated form, any case (the NIL UUID
+ * too); braces, `urn:uuid:`, 32 bare digits and surrounding whitespace are not accepted.
+ */
+export function isUuid(value) {
+  return typeof value === 'string' && value.length === UUID_LEN && wasm.isUuid(value);
+}
+
+/**
+ * The canonical lower-case form of a UUID string.
+ * @throws ImportBucketError `UUID_INVALID` when it is not a UUID (see `isUuid`).
+ */
+export function normalizeUuid(value) {
+  if (typeof value !== 'string') throw argError(`value must be a string, got ${describe(value)}`);
+  return call(() => wasm.normalizeUuid(value));
+}

@@ -1,0 +1,194 @@
+// Partition lifecycle: an event-sourced build state with partition UUIDs. Type checks of JS
+// arguments happen here; every rule lives in the Rust core (src/lifecycle).
+import * as wasm from '#wasm';
+import {LifecycleError, describe, rethrow} from './errors.mjs';
+
+const argError = (message) => new LifecycleError(message, 'INVALID_ARGUMENT');
+const INTERNAL = Symbol('partkit.lifecycle.internal');
+const REPLAY_CHUNK = 10_000;
+
+function requireString(name, value) {
+  if (typeof value !== 'string') throw argError(`${name} must be a string, got ${describe(value)}`);
+}
+
+function isObject(value) {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** Calls wasm, rethrowing its errors as LifecycleError and keeping `eventIndex` (replay). */
+function run(fn) {
+  try {
+    return fn();
+  } catch (error) {
+    const index = error?.eventIndex;
+    try {
+      rethrow(error);
+    } catch (mapped) {
+      if (typeof index === 'number' && mapped instanceof LifecycleError) mapped.eventIndex = index;
+      throw mapped;
+    }
+  }
+}
+
+/** JSON text of `value`, or the reason JSON cannot carry it (BigInt, cycles, too deep). */
+function jsonOf(value) {
+  try {
+    return {text: JSON.stringify(value)};
+  } catch (error) {
+    return {reason: error?.message ?? String(error)};
+  }
+}
+
+/**
+ * The JSON text of one event. Events are log entries: plain JSON objects. Converting here, in
+ * JS, means no user code (getters, proxies, toJSON) runs and nothing recurses while wasm holds
+ * the state.
+ */
+function eventJson(event, index) {
+  const at = index === undefined ? '' : `event ${index}: `;
+  const fail = (message) => {
+    const error = new LifecycleError(`${at}invalid event: ${message}`, 'INVALID_EVENT');
+    if (index !== undefined) error.eventIndex = index;
+    return error;
+  };
+  if (!isObject(event)) throw fail(`expected an event object, got ${describe(event)}`);
+  const {text, reason} = jsonOf(event);
+  if (text === undefined) throw fail(`it cannot be serialized as JSON: ${reason}`);
+  return text;
+}
+
+/**
+ * The build state: wants (by partition ref), job runs (by partition UUID), partition instances
+ * (one canonical per ref, older ones kept as history) and taints, changed only by `apply`.
+ */
+export class BuildState {
+  #inner;
+
+  constructor(...args) {
+    this.#inner = args[0] === INTERNAL ? args[1] : new wasm.BuildState();
+  }
+
+  /**
+   * A state rebuilt from a log of events, applied in order. Stops at the first refused event:
+   * throws its LifecycleError with `eventIndex` set.
+   */
+  static replay(events) {
+    if (!Array.isArray(events)) throw argError(`events must be an array, got ${describe(events)}`);
+    // The log crosses as JSON text in chunks: few boundary crossings, and wasm memory (which
+    // never shrinks) grows by one chunk of text at most, not by the whole log.
+    const inner = new wasm.BuildState();
+    try {
+      for (let start = 0; start < events.length; start += REPLAY_CHUNK) {
+        const chunk = events.slice(start, start + REPLAY_CHUNK);
+        const {text} = jsonOf(chunk);
+        if (text === undefined) chunk.forEach((event, i) => eventJson(event, start + i));
+        run(() => inner.applyLogJson(text, start));
+      }
+    } catch (error) {
+      inner.free();
+      throw error;
+    }
+    return new BuildState(INTERNAL, inner);
+  }
+
+  /**
+   * A state restored from `snapshot()` output (or its JSON). Every invariant is checked.
+   * @throws LifecycleError `INVALID_SNAPSHOT` when it is malformed or inconsistent.
+   */
+  static fromSnapshot(snapshot) {
+    if (!isObject(snapshot)) throw argError(`snapshot must be an object, got ${describe(snapshot)}`);
+    // Snapshots are JSON data by definition: they cross as JSON text, checked strictly
+    // (unknown fields refused) by the core.
+    const {text, reason} = jsonOf(snapshot);
+    if (text === undefined) throw new LifecycleError(`invalid snapshot: it cannot be serialized as JSON: ${reason}`, 'INVALID_SNAPSHOT');
+    return new BuildState(INTERNAL, run(() => wasm.BuildState.fromSnapshotJson(text)));
+  }
+
+  /**
+   * Applies one event; returns the state changes it caused, in order. The whole event is
+   * checked first: a refused event throws LifecycleError and leaves the state unchanged.
+   */
+  apply(event) {
+    const text = eventJson(event);
+    return run(() => this.#inner.applyJson(text));
+  }
+
+  /** The canonical (current) instance of a partition ref, if any job run built it. */
+  canonicalPartition(ref) {
+    requireString('ref', ref);
+    return this.#inner.canonicalPartition(ref);
+  }
+
+  /** The partition instance with this UUID (any case). */
+  partition(uuid) {
+    requireString('uuid', uuid);
+    return this.#inner.partition(uuid);
+  }
+
+  /** Every instance of a ref, oldest first; the canonical one is last. */
+  partitionHistory(ref) {
+    requireString('ref', ref);
+    return this.#inner.partitionHistory(ref);
+  }
+
+  /** The want with this id. */
+  want(wantId) {
+    requireString('wantId', wantId);
+    return this.#inner.want(wantId);
+  }
+
+  /** Ids of every want naming this ref, in creation order, whatever their state. */
+  wantsForPartition(ref) {
+    requireString('ref', ref);
+    return this.#inner.wantsForPartition(ref);
+  }
+
+  /** The job run with this id. */
+  jobRun(jobRunId) {
+    requireString('jobRunId', jobRunId);
+    return this.#inner.jobRun(jobRunId);
+  }
+
+  /** The taint with this id. */
+  taint(taintId) {
+    requireString('taintId', taintId);
+    return this.#inner.taint(taintId);
+  }
+
+  /** Idle wants none of whose refs is leased, failed or otherwise blocked, in creation order. */
+  schedulableWants() {
+    return this.#inner.schedulableWants();
+  }
+
+  /** The whole state as plain JSON-safe data. */
+  snapshot() {
+    return JSON.parse(this.#inner.snapshotJson());
+  }
+
+  /** Throws LifecycleError `INVARIANT_VIOLATION` naming the first broken invariant. */
+  checkInvariants() {
+    run(() => this.#inner.checkInvariants());
+  }
+
+  /** How many partition instances, wants, job runs and refs the state holds. */
+  stats() {
+    const [partitions, wants, jobRuns, refs] = this.#inner.counts();
+    return {partitions, wants, jobRuns, refs};
+  }
+
+  /** Frees the wasm memory now (otherwise it is freed when the object is garbage-collected). */
+  free() {
+    this.#inner.free();
+  }
+}
+
+/**
+ * The UUID of the partition instance a job run builds for a ref: SHA-256 of the 8-byte
+ * big-endian UTF-8 length of `jobRunId`, then `jobRunId`, then `partitionRef` (UTF-8); the
+ * first 16 bytes with UUIDv8 version and RFC 9562 variant bits.
+ */
+export function derivePartitionUuid(jobRunId, partitionRef) {
+  requireString('jobRunId', jobRunId);
+  requireString('partitionRef', partitionRef);
+  return wasm.derivePartitionUuid(jobRunId, partitionRef);
+}

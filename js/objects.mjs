@@ -1,0 +1,255 @@
+// Object-store key partitioning with exact parity with Go (Bacalhau's S3 partitioner).
+// Type checks of JS values happen here; every value rule lives in the Rust core.
+import * as wasm from '#wasm';
+import {PartitionError, call, describe} from './errors.mjs';
+import {mapPacked} from './packed.mjs';
+
+/** `indexOf`/`indexMany` value of a directory key: in no partition. */
+export const DIRECTORY = -1;
+/** `indexOf`/`indexMany` value when nothing is partitioned (type `''`/`'none'`, or one partition). */
+export const ALL_PARTITIONS = -2;
+
+const MAX_LISTED_PARTITIONS = 1 << 24;
+const FILE = 0;
+const DIR = 1;
+const AUTO = 2; // a directory when the key ends in '/'
+
+const argError = (message) => new PartitionError(message, 'INVALID_ARGUMENT');
+
+function isPlainObject(value) {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function requireString(value, name) {
+  if (typeof value !== 'string') throw argError(`${name} must be a string, got ${describe(value)}`);
+}
+
+function requireInteger(value, name) {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value)) {
+    throw argError(`${name} must be an integer, got ${describe(value)}`);
+  }
+}
+
+/** A config field: absent or null is Go's zero value, as with encoding/json. */
+function field(config, name, kind, zero) {
+  const value = config[name];
+  if (value === undefined || value === null) return zero;
+  if (kind === 'string') requireString(value, `partition.${name}`);
+  else requireInteger(value, `partition.${name}`);
+  return value;
+}
+
+/** The five config fields as plain values, in wasm's argument order. */
+function readConfig(config, name = 'config') {
+  if (config === undefined || config === null) return ['', '', 0, 0, ''];
+  if (!isPlainObject(config)) throw argError(`${name} must be an object, got ${describe(config)}`);
+  return [
+    field(config, 'type', 'string', ''),
+    field(config, 'pattern', 'string', ''),
+    field(config, 'startIndex', 'integer', 0),
+    field(config, 'endIndex', 'integer', 0),
+    field(config, 'dateFormat', 'string', ''),
+  ];
+}
+
+/** `[prefix, config fields]` of a SourceSpec. */
+function readSource(source) {
+  if (!isPlainObject(source)) throw argError(`source must be an object, got ${describe(source)}`);
+  const {bucket, key, partition} = source;
+  if (bucket !== undefined && bucket !== null) requireString(bucket, 'source.bucket');
+  if (key !== undefined && key !== null) requireString(key, 'source.key');
+  return [key ?? '', readConfig(partition, 'source.partition')];
+}
+
+/** Keys and directory flags of `objects` (strings or ObjectSummary objects). */
+function readObjects(objects, name = 'objects') {
+  if (!Array.isArray(objects)) throw argError(`${name} must be an array, got ${describe(objects)}`);
+  const n = objects.length;
+  const keys = new Array(n);
+  const dirs = new Uint8Array(n);
+  for (let i = 0; i < n; i++) {
+    const o = objects[i];
+    if (typeof o === 'string') {
+      keys[i] = o;
+      dirs[i] = AUTO;
+    } else if (isPlainObject(o)) {
+      const {key, isDir} = o;
+      if (typeof key !== 'string') throw argError(`${name}[${i}].key must be a string, got ${describe(key)}`);
+      keys[i] = key;
+      if (isDir === undefined || isDir === null) dirs[i] = AUTO;
+      else if (typeof isDir === 'boolean') dirs[i] = isDir ? DIR : FILE;
+      else throw argError(`${name}[${i}].isDir must be a boolean, got ${describe(isDir)}`);
+    } else {
+      throw argError(`${name}[${i}] must be a string or an object with a string key, got ${describe(o)}`);
+    }
+  }
+  return {keys, dirs};
+}
+
+/** Runs `fn(joined, lens, dirs)` over packed keys, chunk by chunk (see packed.mjs). */
+function packed(keys, dirs, Out, fn) {
+  return mapPacked(keys, 'keys', argError, Out, (joined, lens) => {
+    // `lens` is the whole lengths array or a chunk of it (a subarray): its offset locates
+    // the chunk's directory flags.
+    const start = lens.byteOffset / Uint32Array.BYTES_PER_ELEMENT;
+    return fn(joined, lens, dirs.subarray(start, start + lens.length));
+  });
+}
+
+/**
+ * Go's `PartitionConfig.Validate`: throws PartitionError with Go's message (code
+ * `PARTITION_CONFIG_INVALID`), or INVALID_ARGUMENT for a value of the wrong type.
+ */
+export function validatePartitionConfig(config) {
+  if (!isPlainObject(config)) throw argError(`config must be an object, got ${describe(config)}`);
+  const c = readConfig(config);
+  call(() => wasm.validatePartitionConfig(...c));
+}
+
+/**
+ * Go's `PartitionObjects`: the objects partition `partitionIndex` (0-based) of
+ * `totalPartitions` selects, as the same references, in input order.
+ */
+export function partitionObjects(objects, totalPartitions, partitionIndex, source) {
+  if (!Array.isArray(objects)) throw argError(`objects must be an array, got ${describe(objects)}`);
+  requireInteger(totalPartitions, 'totalPartitions');
+  requireInteger(partitionIndex, 'partitionIndex');
+  const [prefix, c] = readSource(source);
+  // Go validates config, total and index (in that order) before looking at the objects:
+  // a call with no keys runs exactly those checks in the core.
+  call(() => wasm.partitionPacked(totalPartitions, partitionIndex, prefix, ...c, '', new Uint32Array(0), new Uint8Array(0)));
+  const {keys, dirs} = readObjects(objects);
+  const out = [];
+  mapPacked(keys, 'keys', argError, Uint32Array, (joined, lens) => {
+    const start = lens.byteOffset / Uint32Array.BYTES_PER_ELEMENT;
+    const picked = call(() => wasm.partitionPacked(
+      totalPartitions, partitionIndex, prefix, ...c, joined, lens, dirs.subarray(start, start + lens.length)));
+    for (let i = 0; i < picked.length; i++) out.push(objects[start + picked[i]]);
+    return new Uint32Array(lens.length);
+  });
+  return out;
+}
+
+/** A partitioner for one total and source: the config is validated and compiled once. */
+export class ObjectPartitioner {
+  #inner;
+  #total;
+
+  constructor(totalPartitions, source) {
+    requireInteger(totalPartitions, 'totalPartitions');
+    const [prefix, c] = readSource(source);
+    this.#inner = call(() => new wasm.ObjectPartitioner(totalPartitions, prefix, ...c));
+    this.#total = totalPartitions;
+  }
+
+  /** The number of partitions. */
+  get totalPartitions() {
+    return this.#total;
+  }
+
+  /** The listing prefix trimmed from keys (Go: TrimSuffix(TrimSpace(source.key), "*")). */
+  get prefix() {
+    return this.#inner.prefix();
+  }
+
+  /** False when every partition gets every object (type '' or 'none', or one partition). */
+  get isPartitioned() {
+    return this.#inner.isPartitioned();
+  }
+
+  /**
+   * The 0-based partition of `key`: DIRECTORY (-1) for a key ending in '/', ALL_PARTITIONS (-2)
+   * when nothing is partitioned.
+   */
+  indexOf(key) {
+    requireString(key, 'key');
+    return this.#inner.indexOf(key, AUTO);
+  }
+
+  /** indexOf of every key, in one call: an Int32Array. */
+  indexMany(keys) {
+    if (!Array.isArray(keys)) throw argError(`keys must be an array of strings, got ${describe(keys)}`);
+    return mapPacked(keys, 'keys', argError, Int32Array, (joined, lens) =>
+      call(() => this.#inner.indexPacked(joined, lens, new Uint8Array(lens.length).fill(AUTO))),
+    );
+  }
+
+  /** The objects of partition `partitionIndex`, as the same references, in input order. */
+  select(objects, partitionIndex) {
+    if (!Array.isArray(objects)) throw argError(`objects must be an array, got ${describe(objects)}`);
+    requireInteger(partitionIndex, 'partitionIndex');
+    call(() => this.#inner.checkIndex(partitionIndex));
+    const idx = this.#indices(objects);
+    const out = [];
+    for (let i = 0; i < idx.length; i++) {
+      if (idx[i] === partitionIndex || idx[i] === ALL_PARTITIONS) out.push(objects[i]);
+    }
+    return out;
+  }
+
+  /** Every partition's objects at once, in one pass: `plan(objects)[i]` = `select(objects, i)`. */
+  plan(objects) {
+    if (!Array.isArray(objects)) throw argError(`objects must be an array, got ${describe(objects)}`);
+    this.#checkListed();
+    const idx = this.#indices(objects);
+    const parts = Array.from({length: this.#total}, () => []);
+    const all = [];
+    for (let i = 0; i < idx.length; i++) {
+      const p = idx[i];
+      if (p >= 0) parts[p].push(objects[i]);
+      else if (p === ALL_PARTITIONS) all.push(objects[i]);
+    }
+    if (all.length) return parts.map(() => all.slice());
+    return parts;
+  }
+
+  /**
+   * How `keys` (strings or objects) spread over the partitions: counts per partition, how many
+   * fell back to partition 0 (no regex match, unparsable date, key too short), directories.
+   */
+  stats(keys) {
+    this.#checkListed();
+    const {keys: k, dirs} = readObjects(keys, 'keys');
+    let fallback = 0;
+    let directories = 0;
+    const counts = new Array(this.#total).fill(0);
+    packed(k, dirs, Uint32Array, (joined, lens, d) => {
+      const s = call(() => this.#inner.statsPacked(joined, lens, d));
+      fallback += s[0];
+      directories += s[1];
+      for (let i = 2; i < s.length; i++) counts[i - 2] += s[i];
+      return new Uint32Array(lens.length);
+    });
+    return {counts, fallback, directories};
+  }
+
+  #indices(objects) {
+    const {keys, dirs} = readObjects(objects);
+    return packed(keys, dirs, Int32Array, (joined, lens, d) => call(() => this.#inner.indexPacked(joined, lens, d)));
+  }
+
+  #checkListed() {
+    if (this.#total > MAX_LISTED_PARTITIONS) {
+      throw argError(`plan and stats support at most ${MAX_LISTED_PARTITIONS} partitions`);
+    }
+  }
+}
+
+/** Go's sanitizeKeyForPatternMatching: `key` without `prefix`, then without ONE leading '/'. */
+export function sanitizeKeyForPatternMatching(key, prefix) {
+  requireString(key, 'key');
+  requireString(prefix, 'prefix');
+  return wasm.sanitizeKeyForPatternMatching(key, prefix);
+}
+
+/** The prefix Go trims from keys: TrimSuffix(TrimSpace(sourceKey), "*") (Go's Unicode spaces). */
+export function listingPrefix(sourceKey) {
+  requireString(sourceKey, 'sourceKey');
+  return wasm.listingPrefix(sourceKey);
+}
+
+/** 32-bit FNV-1a of the UTF-8 bytes of `text` (lone surrogates as U+FFFD), as Go's hash/fnv. */
+export function fnv1a32(text) {
+  requireString(text, 'text');
+  return wasm.fnv1a32(text);
+}

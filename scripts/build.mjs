@@ -1,0 +1,76 @@
+#!/usr/bin/env node
+// Builds the package: toolchain check, npm dependencies when missing, the wasm for Node and
+// for browsers, then the JS entry points. Every step is skipped when its output is current.
+import {execFileSync} from 'node:child_process';
+import {existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync} from 'node:fs';
+import {dirname, join} from 'node:path';
+import {fileURLToPath} from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const run = (cmd, args, opts = {}) => execFileSync(cmd, args, {cwd: root, stdio: 'inherit', ...opts});
+const quiet = process.argv.includes('--quiet');
+const log = (msg) => quiet || console.error(`build: ${msg}`);
+
+function newest(paths) {
+  let t = 0;
+  const visit = (p) => {
+    if (!existsSync(p)) return;
+    const st = statSync(p);
+    if (st.isDirectory()) for (const f of readdirSync(p)) visit(join(p, f));
+    else t = Math.max(t, st.mtimeMs);
+  };
+  paths.forEach((p) => visit(join(root, p)));
+  return t;
+}
+const mtime = (p) => (existsSync(join(root, p)) ? statSync(join(root, p)).mtimeMs : 0);
+
+// 1. npm dependencies (a fresh clone has none).
+if (!existsSync(join(root, 'node_modules', 'esbuild')) || !existsSync(join(root, 'node_modules', 'commander'))) {
+  log('installing npm dependencies');
+  run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error']);
+}
+
+// 2. Rust toolchain pieces (wasm target, wasm-pack, matching wasm-bindgen CLI).
+run('bash', [join(root, 'scripts', 'ensure-toolchain.sh')]);
+
+// 3. The wasm, for Node (synchronous CommonJS) and for browsers (ES module, async init).
+const rustInputs = newest(['src', 'Cargo.toml', 'Cargo.lock']);
+const env = {...process.env, PATH: `${process.env.HOME}/.cargo/bin:${process.env.PATH}`};
+for (const target of ['nodejs', 'web']) {
+  const out = `pkg/${target === 'nodejs' ? 'node' : 'web'}`;
+  if (mtime(`${out}/partkit_bg.wasm`) > rustInputs) continue;
+  log(`wasm-pack build --target ${target}`);
+  run('wasm-pack', ['build', '--release', '--target', target, '--out-dir', out, '--out-name', 'partkit', '--no-pack'], {env});
+  rmSync(join(root, out, '.gitignore'), {force: true});
+  if (target === 'web') writeFileSync(join(root, out, 'package.json'), '{"type": "module"}\n');
+}
+
+// 4. JS entry points.
+const esbuild = await import('esbuild');
+const wasmAlias = (target) => ({
+  name: 'partkit-wasm',
+  setup(build) {
+    build.onResolve({filter: /^#wasm$/}, () => ({path: `../pkg/${target}/partkit.js`, external: true}));
+  },
+});
+mkdirSync(join(root, 'dist'), {recursive: true});
+const common = {bundle: true, absWorkingDir: root, logLevel: 'warning', legalComments: 'none'};
+await esbuild.build({
+  ...common,
+  entryPoints: ['js/index.mjs'],
+  outfile: 'dist/index.cjs',
+  format: 'cjs',
+  platform: 'node',
+  target: 'node18',
+  plugins: [wasmAlias('node')],
+});
+await esbuild.build({
+  ...common,
+  entryPoints: ['js/browser.mjs'],
+  outfile: 'dist/browser.mjs',
+  format: 'esm',
+  platform: 'browser',
+  target: 'es2022',
+  plugins: [wasmAlias('web')],
+});
+log('done');

@@ -1,0 +1,184 @@
+//! Deterministic bucket assignment: HMAC-MD5, first four digest bytes big-endian, modulo total.
+
+use super::md5::HmacMd5;
+use super::BucketingError;
+use crate::packed::PackedSplitter;
+
+/// A bucket assigner with its HMAC key schedule computed once.
+///
+/// Reusing one `Bucketer` for many entities skips re-keying HMAC per call, which is most of the
+/// cost for short entity ids.
+///
+/// # Examples
+/// ```
+/// use partkit::bucketing::Bucketer;
+/// let b = Bucketer::new("farosai/airbyte-github-source", 12).unwrap();
+/// assert_eq!(b.bucket("facebook/react"), 9);
+/// ```
+#[derive(Clone, Debug)]
+pub struct Bucketer {
+    keyed: HmacMd5,
+    total: u32,
+}
+
+impl Bucketer {
+    /// Creates a bucketer for `key` (the namespace, e.g. the connector name) and `total` buckets.
+    ///
+    /// # Errors
+    /// [`BucketingError::TotalInvalid`] when `total` is 0.
+    pub fn new(key: &str, total: u32) -> Result<Self, BucketingError> {
+        if total == 0 {
+            return Err(BucketingError::TotalInvalid);
+        }
+        Ok(Self {
+            keyed: HmacMd5::new(key.as_bytes()),
+            total,
+        })
+    }
+
+    /// The number of buckets.
+    pub fn total(&self) -> u32 {
+        self.total
+    }
+
+    /// The 32-bit hash of `data`: the first four bytes of HMAC-MD5(key, data), big-endian.
+    pub fn hash_bytes(&self, data: &[u8]) -> u32 {
+        self.keyed.first_u32(data)
+    }
+
+    /// The 1-based bucket of `data` (UTF-8 bytes).
+    pub fn bucket_bytes(&self, data: &[u8]) -> u32 {
+        self.hash_bytes(data) % self.total + 1
+    }
+
+    /// The 1-based bucket of `data`.
+    pub fn bucket(&self, data: &str) -> u32 {
+        self.bucket_bytes(data.as_bytes())
+    }
+
+    /// Buckets every item of a packed batch and appends the results to `out`.
+    ///
+    /// `joined` is the concatenation of the items and `utf16_lens` holds each item's length in
+    /// UTF-16 code units (JavaScript's `string.length`): this is how strings cross from JS in
+    /// one copy. Lone surrogates have already become U+FFFD in `joined`, exactly as Node's
+    /// `createHmac().update(string)` encodes them; when a high surrogate ending one item and a
+    /// low surrogate starting the next were fused into one character by the concatenation,
+    /// each item gets its own U+FFFD back.
+    ///
+    /// # Errors
+    /// [`BucketingError::InvalidArgument`] when the lengths do not add up to `joined`.
+    pub fn bucket_packed(
+        &self,
+        joined: &str,
+        utf16_lens: &[u32],
+        out: &mut Vec<u32>,
+    ) -> Result<(), BucketingError> {
+        let mut split = PackedSplitter::new(joined);
+        let (mut scratch1, mut scratch2) = (Vec::new(), Vec::new());
+        out.reserve(utf16_lens.len());
+        let mut pairs = utf16_lens.chunks_exact(2);
+        for pair in &mut pairs {
+            let m1 = split.next_item(pair[0] as usize, &mut scratch1)?;
+            let m2 = split.next_item(pair[1] as usize, &mut scratch2)?;
+            let (h1, h2) = self.keyed.first_u32_pair(m1, m2);
+            out.extend([h1 % self.total + 1, h2 % self.total + 1]);
+        }
+        for &len in pairs.remainder() {
+            let item = split.next_item(len as usize, &mut scratch1)?;
+            out.push(self.bucket_bytes(item));
+        }
+        Ok(split.finish()?)
+    }
+}
+
+/// The 1-based bucket of `data` under `key` with `total` buckets: the spec's `bucket()`.
+///
+/// # Examples
+/// ```
+/// assert_eq!(partkit::bucketing::bucket("test-key", "test-data", 5), Ok(2));
+/// ```
+///
+/// # Errors
+/// [`BucketingError::TotalInvalid`] when `total` is 0.
+pub fn bucket(key: &str, data: &str, total: u32) -> Result<u32, BucketingError> {
+    Ok(Bucketer::new(key, total)?.bucket(data))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn utf16_len(s: &str) -> u32 {
+        s.encode_utf16().count() as u32
+    }
+
+    #[test]
+    fn spec_vectors() {
+        let key = "farosai/airbyte-github-source";
+        for (data, total, want) in [
+            ("facebook/react", 12, 9),
+            ("torvalds/linux", 12, 9),
+            ("openai/gpt", 7, 3),
+            ("openai/evals", 7, 1),
+            ("vercel/next.js", 12, 7),
+            ("octo-org/hello-world", 10, 6),
+            ("octo-org/repo", 10, 4),
+            ("myco/frontend", 10, 8),
+            ("myco/backend", 10, 7),
+        ] {
+            assert_eq!(bucket(key, data, total), Ok(want), "{data}");
+        }
+        assert_eq!(bucket("test-key", "test-data", 5), Ok(2));
+    }
+
+    #[test]
+    fn zero_total_is_an_error() {
+        assert_eq!(bucket("k", "d", 0), Err(BucketingError::TotalInvalid));
+    }
+
+    #[test]
+    fn packed_matches_single() {
+        let items = [
+            "",
+            "a",
+            "héllo",
+            "日本語",
+            "🎉x",
+            "plain/ascii",
+            "",
+            "\u{FFFD}",
+        ];
+        let joined: String = items.concat();
+        let lens: Vec<u32> = items.iter().map(|s| utf16_len(s)).collect();
+        let b = Bucketer::new("k", 97).unwrap();
+        let mut out = Vec::new();
+        b.bucket_packed(&joined, &lens, &mut out).unwrap();
+        let single: Vec<u32> = items.iter().map(|s| b.bucket(s)).collect();
+        assert_eq!(out, single);
+    }
+
+    #[test]
+    fn fused_lone_surrogates_are_split_back() {
+        // JS items "a\uD83C" and "\uDF89b" join into "a🎉b"; each item alone encodes its lone
+        // surrogate as U+FFFD.
+        let b = Bucketer::new("k", 1000).unwrap();
+        let mut out = Vec::new();
+        b.bucket_packed("a🎉b", &[2, 2], &mut out).unwrap();
+        assert_eq!(out, vec![b.bucket("a\u{FFFD}"), b.bucket("\u{FFFD}b")]);
+    }
+
+    #[test]
+    fn bad_lengths_are_errors_not_panics() {
+        let b = Bucketer::new("k", 3).unwrap();
+        let mut out = Vec::new();
+        assert!(b.bucket_packed("abc", &[5], &mut out).is_err());
+        assert!(b.bucket_packed("abc", &[1], &mut out).is_err());
+        assert!(b.bucket_packed("🎉", &[1], &mut out).is_err());
+        assert!(b.bucket_packed("🎉", &[1, 0], &mut out).is_err());
+        out.clear();
+        b.bucket_packed("🎉", &[1, 0, 0, 1], &mut out).unwrap();
+        let fffd = b.bucket("\u{FFFD}");
+        assert_eq!(out, vec![fffd, b.bucket(""), b.bucket(""), fffd]);
+        assert!(b.bucket_packed("a", &[u32::MAX], &mut out).is_err());
+    }
+}

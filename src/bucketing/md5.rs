@@ -1,0 +1,282 @@
+//! HMAC-MD5 specialised for bucketing: the key's inner and outer pad blocks are compressed
+//! once, so each entity costs one compression per 64 bytes of data plus one for the outer
+//! hash, with no buffering or allocation. Checked against the `md-5`/`hmac` crates in tests
+//! and against Node's `crypto.createHmac('md5', …)` in the jest suite.
+
+const IV: [u32; 4] = [0x6745_2301, 0xefcd_ab89, 0x98ba_dcfe, 0x1032_5476];
+
+/// One MD5 compression of a 64-byte block (RFC 1321).
+#[inline(always)]
+fn compress(state: &mut [u32; 4], block: &[u8; 64]) {
+    let mut states = [*state];
+    compress_lanes(&mut states, [block]);
+    *state = states[0];
+}
+
+/// `L` independent MD5 compressions advanced in lockstep. MD5 is one long dependency chain, so
+/// a single hash leaves the CPU idle between steps; two lanes give it two chains to overlap.
+#[inline(always)]
+fn compress_lanes<const L: usize>(states: &mut [[u32; 4]; L], blocks: [&[u8; 64]; L]) {
+    let mut x = [[0u32; 16]; L];
+    for l in 0..L {
+        for (i, word) in x[l].iter_mut().enumerate() {
+            let b = blocks[l];
+            *word = u32::from_le_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]]);
+        }
+    }
+    let mut a = [0u32; L];
+    let mut b = [0u32; L];
+    let mut c = [0u32; L];
+    let mut d = [0u32; L];
+    for l in 0..L {
+        [a[l], b[l], c[l], d[l]] = states[l];
+    }
+    macro_rules! step {
+        ($f:expr, $a:ident, $b:ident, $c:ident, $d:ident, $k:expr, $s:expr, $t:expr) => {
+            for l in 0..L {
+                $a[l] = $b[l].wrapping_add(
+                    $a[l]
+                        .wrapping_add($f($b[l], $c[l], $d[l]))
+                        .wrapping_add(x[l][$k])
+                        .wrapping_add($t)
+                        .rotate_left($s),
+                );
+            }
+        };
+    }
+    let f = |b: u32, c: u32, d: u32| (b & c) | (!b & d);
+    let g = |b: u32, c: u32, d: u32| (b & d) | (c & !d);
+    let h = |b: u32, c: u32, d: u32| b ^ c ^ d;
+    let i = |b: u32, c: u32, d: u32| c ^ (b | !d);
+    step!(f, a, b, c, d, 0, 7, 0xd76a_a478);
+    step!(f, d, a, b, c, 1, 12, 0xe8c7_b756);
+    step!(f, c, d, a, b, 2, 17, 0x2420_70db);
+    step!(f, b, c, d, a, 3, 22, 0xc1bd_ceee);
+    step!(f, a, b, c, d, 4, 7, 0xf57c_0faf);
+    step!(f, d, a, b, c, 5, 12, 0x4787_c62a);
+    step!(f, c, d, a, b, 6, 17, 0xa830_4613);
+    step!(f, b, c, d, a, 7, 22, 0xfd46_9501);
+    step!(f, a, b, c, d, 8, 7, 0x6980_98d8);
+    step!(f, d, a, b, c, 9, 12, 0x8b44_f7af);
+    step!(f, c, d, a, b, 10, 17, 0xffff_5bb1);
+    step!(f, b, c, d, a, 11, 22, 0x895c_d7be);
+    step!(f, a, b, c, d, 12, 7, 0x6b90_1122);
+    step!(f, d, a, b, c, 13, 12, 0xfd98_7193);
+    step!(f, c, d, a, b, 14, 17, 0xa679_438e);
+    step!(f, b, c, d, a, 15, 22, 0x49b4_0821);
+    step!(g, a, b, c, d, 1, 5, 0xf61e_2562);
+    step!(g, d, a, b, c, 6, 9, 0xc040_b340);
+    step!(g, c, d, a, b, 11, 14, 0x265e_5a51);
+    step!(g, b, c, d, a, 0, 20, 0xe9b6_c7aa);
+    step!(g, a, b, c, d, 5, 5, 0xd62f_105d);
+    step!(g, d, a, b, c, 10, 9, 0x0244_1453);
+    step!(g, c, d, a, b, 15, 14, 0xd8a1_e681);
+    step!(g, b, c, d, a, 4, 20, 0xe7d3_fbc8);
+    step!(g, a, b, c, d, 9, 5, 0x21e1_cde6);
+    step!(g, d, a, b, c, 14, 9, 0xc337_07d6);
+    step!(g, c, d, a, b, 3, 14, 0xf4d5_0d87);
+    step!(g, b, c, d, a, 8, 20, 0x455a_14ed);
+    step!(g, a, b, c, d, 13, 5, 0xa9e3_e905);
+    step!(g, d, a, b, c, 2, 9, 0xfcef_a3f8);
+    step!(g, c, d, a, b, 7, 14, 0x676f_02d9);
+    step!(g, b, c, d, a, 12, 20, 0x8d2a_4c8a);
+    step!(h, a, b, c, d, 5, 4, 0xfffa_3942);
+    step!(h, d, a, b, c, 8, 11, 0x8771_f681);
+    step!(h, c, d, a, b, 11, 16, 0x6d9d_6122);
+    step!(h, b, c, d, a, 14, 23, 0xfde5_380c);
+    step!(h, a, b, c, d, 1, 4, 0xa4be_ea44);
+    step!(h, d, a, b, c, 4, 11, 0x4bde_cfa9);
+    step!(h, c, d, a, b, 7, 16, 0xf6bb_4b60);
+    step!(h, b, c, d, a, 10, 23, 0xbebf_bc70);
+    step!(h, a, b, c, d, 13, 4, 0x289b_7ec6);
+    step!(h, d, a, b, c, 0, 11, 0xeaa1_27fa);
+    step!(h, c, d, a, b, 3, 16, 0xd4ef_3085);
+    step!(h, b, c, d, a, 6, 23, 0x0488_1d05);
+    step!(h, a, b, c, d, 9, 4, 0xd9d4_d039);
+    step!(h, d, a, b, c, 12, 11, 0xe6db_99e5);
+    step!(h, c, d, a, b, 15, 16, 0x1fa2_7cf8);
+    step!(h, b, c, d, a, 2, 23, 0xc4ac_5665);
+    step!(i, a, b, c, d, 0, 6, 0xf429_2244);
+    step!(i, d, a, b, c, 7, 10, 0x432a_ff97);
+    step!(i, c, d, a, b, 14, 15, 0xab94_23a7);
+    step!(i, b, c, d, a, 5, 21, 0xfc93_a039);
+    step!(i, a, b, c, d, 12, 6, 0x655b_59c3);
+    step!(i, d, a, b, c, 3, 10, 0x8f0c_cc92);
+    step!(i, c, d, a, b, 10, 15, 0xffef_f47d);
+    step!(i, b, c, d, a, 1, 21, 0x8584_5dd1);
+    step!(i, a, b, c, d, 8, 6, 0x6fa8_7e4f);
+    step!(i, d, a, b, c, 15, 10, 0xfe2c_e6e0);
+    step!(i, c, d, a, b, 6, 15, 0xa301_4314);
+    step!(i, b, c, d, a, 13, 21, 0x4e08_11a1);
+    step!(i, a, b, c, d, 4, 6, 0xf753_7e82);
+    step!(i, d, a, b, c, 11, 10, 0xbd3a_f235);
+    step!(i, c, d, a, b, 2, 15, 0x2ad7_d2bb);
+    step!(i, b, c, d, a, 9, 21, 0xeb86_d391);
+    for l in 0..L {
+        let st = &mut states[l];
+        st[0] = st[0].wrapping_add(a[l]);
+        st[1] = st[1].wrapping_add(b[l]);
+        st[2] = st[2].wrapping_add(c[l]);
+        st[3] = st[3].wrapping_add(d[l]);
+    }
+}
+
+/// MD5 of `prefix_blocks` already-compressed 64-byte blocks (state `state`) followed by `data`.
+fn finish(mut state: [u32; 4], prefix_blocks: u64, data: &[u8]) -> [u32; 4] {
+    let mut chunks = data.chunks_exact(64);
+    for chunk in &mut chunks {
+        let mut block = [0u8; 64];
+        block.copy_from_slice(chunk);
+        compress(&mut state, &block);
+    }
+    let rest = chunks.remainder();
+    let bits = (prefix_blocks * 64 + data.len() as u64).wrapping_mul(8);
+    let mut block = [0u8; 64];
+    block[..rest.len()].copy_from_slice(rest);
+    block[rest.len()] = 0x80;
+    if rest.len() >= 56 {
+        compress(&mut state, &block);
+        block = [0u8; 64];
+    }
+    block[56..].copy_from_slice(&bits.to_le_bytes());
+    compress(&mut state, &block);
+    state
+}
+
+/// The outer hash's only block: the 16-byte inner digest, padded.
+#[inline(always)]
+fn outer_block(inner: &[u32; 4]) -> [u8; 64] {
+    let mut block = [0u8; 64];
+    for (i, word) in inner.iter().enumerate() {
+        block[4 * i..4 * i + 4].copy_from_slice(&word.to_le_bytes());
+    }
+    block[16] = 0x80;
+    block[56..].copy_from_slice(&((64u64 + 16) * 8).to_le_bytes());
+    block
+}
+
+/// HMAC-MD5 with the key schedule precomputed.
+#[derive(Clone, Debug)]
+pub(crate) struct HmacMd5 {
+    inner: [u32; 4],
+    outer: [u32; 4],
+}
+
+impl HmacMd5 {
+    pub(crate) fn new(key: &[u8]) -> Self {
+        let mut k = [0u8; 64];
+        if key.len() > 64 {
+            let digest = finish(IV, 0, key);
+            for (i, word) in digest.iter().enumerate() {
+                k[4 * i..4 * i + 4].copy_from_slice(&word.to_le_bytes());
+            }
+        } else {
+            k[..key.len()].copy_from_slice(key);
+        }
+        let pad = |byte: u8| {
+            let mut block = [0u8; 64];
+            for (b, kb) in block.iter_mut().zip(k.iter()) {
+                *b = kb ^ byte;
+            }
+            let mut state = IV;
+            compress(&mut state, &block);
+            state
+        };
+        Self {
+            inner: pad(0x36),
+            outer: pad(0x5c),
+        }
+    }
+
+    /// The outer MD5 state after hashing `data`: the digest, as little-endian words.
+    #[inline]
+    fn outer_state(&self, data: &[u8]) -> [u32; 4] {
+        let mut outer = self.outer;
+        compress(&mut outer, &outer_block(&finish(self.inner, 1, data)));
+        outer
+    }
+
+    /// The full 16-byte digest.
+    #[cfg(test)]
+    pub(crate) fn digest(&self, data: &[u8]) -> [u8; 16] {
+        let mut out = [0u8; 16];
+        for (i, word) in self.outer_state(data).iter().enumerate() {
+            out[4 * i..4 * i + 4].copy_from_slice(&word.to_le_bytes());
+        }
+        out
+    }
+
+    /// [`Self::first_u32`] of two messages at once, hashed in two interleaved lanes when both
+    /// fit one block (at most 55 bytes: the common case for entity ids).
+    #[inline]
+    pub(crate) fn first_u32_pair(&self, m1: &[u8], m2: &[u8]) -> (u32, u32) {
+        if m1.len() > 55 || m2.len() > 55 {
+            return (self.first_u32(m1), self.first_u32(m2));
+        }
+        let last_block = |m: &[u8]| {
+            let mut block = [0u8; 64];
+            block[..m.len()].copy_from_slice(m);
+            block[m.len()] = 0x80;
+            block[56..].copy_from_slice(&((64 + m.len() as u64) * 8).to_le_bytes());
+            block
+        };
+        let mut states = [self.inner, self.inner];
+        compress_lanes(&mut states, [&last_block(m1), &last_block(m2)]);
+        let (o1, o2) = (outer_block(&states[0]), outer_block(&states[1]));
+        let mut outer = [self.outer, self.outer];
+        compress_lanes(&mut outer, [&o1, &o2]);
+        (outer[0][0].swap_bytes(), outer[1][0].swap_bytes())
+    }
+
+    /// The first four digest bytes read big-endian: the spec's "first 8 hex chars".
+    #[inline]
+    pub(crate) fn first_u32(&self, data: &[u8]) -> u32 {
+        self.outer_state(data)[0].swap_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hmac::{Hmac, Mac};
+
+    fn reference(key: &[u8], data: &[u8]) -> [u8; 16] {
+        let mut mac = <Hmac<md5::Md5> as Mac>::new_from_slice(key).expect("any key length");
+        mac.update(data);
+        mac.finalize().into_bytes().into()
+    }
+
+    #[test]
+    fn matches_the_hmac_crate_at_every_length() {
+        let bytes: Vec<u8> = (0..300u32).map(|i| (i * 7 + 3) as u8).collect();
+        for key_len in [0, 1, 16, 55, 63, 64, 65, 100, 200] {
+            let key = &bytes[..key_len];
+            let mac = HmacMd5::new(key);
+            for data_len in 0..=200 {
+                let data = &bytes[50..50 + data_len];
+                let want = reference(key, data);
+                assert_eq!(mac.digest(data), want, "key {key_len} data {data_len}");
+                assert_eq!(
+                    mac.first_u32(data),
+                    u32::from_be_bytes([want[0], want[1], want[2], want[3]])
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn rfc_2104_vector() {
+        // RFC 2104 test 2: key "Jefe", data "what do ya want for nothing?".
+        let d = HmacMd5::new(b"Jefe").digest(b"what do ya want for nothing?");
+        let hex: String = d.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(hex, "750c783e6ab0b503eaa86e310a5db738");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn matches_the_hmac_crate(key in proptest::collection::vec(proptest::num::u8::ANY, 0..150),
+                                  data in proptest::collection::vec(proptest::num::u8::ANY, 0..300)) {
+            proptest::prop_assert_eq!(HmacMd5::new(&key).digest(&data), reference(&key, &data));
+        }
+    }
+}

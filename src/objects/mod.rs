@@ -1,0 +1,641 @@
+//! Object-store key partitioning with exact parity with Go.
+//!
+//! A port of the S3 input source partitioner of Bacalhau (`pkg/s3/partitioning.go`): given a
+//! bucket listing, the number of partitions N and a partition index, pick the objects of that
+//! partition exactly as the Go code does, so a Node worker and a Go worker can split one
+//! listing between them. Where the Go code and its documentation disagree, this follows the
+//! code (see the README): the `object` type hashes the untrimmed key, only one leading `/` is
+//! trimmed, substrings count code points, the date prefix counts UTF-8 bytes.
+//!
+//! Partition types: `""`/`"none"` (no partitioning: every partition gets every object),
+//! `"object"` (FNV-1a of the full key), `"regex"` (Go RE2 syntax, see [`goregex`]),
+//! `"substring"` (code points `[start, end)` of the trimmed key), `"date"` (Go time layout,
+//! see [`gotime`]). Keys that a strategy cannot place (no regex match, key too short,
+//! unparsable date) fall back to partition 0; [`ObjectPartitioner::stats`] counts them.
+//!
+//! # Examples
+//! ```
+//! use partkit::objects::{ObjectPartitioner, PartitionConfig, Assignment};
+//! let p = ObjectPartitioner::new(4, "prefix/", &PartitionConfig::regex(r"user(\d+)")).unwrap();
+//! assert_eq!(p.assign("prefix/user123/file1.txt", false), Assignment::Hashed(3));
+//! assert_eq!(p.assign("prefix/invalid/file5.txt", false), Assignment::Fallback);
+//! assert_eq!(p.assign("prefix/userdir/", true), Assignment::Directory);
+//! ```
+
+mod error;
+pub mod goregex;
+pub mod gotime;
+
+use error::ErrorKind;
+pub use error::PartitionError;
+
+/// ASCII Unit Separator: joins regex capture groups before hashing (as Go does).
+pub const CAPTURE_GROUP_DELIMITER: u8 = 0x1F;
+
+/// The partition every unplaceable key goes to.
+pub const FALLBACK_PARTITION: u32 = 0;
+
+/// 32-bit FNV-1a (Go's `hash/fnv` `New32a`) of `bytes`.
+///
+/// # Examples
+/// ```
+/// use partkit::objects::fnv1a32;
+/// assert_eq!(fnv1a32(b""), 2166136261);
+/// assert_eq!(fnv1a32("prefix/文件1.txt".as_bytes()), 2459005073);
+/// ```
+#[inline]
+pub fn fnv1a32(bytes: &[u8]) -> u32 {
+    let mut h: u32 = 0x811C_9DC5;
+    for &b in bytes {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    h
+}
+
+#[inline]
+fn fnv1a32_update(mut h: u32, bytes: &[u8]) -> u32 {
+    for &b in bytes {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    h
+}
+
+/// The prefix Go trims from keys: `strings.TrimSuffix(strings.TrimSpace(sourceKey), "*")`.
+///
+/// Go's `TrimSpace` trims Unicode `White_Space`, as Rust's [`str::trim`] does (U+0085 and
+/// U+00A0 are trimmed, U+FEFF is not); exactly one trailing `*` is removed.
+///
+/// # Examples
+/// ```
+/// use partkit::objects::listing_prefix;
+/// assert_eq!(listing_prefix(" data/users/* "), "data/users/");
+/// assert_eq!(listing_prefix("logs/**"), "logs/*");
+/// ```
+pub fn listing_prefix(source_key: &str) -> &str {
+    let p = source_key.trim();
+    p.strip_suffix('*').unwrap_or(p)
+}
+
+/// Go's `sanitizeKeyForPatternMatching`: the key without `prefix`, then without ONE leading
+/// `/`. `prefix` is used as given (pass it through [`listing_prefix`] first, as Go does).
+///
+/// # Examples
+/// ```
+/// use partkit::objects::sanitize_key_for_pattern_matching as sanitize;
+/// assert_eq!(sanitize("data/users//extra/file.csv", "data/users"), "/extra/file.csv");
+/// assert_eq!(sanitize("data/users//extra/file.csv", "data/users/"), "extra/file.csv");
+/// assert_eq!(sanitize("/root/file.bin", ""), "root/file.bin");
+/// ```
+pub fn sanitize_key_for_pattern_matching<'a>(key: &'a str, prefix: &str) -> &'a str {
+    let key = key.strip_prefix(prefix).unwrap_or(key);
+    key.strip_prefix('/').unwrap_or(key)
+}
+
+/// The partition key type, as Go spells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PartitionKeyType {
+    /// `""`: no partitioning (same as `none`).
+    Unset,
+    /// `"none"`: no partitioning.
+    None,
+    /// `"object"`: hash of the full key.
+    Object,
+    /// `"regex"`: hash of the capture groups (or the whole match).
+    Regex,
+    /// `"substring"`: hash of code points `[start, end)`.
+    Substring,
+    /// `"date"`: hash of the re-formatted date at the start of the key.
+    Date,
+}
+
+impl PartitionKeyType {
+    /// Parses Go's type name.
+    ///
+    /// # Errors
+    /// `unsupported partition key type …` for any other string.
+    pub fn parse(name: &str) -> Result<Self, PartitionError> {
+        Ok(match name {
+            "" => Self::Unset,
+            "none" => Self::None,
+            "object" => Self::Object,
+            "regex" => Self::Regex,
+            "substring" => Self::Substring,
+            "date" => Self::Date,
+            other => return Err(PartitionError(ErrorKind::TypeUnsupported(other.to_owned()))),
+        })
+    }
+
+    /// Go's name for the type.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Unset => "",
+            Self::None => "none",
+            Self::Object => "object",
+            Self::Regex => "regex",
+            Self::Substring => "substring",
+            Self::Date => "date",
+        }
+    }
+}
+
+/// Go's `PartitionConfig`. Fields a type does not use are ignored, as in Go.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PartitionConfig {
+    /// `""`, `"none"`, `"object"`, `"regex"`, `"substring"` or `"date"`.
+    pub key_type: String,
+    /// Regex pattern (Go syntax).
+    pub pattern: String,
+    /// Substring start (inclusive, code points).
+    pub start_index: i64,
+    /// Substring end (exclusive, code points).
+    pub end_index: i64,
+    /// Go time layout.
+    pub date_format: String,
+}
+
+impl PartitionConfig {
+    /// A config of the given type and nothing else.
+    pub fn of_type(key_type: &str) -> Self {
+        PartitionConfig {
+            key_type: key_type.to_owned(),
+            ..Self::default()
+        }
+    }
+
+    /// A `regex` config.
+    pub fn regex(pattern: &str) -> Self {
+        PartitionConfig {
+            pattern: pattern.to_owned(),
+            ..Self::of_type("regex")
+        }
+    }
+
+    /// A `substring` config.
+    pub fn substring(start_index: i64, end_index: i64) -> Self {
+        PartitionConfig {
+            start_index,
+            end_index,
+            ..Self::of_type("substring")
+        }
+    }
+
+    /// A `date` config.
+    pub fn date(date_format: &str) -> Self {
+        PartitionConfig {
+            date_format: date_format.to_owned(),
+            ..Self::of_type("date")
+        }
+    }
+
+    /// Go's `PartitionConfig.Validate`.
+    ///
+    /// # Errors
+    /// Go's messages: `unsupported partition key type X`, `regex pattern cannot be empty`,
+    /// `invalid regex pattern: …`, `start index cannot be negative`, `end index must be
+    /// greater than start index`, `date format cannot be empty`, `invalid date format: …`.
+    ///
+    /// # Examples
+    /// ```
+    /// use partkit::objects::PartitionConfig;
+    /// assert!(PartitionConfig::date("2006-01-02").validate().is_ok());
+    /// assert_eq!(
+    ///     PartitionConfig::regex("(").validate().unwrap_err().to_string(),
+    ///     "invalid regex pattern: error parsing regexp: missing closing ): `(`"
+    /// );
+    /// ```
+    pub fn validate(&self) -> Result<(), PartitionError> {
+        self.compile().map(|_| ())
+    }
+
+    fn compile(&self) -> Result<Rule, PartitionError> {
+        let fail = |k| Err(PartitionError(k));
+        Ok(match PartitionKeyType::parse(&self.key_type)? {
+            PartitionKeyType::Unset | PartitionKeyType::None => Rule::All,
+            PartitionKeyType::Object => Rule::Object,
+            PartitionKeyType::Regex => {
+                if self.pattern.is_empty() {
+                    return fail(ErrorKind::PatternEmpty);
+                }
+                match goregex::compile(&self.pattern) {
+                    Ok(re) => Rule::Regex(Box::new(re)),
+                    Err(e) => return fail(ErrorKind::PatternInvalid(e.to_string())),
+                }
+            }
+            PartitionKeyType::Substring => {
+                if self.start_index < 0 {
+                    return fail(ErrorKind::StartNegative);
+                }
+                if self.end_index <= self.start_index {
+                    return fail(ErrorKind::EndNotAfterStart);
+                }
+                // Both are > 0 here; beyond usize every key is too short anyway.
+                let to_usize = |v: i64| usize::try_from(v).unwrap_or(usize::MAX);
+                Rule::Substring {
+                    start: to_usize(self.start_index),
+                    end: to_usize(self.end_index),
+                }
+            }
+            PartitionKeyType::Date => {
+                if self.date_format.is_empty() {
+                    return fail(ErrorKind::DateFormatEmpty);
+                }
+                if gotime::validate_layout(&self.date_format).is_err() {
+                    return fail(ErrorKind::DateFormatInvalid(self.date_format.clone()));
+                }
+                Rule::Date(Box::new(gotime::Layout::new(self.date_format.as_bytes())))
+            }
+        })
+    }
+}
+
+/// A compiled strategy.
+#[derive(Clone, Debug)]
+enum Rule {
+    All,
+    Object,
+    Regex(Box<regex::Regex>),
+    Substring { start: usize, end: usize },
+    Date(Box<gotime::Layout>),
+}
+
+/// Buffers reused across keys (regex capture slots, the re-formatted date): get one from
+/// [`ObjectPartitioner::scratch`] for a batch and pass it to [`ObjectPartitioner::assign_with`].
+#[derive(Debug, Default)]
+pub struct Scratch {
+    locs: Option<regex::CaptureLocations>,
+    buf: Vec<u8>,
+}
+
+/// Where one object goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Assignment {
+    /// A directory: never selected by any partition.
+    Directory,
+    /// No partitioning (type `""`/`"none"`, or one partition): every partition selects it.
+    All,
+    /// The key was hashed: `hash % uint32(total)`.
+    Hashed(u32),
+    /// The strategy could not place the key: partition 0.
+    Fallback,
+}
+
+impl Assignment {
+    /// The partition index: `Some(i)` for `Hashed(i)`, `Some(0)` for `Fallback`, `None`
+    /// for `Directory` and `All`.
+    pub fn index(self) -> Option<u32> {
+        match self {
+            Assignment::Hashed(i) => Some(i),
+            Assignment::Fallback => Some(FALLBACK_PARTITION),
+            Assignment::Directory | Assignment::All => None,
+        }
+    }
+
+    /// Whether partition `partition_index` selects the object.
+    pub fn selected_by(self, partition_index: i64) -> bool {
+        match self {
+            Assignment::Directory => false,
+            Assignment::All => true,
+            other => other.index().map(i64::from) == Some(partition_index),
+        }
+    }
+}
+
+/// Distribution of a sample of keys over the partitions.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Objects per partition (with no partitioning, every partition counts every object).
+    pub counts: Vec<u64>,
+    /// Objects that fell back to partition 0 (included in `counts[0]`).
+    pub fallback: u64,
+    /// Directories (in no partition).
+    pub directories: u64,
+}
+
+/// Accumulates [`Stats`] one [`Assignment`] at a time.
+#[derive(Clone, Debug)]
+pub struct StatsBuilder {
+    stats: Stats,
+    all: u64,
+}
+
+impl StatsBuilder {
+    /// Empty statistics over `total` partitions.
+    pub fn new(total: usize) -> Self {
+        StatsBuilder {
+            stats: Stats {
+                counts: vec![0; total],
+                ..Stats::default()
+            },
+            all: 0,
+        }
+    }
+
+    /// Counts one object.
+    pub fn record(&mut self, a: Assignment) {
+        match a {
+            Assignment::Directory => self.stats.directories += 1,
+            Assignment::All => self.all += 1,
+            Assignment::Fallback | Assignment::Hashed(_) => {
+                if a == Assignment::Fallback {
+                    self.stats.fallback += 1;
+                }
+                if let Some(c) = a
+                    .index()
+                    .and_then(|p| self.stats.counts.get_mut(p as usize))
+                {
+                    *c += 1;
+                }
+            }
+        }
+    }
+
+    /// The statistics (with no partitioning, every partition counts every object).
+    pub fn finish(mut self) -> Stats {
+        if self.all > 0 {
+            self.stats.counts.iter_mut().for_each(|c| *c = self.all);
+        }
+        self.stats
+    }
+}
+
+/// A compiled partitioner: config validated and compiled once (regex, layout), then applied
+/// to any number of keys.
+///
+/// # Examples
+/// ```
+/// use partkit::objects::{ObjectPartitioner, PartitionConfig};
+/// let p = ObjectPartitioner::new(2, "", &PartitionConfig::of_type("object")).unwrap();
+/// let keys = ["file1.txt", "file2.txt", "dir/", "file3.txt", "file4.txt"];
+/// let dirs = keys.map(|k| k.ends_with('/'));
+/// let plan = p.plan(keys.iter().copied().zip(dirs));
+/// assert_eq!(plan, vec![vec![0, 3], vec![1, 4]]);
+/// ```
+#[derive(Clone, Debug)]
+pub struct ObjectPartitioner {
+    total: i64,
+    modulus: u32,
+    prefix: String,
+    strategy: Rule,
+}
+
+impl ObjectPartitioner {
+    /// Validates the config (first, as Go does), then the total, and compiles.
+    /// `source_key` is the listing prefix as configured (`SourceSpec.Key`); it is trimmed
+    /// with [`listing_prefix`].
+    ///
+    /// # Errors
+    /// Any [`PartitionConfig::validate`] error; `job partitions/count must be greater than 0`;
+    /// `PARTITION_COUNT_UNSUPPORTED` for a total that is a multiple of 2^32 with a hashing
+    /// type (Go's `hash % uint32(total)` divides by zero there).
+    pub fn new(
+        total_partitions: i64,
+        source_key: &str,
+        config: &PartitionConfig,
+    ) -> Result<Self, PartitionError> {
+        let strategy = config.compile()?;
+        if total_partitions <= 0 {
+            return Err(PartitionError(ErrorKind::CountInvalid));
+        }
+        // Go: `int(hash % uint32(totalPartitions))` truncates the total to 32 bits.
+        let modulus = total_partitions as u64 as u32;
+        let strategy = if total_partitions == 1 {
+            Rule::All
+        } else {
+            strategy
+        };
+        if modulus == 0 && !matches!(strategy, Rule::All) {
+            return Err(PartitionError(ErrorKind::CountUnsupported {
+                total: total_partitions,
+            }));
+        }
+        Ok(ObjectPartitioner {
+            total: total_partitions,
+            modulus,
+            prefix: listing_prefix(source_key).to_owned(),
+            strategy,
+        })
+    }
+
+    /// The number of partitions.
+    pub fn total(&self) -> i64 {
+        self.total
+    }
+
+    /// The trimmed listing prefix.
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// Whether keys are spread over partitions (false for `none` and for one partition).
+    pub fn is_partitioned(&self) -> bool {
+        !matches!(self.strategy, Rule::All)
+    }
+
+    /// Checks a partition index against the total.
+    ///
+    /// # Errors
+    /// `partition index must be between 0 and N-1`.
+    pub fn check_index(&self, partition_index: i64) -> Result<(), PartitionError> {
+        if partition_index < 0 || partition_index >= self.total {
+            return Err(PartitionError(ErrorKind::IndexOutOfRange {
+                total: self.total,
+            }));
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn hashed(&self, h: u32) -> Assignment {
+        Assignment::Hashed(h % self.modulus)
+    }
+
+    /// Fresh buffers for [`ObjectPartitioner::assign_with`].
+    pub fn scratch(&self) -> Scratch {
+        Scratch {
+            locs: match &self.strategy {
+                Rule::Regex(re) => Some(re.capture_locations()),
+                _ => None,
+            },
+            buf: Vec::new(),
+        }
+    }
+
+    /// Where the object with `key` goes (`is_dir`: the object is a directory).
+    pub fn assign(&self, key: &str, is_dir: bool) -> Assignment {
+        self.assign_with(key, is_dir, &mut Scratch::default())
+    }
+
+    /// [`ObjectPartitioner::assign`] reusing `scratch` between keys (no allocation per key).
+    pub fn assign_with(&self, key: &str, is_dir: bool, scratch: &mut Scratch) -> Assignment {
+        if is_dir {
+            return Assignment::Directory;
+        }
+        match &self.strategy {
+            Rule::All => Assignment::All,
+            Rule::Object => self.hashed(fnv1a32(key.as_bytes())),
+            Rule::Regex(re) => {
+                let key = sanitize_key_for_pattern_matching(key, &self.prefix);
+                let locs = scratch.locs.get_or_insert_with(|| re.capture_locations());
+                // Go: FindStringSubmatch, leftmost-first; an empty whole match falls back.
+                match re.captures_read(locs, key) {
+                    Some(m) if !m.as_str().is_empty() => {}
+                    _ => return Assignment::Fallback,
+                }
+                // Non-empty groups joined with 0x1F; none: the whole match.
+                let mut h = fnv1a32(b"");
+                let mut groups = 0usize;
+                for i in 1..locs.len() {
+                    let Some((a, b)) = locs.get(i) else { continue };
+                    let Some(text) = key.get(a..b).filter(|t| !t.is_empty()) else {
+                        continue;
+                    };
+                    if groups > 0 {
+                        h = fnv1a32_update(h, &[CAPTURE_GROUP_DELIMITER]);
+                    }
+                    h = fnv1a32_update(h, text.as_bytes());
+                    groups += 1;
+                }
+                if groups == 0 {
+                    let whole = locs.get(0).and_then(|(a, b)| key.get(a..b)).unwrap_or("");
+                    h = fnv1a32(whole.as_bytes());
+                }
+                self.hashed(h)
+            }
+            Rule::Substring { start, end } => {
+                let key = sanitize_key_for_pattern_matching(key, &self.prefix);
+                // Byte offsets of code points `start` and `end` (Go: []rune(key)[start:end]).
+                let mut from = None;
+                let mut to = None;
+                for (n, (i, _)) in key
+                    .char_indices()
+                    .chain(std::iter::once((key.len(), ' ')))
+                    .enumerate()
+                {
+                    if n == *start {
+                        from = Some(i);
+                    }
+                    if n == *end {
+                        to = Some(i);
+                        break;
+                    }
+                }
+                match (from, to) {
+                    (Some(a), Some(b)) => self.hashed(fnv1a32(&key.as_bytes()[a..b])),
+                    _ => Assignment::Fallback,
+                }
+            }
+            Rule::Date(layout) => {
+                let key = sanitize_key_for_pattern_matching(key, &self.prefix).as_bytes();
+                // Go: key[:min(len(key), len(dateFormat))] — bytes, possibly mid-character.
+                let date = &key[..key.len().min(layout.as_bytes().len())];
+                match gotime::parse_layout(layout, date) {
+                    Ok(t) => {
+                        scratch.buf.clear();
+                        t.format_layout(layout, &mut scratch.buf);
+                        self.hashed(fnv1a32(&scratch.buf))
+                    }
+                    Err(_) => Assignment::Fallback,
+                }
+            }
+        }
+    }
+
+    /// The 0-based partition of a file key (`None` for a directory and when there is no
+    /// partitioning, see [`Assignment`]).
+    pub fn index_of(&self, key: &str, is_dir: bool) -> Option<u32> {
+        self.assign(key, is_dir).index()
+    }
+
+    /// Indices (into `objects`) of the objects partition `partition_index` selects, in input
+    /// order — Go's `PartitionObjects`.
+    ///
+    /// # Errors
+    /// `partition index must be between 0 and N-1`.
+    pub fn select<'a>(
+        &self,
+        objects: impl IntoIterator<Item = (&'a str, bool)>,
+        partition_index: i64,
+    ) -> Result<Vec<usize>, PartitionError> {
+        self.check_index(partition_index)?;
+        let mut scratch = self.scratch();
+        Ok(objects
+            .into_iter()
+            .enumerate()
+            .filter(|(_, (key, is_dir))| {
+                self.assign_with(key, *is_dir, &mut scratch)
+                    .selected_by(partition_index)
+            })
+            .map(|(i, _)| i)
+            .collect())
+    }
+
+    /// Every partition's object indices at once, in one pass (input order inside each).
+    /// With no partitioning every partition lists every file. `total` must fit in memory:
+    /// callers with huge totals should use [`ObjectPartitioner::select`].
+    pub fn plan<'a>(&self, objects: impl IntoIterator<Item = (&'a str, bool)>) -> Vec<Vec<usize>> {
+        let n = usize::try_from(self.total).unwrap_or(usize::MAX);
+        let mut out: Vec<Vec<usize>> = Vec::new();
+        out.resize_with(n, Vec::new);
+        let mut all = Vec::new();
+        let mut scratch = self.scratch();
+        for (i, (key, is_dir)) in objects.into_iter().enumerate() {
+            match self.assign_with(key, is_dir, &mut scratch) {
+                Assignment::Directory => {}
+                Assignment::All => all.push(i),
+                a => {
+                    if let Some(slot) = a.index().and_then(|p| out.get_mut(p as usize)) {
+                        slot.push(i);
+                    }
+                }
+            }
+        }
+        if !all.is_empty() {
+            for slot in &mut out {
+                slot.clone_from(&all);
+            }
+        }
+        out
+    }
+
+    /// Distribution of `objects` over the partitions, with fallback and directory counts.
+    pub fn stats<'a>(&self, objects: impl IntoIterator<Item = (&'a str, bool)>) -> Stats {
+        let mut b = StatsBuilder::new(usize::try_from(self.total).unwrap_or(usize::MAX));
+        let mut scratch = self.scratch();
+        for (key, is_dir) in objects {
+            b.record(self.assign_with(key, is_dir, &mut scratch));
+        }
+        b.finish()
+    }
+}
+
+/// Go's `PartitionObjects`: validates, then returns the indices (into `objects`) of the
+/// objects partition `partition_index` of `total_partitions` selects, in input order.
+///
+/// # Errors
+/// Validation errors in Go's order: config, total, index.
+///
+/// # Examples
+/// ```
+/// use partkit::objects::{partition_objects, PartitionConfig};
+/// let keys = [("file1.txt", false), ("file2.txt", false), ("file3.txt", false)];
+/// let cfg = PartitionConfig::of_type("object");
+/// assert_eq!(partition_objects(keys, 5, 3, "", &cfg).unwrap(), vec![1]);
+/// assert_eq!(
+///     partition_objects(keys, 2, 2, "", &cfg).unwrap_err().to_string(),
+///     "partition index must be between 0 and 1"
+/// );
+/// ```
+pub fn partition_objects<'a>(
+    objects: impl IntoIterator<Item = (&'a str, bool)>,
+    total_partitions: i64,
+    partition_index: i64,
+    source_key: &str,
+    config: &PartitionConfig,
+) -> Result<Vec<usize>, PartitionError> {
+    ObjectPartitioner::new(total_partitions, source_key, config)?.select(objects, partition_index)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,34 @@
+//! Errors across the boundary: a real JS `Error` with `code` and `domain` properties, which
+//! `js/errors.mjs` turns into the domain's `Error` subclass.
+
+use js_sys::Reflect;
+use wasm_bindgen::JsValue;
+
+/// Builds the JS error to return as `Err(..)`: `message`, plus own properties `code` and
+/// `domain` (`bucketing`, `partition`, `import`, `lifecycle`, `sync`).
+pub(crate) fn throw(domain: &str, code: &str, message: &str) -> JsValue {
+    let error = js_sys::Error::new(message);
+    // Setting a property on a fresh, ordinary Error object cannot fail.
+    let _ = Reflect::set(&error, &JsValue::from_str("code"), &JsValue::from_str(code));
+    let _ = Reflect::set(
+        &error,
+        &JsValue::from_str("domain"),
+        &JsValue::from_str(domain),
+    );
+    error.into()
+}
+
+impl From<crate::bucketing::BucketingError> for JsError {
+    fn from(e: crate::bucketing::BucketingError) -> Self {
+        JsError(throw("bucketing", e.code(), &e.to_string()))
+    }
+}
+
+/// A JS error value, so that `?` converts any domain error that has a `From` impl.
+pub struct JsError(pub(crate) JsValue);
+
+impl From<JsError> for JsValue {
+    fn from(e: JsError) -> Self {
+        e.0
+    }
+}

@@ -1,0 +1,9 @@
+//! The binding layer: the only code that knows JavaScript. Each domain has one file of
+//! one-line forwarding functions; every error leaves through [`error::throw`].
+
+pub(crate) mod error;
+
+mod bucketing;
+mod objects;
+mod imports;
+mod lifecycle;

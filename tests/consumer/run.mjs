@@ -1,0 +1,23 @@
+#!/usr/bin/env node
+// Packs partkit with `npm pack`, installs the tarball into this fixture like a connector would,
+// type-checks it with tsc (strict), runs its ts-jest suite, and checks ESM and CJS loading.
+import {execFileSync} from 'node:child_process';
+import {readdirSync, rmSync} from 'node:fs';
+import {dirname, join} from 'node:path';
+import {fileURLToPath} from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, '..', '..');
+const run = (cmd, args, cwd = here) => execFileSync(cmd, args, {cwd, stdio: 'inherit'});
+
+for (const f of readdirSync(here)) if (f.endsWith('.tgz')) rmSync(join(here, f));
+run('npm', ['pack', '--silent', '--pack-destination', here], root);
+const tarball = readdirSync(here).find((f) => f.endsWith('.tgz'));
+run('npm', ['install', '--no-audit', '--no-fund', '--no-package-lock', '--loglevel=error', `./${tarball}`]);
+run('npx', ['tsc', '-p', '.', '--noEmit']);
+run('npx', ['jest', '--ci']);
+run(process.execPath, ['--input-type=module', '-e',
+  "import {bucket} from 'partkit'; if (bucket('test-key', 'test-data', 5) !== 2) process.exit(1); console.log('esm import ok');"]);
+run(process.execPath, ['-e',
+  "const {bucket} = require('partkit'); if (bucket('test-key', 'test-data', 5) !== 2) process.exit(1); console.log('cjs require ok');"]);
+console.log('consumer fixture: ok');

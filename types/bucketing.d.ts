@@ -1,0 +1,126 @@
+// The faros-airbyte-common RoundRobinConfig contract, shape for shape.
+
+export interface BucketExecutionState {
+  __bucket_execution_state?: {
+    last_executed_bucket_id: number;
+  };
+  [key: string]: any;
+}
+
+export interface RoundRobinConfig {
+  round_robin_bucket_execution?: boolean;
+  bucket_id?: number;
+  bucket_ranges?: string | ReadonlyArray<string>;
+  bucket_total?: number;
+  [key: string]: any;
+}
+
+export interface BucketingCreateOptions {
+  partitionKey: string;
+  config: RoundRobinConfig;
+  state?: BucketExecutionState;
+  logger?: (message: string) => void;
+}
+
+export interface BucketingFilterOptions {
+  logger: (message: string) => void;
+  entityName?: string;
+}
+
+/**
+ * The 1-based bucket of `data` under the namespace `key`: HMAC-MD5(key, data), first 8 hex
+ * digits as an unsigned 32-bit integer, `% bucketTotal + 1`.
+ * @throws BucketingError `bucket_total must be a positive integer` (code `BUCKET_TOTAL_INVALID`).
+ */
+export declare function bucket(key: string, data: string, bucketTotal?: number): number;
+
+/** Validates a config. Logs when `bucket_ranges` is ignored. @throws BucketingError */
+export declare function validateBucketingConfig(
+  config: RoundRobinConfig,
+  logger?: (message: string) => void
+): void;
+
+/** The bucket to run next. @throws BucketingError */
+export declare function nextBucketId(config: RoundRobinConfig, state?: BucketExecutionState): number;
+
+/** Applies round robin when enabled; never mutates its inputs. @throws BucketingError */
+export declare function applyRoundRobinBucketing(
+  config: RoundRobinConfig,
+  state?: BucketExecutionState,
+  logger?: (message: string) => void
+): {config: RoundRobinConfig; state: BucketExecutionState};
+
+/** Validation, round robin and filtering in one object. */
+export declare class Bucketing {
+  private constructor();
+  static create(options: BucketingCreateOptions): Bucketing;
+  filter<T>(items: ReadonlyArray<T>, getKey: (item: T) => string, options?: BucketingFilterOptions): ReadonlyArray<T>;
+  getState(): BucketExecutionState;
+  getBucketId(): number;
+  getBucketTotal(): number;
+}
+
+/** The eligible buckets of `bucket_ranges`. */
+export declare class BucketSet {
+  constructor(bucketTotal: number, bucketRanges: string | ReadonlyArray<string>);
+  /** The smallest eligible bucket greater than `bucketId`, wrapping to the smallest. */
+  next(bucketId: number): number;
+  /** The eligible buckets, ascending. */
+  buckets(): number[];
+  /** How many buckets are eligible. */
+  readonly size: number;
+  has(bucketId: number): boolean;
+}
+
+/** Buckets of many entities in one call (one boundary crossing). */
+export declare function bucketMany(key: string, data: ReadonlyArray<string>, bucketTotal?: number): Uint32Array;
+
+/** A bucketer bound to one key and total, reusing its HMAC key state. */
+export declare class Bucketer {
+  constructor(key: string, bucketTotal?: number);
+  readonly key: string;
+  readonly bucketTotal: number;
+  bucket(data: string): number;
+  bucketMany(data: ReadonlyArray<string>): Uint32Array;
+}
+
+/** The bucket ids of the next `runs` runs. */
+export declare function roundRobinSchedule(
+  config: RoundRobinConfig,
+  state: BucketExecutionState | undefined,
+  runs: number
+): number[];
+
+export interface JsonSchemaProperty {
+  type: 'boolean' | 'integer' | 'array';
+  title: string;
+  description: string;
+  default?: boolean | number;
+  minimum?: number;
+  items?: {type: 'string'};
+  examples?: string[][];
+  order?: number;
+}
+
+/** The spec's four bucketing properties for a connector's spec.json. */
+export declare function bucketingSpecProperties(options?: {order?: number}): {
+  round_robin_bucket_execution: JsonSchemaProperty;
+  bucket_total: JsonSchemaProperty;
+  bucket_id: JsonSchemaProperty;
+  bucket_ranges: JsonSchemaProperty;
+};
+
+export interface BucketDistribution {
+  bucketTotal: number;
+  entities: number;
+  /** Entities per bucket; index 0 is bucket 1. */
+  counts: number[];
+  min: number;
+  max: number;
+  mean: number;
+  /** (max − min) / mean; 0 is perfectly even. */
+  spread: number;
+}
+
+/** How a sample of entity ids spreads over `bucketTotal` buckets. */
+export declare function bucketDistribution(key: string, data: ReadonlyArray<string>, bucketTotal: number): BucketDistribution;

@@ -1,0 +1,99 @@
+// Object-store key partitioning with exact parity with Go (Bacalhau's S3 input source).
+
+/** Go's partition key types; `''` and `'none'` mean no partitioning. */
+export type PartitionKeyType = '' | 'none' | 'object' | 'regex' | 'substring' | 'date';
+
+/** Go's `PartitionConfig`. Absent or `null` fields are Go's zero values. */
+export interface PartitionConfig {
+  type?: PartitionKeyType;
+  /** `regex`: a Go (RE2) pattern. */
+  pattern?: string;
+  /** `substring`: first code point (inclusive) of the trimmed key. */
+  startIndex?: number;
+  /** `substring`: last code point (exclusive). */
+  endIndex?: number;
+  /** `date`: a Go time layout, e.g. `2006-01-02`. */
+  dateFormat?: string;
+}
+
+/** One listed object. `isDir` decides; when absent, a key ending in `/` is a directory. */
+export interface ObjectSummary {
+  key: string;
+  isDir?: boolean;
+  size?: number;
+  etag?: string;
+  versionId?: string;
+  [k: string]: unknown;
+}
+
+/** Go's `SourceSpec`: `key` is the listing prefix (trimmed of spaces and one trailing `*`). */
+export interface SourceSpec {
+  bucket?: string;
+  key?: string;
+  partition?: PartitionConfig;
+}
+
+/** Distribution of a sample of keys over the partitions. */
+export interface PartitionStats {
+  /** Objects per partition (with no partitioning, every partition counts every object). */
+  counts: number[];
+  /** Objects that fell back to partition 0: no regex match, unparsable date, key too short. */
+  fallback: number;
+  /** Directories (selected by no partition). */
+  directories: number;
+}
+
+/** `indexOf` of a directory key. */
+export declare const DIRECTORY: -1;
+/** `indexOf` of every key when nothing is partitioned (type `''`/`'none'` or one partition). */
+export declare const ALL_PARTITIONS: -2;
+
+/**
+ * Go's `PartitionConfig.Validate`.
+ * @throws PartitionError with Go's message, code `PARTITION_CONFIG_INVALID`
+ *   (`INVALID_ARGUMENT` for a field of the wrong type).
+ */
+export declare function validatePartitionConfig(config: PartitionConfig): void;
+
+/**
+ * Go's `PartitionObjects`: the objects of 0-based partition `partitionIndex` of
+ * `totalPartitions`, as the same references, in input order. Directories are never selected.
+ * @throws PartitionError `PARTITION_CONFIG_INVALID`, `PARTITION_COUNT_INVALID`,
+ *   `PARTITION_INDEX_OUT_OF_RANGE` (Go's messages), `INVALID_ARGUMENT`.
+ */
+export declare function partitionObjects<T extends string | ObjectSummary>(
+  objects: readonly T[],
+  totalPartitions: number,
+  partitionIndex: number,
+  source: SourceSpec
+): T[];
+
+/** A partitioner for one total and source: the config (regex, layout) is compiled once. */
+export declare class ObjectPartitioner {
+  /** @throws PartitionError as `partitionObjects` (totals up to 2^31 - 1). */
+  constructor(totalPartitions: number, source: SourceSpec);
+  readonly totalPartitions: number;
+  /** The trimmed listing prefix. */
+  readonly prefix: string;
+  /** False when every partition gets every object. */
+  readonly isPartitioned: boolean;
+  /** 0-based partition of one key; -1 for a directory key; -2 when nothing is partitioned. */
+  indexOf(key: string): number;
+  /** `indexOf` of every key, in one call. */
+  indexMany(keys: readonly string[]): Int32Array;
+  /** The objects of one partition, in input order. */
+  select<T extends string | ObjectSummary>(objects: readonly T[], partitionIndex: number): T[];
+  /** Every partition at once, in one pass. */
+  plan<T extends string | ObjectSummary>(objects: readonly T[]): T[][];
+  /** Counts per partition, fallbacks to partition 0, directories. */
+  stats(keys: readonly (string | ObjectSummary)[]): PartitionStats;
+}
+
+/** Go's `sanitizeKeyForPatternMatching`: `key` without `prefix`, then without ONE leading `/`. */
+export declare function sanitizeKeyForPatternMatching(key: string, prefix: string): string;
+
+/** The prefix Go trims from keys: `TrimSuffix(TrimSpace(sourceKey), "*")`. */
+export declare function listingPrefix(sourceKey: string): string;
+
+/** 32-bit FNV-1a (Go's `hash/fnv` New32a) of the UTF-8 bytes of `text`. */
+export declare function fnv1a32(text: string): number;
