@@ -42,7 +42,7 @@ mod types;
 
 pub use assign::compute_epoch;
 pub use error::SyncError;
-pub use task::SyncTask;
+pub use task::{SyncTask, MAX_SAFE_INTEGER};
 pub use types::{
     MessageType, PartitionSpec, PartitionState, PartitionStatus, RebalanceEvent, SharedPartition,
     SyncMessage, SyncOptions, SyncOutput, TaskData, TaskShare, TaskState,

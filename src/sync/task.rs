@@ -166,9 +166,32 @@ fn absorb_into(cache: &mut BTreeMap<String, TaskState>, own: &TaskState, state: 
     }
 }
 
+/// Largest number the protocol carries: JSON numbers are exact integers only up to 2^53 - 1
+/// (`Number.MAX_SAFE_INTEGER`), so a larger one is refused rather than silently rounded.
+pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
+fn safe(n: Option<u64>, what: &str) -> Result<(), SyncError> {
+    match n {
+        Some(v) if v > MAX_SAFE_INTEGER => Err(malformed(format!("{what} {v} is above 2^53-1"))),
+        _ => Ok(()),
+    }
+}
+
 fn validate_state(s: &TaskState) -> Result<(), SyncError> {
     if s.task_id.is_empty() {
         return Err(malformed("a state has an empty taskID"));
+    }
+    safe(Some(s.state_timestamp), "stateTimestamp")?;
+    safe(Some(s.state_version), "stateVersion")?;
+    for p in &s.data.partitions {
+        safe(p.start_timestamp, "startTimestamp")?;
+        safe(p.end_timestamp, "endTimestamp")?;
+        safe(p.finished_timestamp, "finishedTimestamp")?;
+    }
+    for p in &s.share.partitions {
+        safe(p.start_timestamp, "startTimestamp")?;
+        safe(p.end_timestamp, "endTimestamp")?;
+        safe(p.finished_timestamp, "finishedTimestamp")?;
     }
     let mut seen = HashSet::new();
     for p in &s.data.partitions {
@@ -403,8 +426,8 @@ impl SyncTask {
     /// member list that contains this task.
     pub fn on_rebalance(&mut self, event: &RebalanceEvent, now: u64) -> Result<SyncOutput, SyncError> {
         let bad = |why: &str| SyncError::new(ErrorKind::InvalidRebalance, format!("invalid rebalance: {why}"));
-        if event.generation == 0 {
-            return Err(bad("generation must be positive"));
+        if event.generation == 0 || event.generation > MAX_SAFE_INTEGER {
+            return Err(bad("generation must be in 1..=2^53-1"));
         }
         let mut members: Vec<String> = Vec::new();
         if event.leader {
@@ -492,6 +515,9 @@ impl SyncTask {
             }
             if !batch.insert(s.token.as_str()) {
                 return Err(invalid_partition(format!("{} given twice", s.token)));
+            }
+            if [s.start_timestamp, s.end_timestamp].iter().flatten().any(|&t| t > MAX_SAFE_INTEGER) {
+                return Err(invalid_partition(format!("{} has a timestamp above 2^53-1", s.token)));
             }
         }
         self.clock(now);
@@ -605,8 +631,10 @@ impl SyncTask {
 
     // ----------------------------------------------------------------------------- internals
 
+    /// The task's clock never goes back (an earlier `now` counts as the latest one seen) and
+    /// stays a JSON-safe integer.
     fn clock(&mut self, now: u64) {
-        self.now = self.now.max(now);
+        self.now = self.now.max(now.min(MAX_SAFE_INTEGER));
     }
 
     fn cur_id(&self) -> String {
@@ -663,6 +691,9 @@ impl SyncTask {
         if msg.task_id.is_empty() {
             return Err(malformed("empty taskID"));
         }
+        safe(Some(msg.message_timestamp), "messageTimestamp")?;
+        safe(Some(msg.epoch_generation), "epochGeneration")?;
+        safe(msg.rebalance_generation, "rebalanceGeneration")?;
         match msg.kind {
             MessageType::Regular | MessageType::RebalanceAnswer => {
                 let own: Vec<&TaskState> =
