@@ -7,3 +7,4 @@ mod bucketing;
 mod objects;
 mod imports;
 mod lifecycle;
+mod sync;
