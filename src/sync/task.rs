@@ -105,6 +105,9 @@ pub struct SyncTask {
     future: BTreeMap<(String, String), (u64, TaskState)>,
     dirty: bool,
     resent_for: BTreeSet<(String, u64)>,
+    /// Tasks whose cached state is their own word (read from their message), not a leader's
+    /// snapshot entry.
+    own_words: BTreeSet<String>,
 }
 
 fn invalid_partition(why: impl std::fmt::Display) -> SyncError {
@@ -175,6 +178,13 @@ fn safe(n: Option<u64>, what: &str) -> Result<(), SyncError> {
         Some(v) if v > MAX_SAFE_INTEGER => Err(malformed(format!("{what} {v} is above 2^53-1"))),
         _ => Ok(()),
     }
+}
+
+/// The leader named in an epoch id `"<generation>-<leader>"` or `"<generation>-<leader>-<attempt>"`.
+fn epoch_leader(id: &str, generation: u64, attempt: u32) -> String {
+    let rest = id.strip_prefix(&format!("{generation}-")).unwrap_or("");
+    let rest = if attempt > 0 { rest.strip_suffix(&format!("-{attempt}")).unwrap_or("") } else { rest };
+    rest.to_string()
 }
 
 fn validate_state(s: &TaskState) -> Result<(), SyncError> {
@@ -270,6 +280,7 @@ impl SyncTask {
             future: BTreeMap::new(),
             dirty: false,
             resent_for: BTreeSet::new(),
+            own_words: BTreeSet::new(),
         })
     }
 
@@ -390,14 +401,14 @@ impl SyncTask {
         if let Some(p) = &self.pending {
             match &p.published {
                 Some((_, t)) if p.awaiting.is_some() => at(t.saturating_add(
-                    self.opts.rebalance_timeout.saturating_mul(1u64 << p.republished.min(16)),
+                    self.opts.rebalance_timeout.saturating_mul(1u64 << p.republished.min(4)),
                 )),
                 _ => at(p.since.saturating_add(self.opts.rebalance_timeout)),
             }
         }
         if let Some(l) = &self.lead {
             if l.members.iter().any(|m| !l.acked.contains(m)) {
-                at(l.last_publish.saturating_add(self.opts.epoch_ack_timeout.saturating_mul(1u64 << l.resends.min(16))));
+                at(l.last_publish.saturating_add(self.opts.epoch_ack_timeout.saturating_mul(1u64 << l.resends.min(4))));
             }
         }
         for p in &self.own.data.partitions {
@@ -616,7 +627,7 @@ impl SyncTask {
         self.clock(now);
         let mut out = SyncOutput::default();
         if let Some(l) = &self.lead {
-            let wait = self.opts.epoch_ack_timeout.saturating_mul(1u64 << l.resends.min(16));
+            let wait = self.opts.epoch_ack_timeout.saturating_mul(1u64 << l.resends.min(4));
             if l.members.iter().any(|m| !l.acked.contains(m)) && self.now >= l.last_publish.saturating_add(wait) {
                 self.resend(&mut out);
                 if let Some(l) = &mut self.lead {
@@ -625,6 +636,7 @@ impl SyncTask {
                 }
             }
         }
+        self.settle_with(&mut out, true);
         self.finish(&mut out);
         out
     }
@@ -736,6 +748,7 @@ impl SyncTask {
             Some(cur) if cur.state_version >= state.state_version => {}
             _ => {
                 self.cache.insert(state.task_id.clone(), state.clone());
+                self.own_words.insert(state.task_id.clone());
             }
         }
     }
@@ -782,7 +795,7 @@ impl SyncTask {
 
     fn on_answer(&mut self, msg: &SyncMessage, out: &mut SyncOutput) {
         let g = msg.rebalance_generation.unwrap_or(0);
-        let newer = self.answers.get(&msg.task_id).map_or(true, |a| g >= a.generation);
+        let newer = self.answers.get(&msg.task_id).is_none_or(|a| g >= a.generation);
         if newer {
             self.answers.insert(msg.task_id.clone(), Answer { generation: g, base: msg.sync_epoch.clone() });
         }
@@ -793,9 +806,9 @@ impl SyncTask {
         } else if msg.epoch_generation < self.epoch_generation() {
             self.absorb(Self::sender_state(msg));
             // the sender has not applied our epoch: if it missed it, re-publish it once
-            // the sender has not applied our epoch: if it missed it, the epoch's leader
-            // re-publishes it once
-            if self.lead.is_some() && msg.task_id != self.id && self.resent_for.insert((msg.task_id.clone(), g)) {
+            // the sender has not applied our epoch: if it missed it, any member re-publishes it
+            // once (the epoch's leader may be slow or gone)
+            if self.in_epoch && msg.task_id != self.id && self.resent_for.insert((msg.task_id.clone(), g)) {
                 self.resend(out);
             }
         } else if msg.epoch_generation > self.epoch_generation() {
@@ -810,7 +823,7 @@ impl SyncTask {
         }
         let st = Self::sender_state(msg);
         let key = (msg.sync_epoch.clone(), msg.task_id.clone());
-        let newer = self.future.get(&key).map_or(true, |(_, s)| st.state_version > s.state_version);
+        let newer = self.future.get(&key).is_none_or(|(_, s)| st.state_version > s.state_version);
         if newer {
             self.future.insert(key, (msg.epoch_generation, st.clone()));
         }
@@ -829,7 +842,14 @@ impl SyncTask {
         // was rejected by every task that did not miss anything
         let valid = newer
             && match self.missed() {
-                Some((g, e)) => base == e || (msg.resend && msg.epoch_generation >= g),
+                // (an epoch of the generation missed, built on the epoch in force, is its
+                // leader's later attempt: the missed one was a stale attempt)
+                // A re-publication is taken when it builds on what this task has: a task that
+                // applied an epoch every other task rejected must not spread it.
+                Some((g, _)) => {
+                    self.future.keys().any(|(e, _)| e == base)
+                        || (base == cur_id && (msg.resend || msg.epoch_generation == g))
+                }
                 // a re-publication passes the same check: a task that missed an epoch it does
                 // not know of may have applied (and re-publish) one every other task rejected
                 None => base == cur_id || self.epoch.is_none(),
@@ -865,7 +885,7 @@ impl SyncTask {
             id: msg.sync_epoch.clone(),
             generation: msg.epoch_generation,
             base: base.to_string(),
-            leader: if msg.resend { String::new() } else { msg.task_id.clone() },
+            leader: if msg.resend { epoch_leader(&msg.sync_epoch, msg.epoch_generation, msg.epoch_attempt) } else { msg.task_id.clone() },
             attempt: msg.epoch_attempt,
         });
         self.behind = false;
@@ -893,7 +913,12 @@ impl SyncTask {
                     *e = None; // ambiguous: leave it to the epoch
                 }
             }
-            let prev_states = prev.values().chain(std::iter::once(&self.own));
+            // only the tasks' own words count: a snapshot entry is a leader's belief, which a
+            // task that applied a divergent epoch could hold wrongly
+            let prev_states = prev
+                .values()
+                .filter(|st| self.own_words.contains(&st.task_id))
+                .chain(std::iter::once(&self.own));
             for st in prev_states.clone() {
                 if self.members.contains(&st.task_id) {
                     for p in &st.data.partitions {
@@ -931,6 +956,7 @@ impl SyncTask {
             }
         }
         let mine = mine_entry.as_ref();
+        self.own_words.clear();
         let mut done_before: HashMap<String, Option<u64>> = HashMap::new();
         for st in prev.values().chain(std::iter::once(&self.own)) {
             for p in &st.data.partitions {
@@ -1041,7 +1067,7 @@ impl SyncTask {
             self.in_epoch = true;
         } else {
             self.in_epoch = false;
-            let expected = self.rebalance.map_or(true, |r| r.generation <= msg.epoch_generation);
+            let expected = self.rebalance.is_none_or(|r| r.generation <= msg.epoch_generation);
             if expected {
                 // left out of an epoch of our generation: the group considers us gone (fenced)
                 for p in &self.own.data.partitions {
@@ -1095,9 +1121,7 @@ impl SyncTask {
 
     /// Re-publish the epoch in force (for tasks that missed it).
     fn resend(&mut self, out: &mut SyncOutput) {
-        // only the epoch's leader re-publishes it: a task that applied an epoch every other task
-        // rejected (it had missed an earlier one) must not spread it
-        if !self.in_epoch || self.lead.is_none() {
+        if !self.in_epoch {
             return;
         }
         let Some(e) = &self.epoch else { return };
@@ -1163,7 +1187,7 @@ impl SyncTask {
             // not read back in time (the leader lost the topic for a while): publish it again,
             // identical, so whoever applied it ignores the copy
             if let Some((m, at)) = &mut p.published {
-                let wait = timeout.saturating_mul(1u64 << p.republished.min(16));
+                let wait = timeout.saturating_mul(1u64 << p.republished.min(4));
                 if now >= at.saturating_add(wait) {
                     *at = now;
                     p.republished += 1;
@@ -1230,38 +1254,60 @@ impl SyncTask {
     }
 
     /// Bring the own state up to date with the view: pick up shares, clear picked-up shares,
-    /// re-address orphaned shares, readiness, scheduling, delayed removal.
-    fn settle(&mut self, out: &mut SyncOutput) {
-        let owned_elsewhere: HashSet<String> = self
-            .cache
-            .values()
-            .flat_map(|s| s.data.partitions.iter().map(|p| p.token.clone()))
-            .collect();
+    /// re-address orphaned shares, readiness and scheduling; with `timers` (on `tick`) also the
+    /// delayed removal of finished partitions and the purge of tombstones. Each step scans the
+    /// whole view only when the own state gives it something to look for, and copies no token.
+    fn settle_with(&mut self, out: &mut SyncOutput, timers: bool) {
+        let own_tokens: HashSet<&str> = self.own.data.partitions.iter().map(|p| p.token.as_str()).collect();
         // pick up shares addressed to this task
+        let mut picked: Vec<PartitionState> = Vec::new();
         if self.in_epoch {
-            let mut have: HashSet<String> = self.own.data.partitions.iter().map(|p| p.token.clone()).collect();
-            let mut picked = Vec::new();
+            let mut candidates: Vec<&SharedPartition> = Vec::new();
+            let mut seen: HashSet<&str> = HashSet::new();
             for s in self.cache.values() {
                 for sh in &s.share.partitions {
-                    if sh.assignee == self.id && !have.contains(&sh.token) && !owned_elsewhere.contains(&sh.token) {
-                        have.insert(sh.token.clone());
-                        picked.push(sh.to_partition());
+                    if sh.assignee == self.id && !own_tokens.contains(sh.token.as_str()) && seen.insert(sh.token.as_str()) {
+                        candidates.push(sh);
                     }
                 }
             }
-            if !picked.is_empty() {
-                self.own.data.partitions.extend(picked);
-                self.dirty = true;
+            if !candidates.is_empty() {
+                let wanted: HashSet<&str> = candidates.iter().map(|c| c.token.as_str()).collect();
+                let taken: HashSet<&str> = self
+                    .cache
+                    .values()
+                    .flat_map(|s| s.data.partitions.iter())
+                    .map(|p| p.token.as_str())
+                    .filter(|t| wanted.contains(t))
+                    .collect();
+                picked = candidates
+                    .into_iter()
+                    .filter(|c| !taken.contains(c.token.as_str()))
+                    .map(|c| c.to_partition())
+                    .collect();
             }
         }
         // the sharer clears a share once the partition is owned
-        let own_data: HashSet<String> = self.own.data.partitions.iter().map(|p| p.token.clone()).collect();
-        let before = self.own.share.partitions.len();
-        self.own
-            .share
-            .partitions
-            .retain(|s| !owned_elsewhere.contains(&s.token) && !own_data.contains(&s.token));
-        if self.own.share.partitions.len() != before {
+        let mut cleared: HashSet<String> = HashSet::new();
+        if !self.own.share.partitions.is_empty() {
+            let mine: HashSet<&str> = self.own.share.partitions.iter().map(|p| p.token.as_str()).collect();
+            cleared = self
+                .cache
+                .values()
+                .flat_map(|s| s.data.partitions.iter())
+                .map(|p| p.token.as_str())
+                .chain(own_tokens.iter().copied())
+                .filter(|t| mine.contains(t))
+                .map(str::to_string)
+                .collect();
+        }
+        drop(own_tokens);
+        if !picked.is_empty() {
+            self.own.data.partitions.extend(picked);
+            self.dirty = true;
+        }
+        if !cleared.is_empty() {
+            self.own.share.partitions.retain(|s| !cleared.contains(&s.token));
             self.dirty = true;
         }
         // a share addressed to a task that left the epoch goes to the least-loaded member
@@ -1291,83 +1337,124 @@ impl SyncTask {
             self.own.data.partitions.extend(mine.iter().map(|s| s.to_partition()));
             self.dirty = true;
         }
-        // readiness, removal
-        let needs_index = self.own.data.partitions.iter().any(|p| {
-            (p.state == PartitionStatus::Created && !p.parents.is_empty())
-                || matches!(p.state, PartitionStatus::Finished | PartitionStatus::Removed)
-        });
-        let mut status: HashMap<&str, bool> = HashMap::new(); // token -> done
-        let mut open_children: HashSet<&str> = HashSet::new(); // parents of unfinished partitions
-        let mut referenced: HashSet<&str> = HashSet::new(); // named by another state or a share
-        if needs_index {
+        // readiness: Created -> ReadyForStreaming -> Scheduled when every parent is done (or
+        // unknown everywhere); the owner starts what is ready
+        let parents: HashSet<&str> = self
+            .own
+            .data
+            .partitions
+            .iter()
+            .filter(|p| p.state == PartitionStatus::Created)
+            .flat_map(|p| p.parents.iter().map(|x| x.as_str()))
+            .collect();
+        let mut open: HashSet<String> = HashSet::new(); // parents that are not done
+        if !parents.is_empty() {
             for s in std::iter::once(&self.own).chain(self.cache.values()) {
-                let other = s.task_id != self.id;
                 for p in &s.data.partitions {
-                    if other {
-                        referenced.insert(p.token.as_str());
-                    }
-                    let e = status.entry(p.token.as_str()).or_insert(true);
-                    *e = *e && p.state.is_done();
-                    if !p.state.is_done() {
-                        open_children.extend(p.parents.iter().map(|x| x.as_str()));
+                    if !p.state.is_done() && parents.contains(p.token.as_str()) {
+                        open.insert(p.token.clone());
                     }
                 }
                 for p in &s.share.partitions {
-                    referenced.insert(p.token.as_str());
-                    status.insert(p.token.as_str(), false);
-                    open_children.extend(p.parents.iter().map(|x| x.as_str()));
+                    if parents.contains(p.token.as_str()) {
+                        open.insert(p.token.clone());
+                    }
                 }
             }
         }
-        let mut changes: Vec<(usize, PartitionStatus)> = Vec::new();
-        let now = self.now;
-        let rebalancing = self.rebalancing();
-        let mut purge: Vec<usize> = Vec::new();
-        for (i, p) in self.own.data.partitions.iter().enumerate() {
-            match p.state {
-                PartitionStatus::Created
-                    if p.parents.iter().all(|x| status.get(x.as_str()).copied().unwrap_or(true)) => {
-                        changes.push((i, PartitionStatus::Scheduled));
-                    }
-                PartitionStatus::ReadyForStreaming => changes.push((i, PartitionStatus::Scheduled)),
-                PartitionStatus::Finished => {
-                    let f = p.finished_timestamp.unwrap_or(0);
-                    if now >= f.saturating_add(self.opts.removal_delay)
-                        && !open_children.contains(p.token.as_str())
-                    {
-                        changes.push((i, PartitionStatus::Removed));
-                    }
-                }
-                PartitionStatus::Removed => {
-                    let f = p.finished_timestamp.unwrap_or(0);
-                    // a tombstone outlives every stale reference to it (a departed sharer's
-                    // share, a lagging view): dropping it earlier could resurrect the partition
-                    if !rebalancing
-                        && !referenced.contains(p.token.as_str())
-                        && now
-                            >= f.saturating_add(self.opts.removal_delay)
-                                .saturating_add(self.opts.tombstone_ttl)
-                    {
-                        purge.push(i);
-                    }
-                }
-                _ => {}
-            }
-        }
-        for (i, s) in changes {
-            let p = &mut self.own.data.partitions[i];
-            if s == PartitionStatus::Scheduled {
-                // Created -> ReadyForStreaming -> Scheduled: the owner starts what is ready
+        drop(parents);
+        for p in &mut self.own.data.partitions {
+            let ready = match p.state {
+                PartitionStatus::Created => p.parents.iter().all(|x| !open.contains(x)),
+                PartitionStatus::ReadyForStreaming => true,
+                _ => false,
+            };
+            if ready {
+                p.state = PartitionStatus::Scheduled;
                 out.start.push(p.token.clone());
+                self.dirty = true;
             }
-            if s == PartitionStatus::Removed && p.finished_timestamp.is_none() {
-                p.finished_timestamp = Some(now);
-            }
-            p.state = s;
-            self.dirty = true;
         }
-        for i in purge.into_iter().rev() {
-            self.own.data.partitions.remove(i);
+        if timers {
+            self.remove_finished();
+        }
+    }
+
+    fn settle(&mut self, out: &mut SyncOutput) {
+        self.settle_with(out, false);
+    }
+
+    /// Finished -> Removed after `removal_delay` once no unfinished partition names it as a
+    /// parent; Removed -> dropped after `tombstone_ttl` more, once nothing references it (a
+    /// departed sharer's stale share, another task's state) and no rebalance is in progress.
+    fn remove_finished(&mut self) {
+        let now = self.now;
+        let delay = self.opts.removal_delay;
+        let ttl = self.opts.tombstone_ttl;
+        let due = |p: &PartitionState| {
+            let f = p.finished_timestamp.unwrap_or(0);
+            match p.state {
+                PartitionStatus::Finished => now >= f.saturating_add(delay),
+                PartitionStatus::Removed => now >= f.saturating_add(delay).saturating_add(ttl),
+                _ => false,
+            }
+        };
+        let candidates: HashSet<&str> =
+            self.own.data.partitions.iter().filter(|p| due(p)).map(|p| p.token.as_str()).collect();
+        if candidates.is_empty() {
+            return;
+        }
+        let mut open_children: HashSet<String> = HashSet::new();
+        let mut referenced: HashSet<String> = HashSet::new();
+        for s in std::iter::once(&self.own).chain(self.cache.values()) {
+            let other = s.task_id != self.id;
+            for p in &s.data.partitions {
+                if other && candidates.contains(p.token.as_str()) {
+                    referenced.insert(p.token.clone());
+                }
+                if !p.state.is_done() {
+                    for x in &p.parents {
+                        if candidates.contains(x.as_str()) {
+                            open_children.insert(x.clone());
+                        }
+                    }
+                }
+            }
+            for p in &s.share.partitions {
+                if candidates.contains(p.token.as_str()) {
+                    referenced.insert(p.token.clone());
+                }
+                for x in &p.parents {
+                    if candidates.contains(x.as_str()) {
+                        open_children.insert(x.clone());
+                    }
+                }
+            }
+        }
+        drop(candidates);
+        let rebalancing = self.rebalancing();
+        let before = self.own.data.partitions.len();
+        let mut changed = false;
+        self.own.data.partitions.retain_mut(|p| {
+            if !due(p) {
+                return true;
+            }
+            match p.state {
+                PartitionStatus::Finished if !open_children.contains(&p.token) => {
+                    p.state = PartitionStatus::Removed;
+                    if p.finished_timestamp.is_none() {
+                        p.finished_timestamp = Some(now);
+                    }
+                    changed = true;
+                    true
+                }
+                // a tombstone outlives every stale reference to it: dropping it earlier could
+                // resurrect the partition
+                PartitionStatus::Removed => rebalancing || referenced.contains(&p.token),
+                _ => true,
+            }
+        });
+        if changed || self.own.data.partitions.len() != before {
             self.dirty = true;
         }
     }
