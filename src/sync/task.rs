@@ -1113,7 +1113,9 @@ impl SyncTask {
         // acknowledge the epoch with the own state (re-answer if a newer rebalance is pending);
         // a task outside the epoch (a newcomer replaying the topic) has nothing to say
         self.settle(out);
-        if self.in_epoch || !out.stop.is_empty() {
+        // (a newcomer with a rebalance pending answers again from this epoch: its leader waits
+        // for answers from the epoch it applied)
+        if self.in_epoch || self.rebalancing() || !out.stop.is_empty() {
             let kind = if self.rebalancing() { MessageType::RebalanceAnswer } else { MessageType::Regular };
             self.publish_own(kind, out);
         }
