@@ -1087,6 +1087,10 @@ impl SyncTask {
             .map(|(_, (_, st))| st.clone())
             .collect();
         self.future.retain(|_, (g, _)| *g > msg.epoch_generation);
+        // bookkeeping of generations this epoch closed is no longer needed (bounded memory)
+        let closed = msg.epoch_generation;
+        self.answers.retain(|_, a| a.generation > closed);
+        self.resent_for.retain(|(_, g)| *g > closed);
         for st in &replay {
             self.merge(st);
         }
