@@ -1,6 +1,6 @@
 //! The `SyncTask` state machine.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 
 use super::assign::compute_epoch;
 use super::error::{malformed, ErrorKind, SyncError};
@@ -108,6 +108,8 @@ pub struct SyncTask {
     /// Tasks whose cached state is their own word (read from their message), not a leader's
     /// snapshot entry.
     own_words: BTreeSet<String>,
+    /// Ids of the epochs this task applied (the last few).
+    history: VecDeque<String>,
 }
 
 fn invalid_partition(why: impl std::fmt::Display) -> SyncError {
@@ -281,6 +283,7 @@ impl SyncTask {
             dirty: false,
             resent_for: BTreeSet::new(),
             own_words: BTreeSet::new(),
+            history: VecDeque::new(),
         })
     }
 
@@ -837,23 +840,43 @@ impl SyncTask {
         let base = msg.base_epoch.as_deref().unwrap_or("");
         let newer = msg.epoch_generation > self.epoch_generation();
 
-        // a task that knows it missed an epoch (it read messages of it) only accepts what builds
-        // on that epoch, or a re-publication at least as new: an epoch built on its older base
-        // was rejected by every task that did not miss anything
+        // Valid: newer, and built on the epoch in force. A task that knows it missed an epoch (it
+        // read messages of it) accepts what builds on that epoch, a re-publication of the epoch
+        // it missed, or its leader's later attempt of the same generation; not an epoch of a
+        // later generation built on its older base (every task that missed nothing rejected
+        // it). Re-publications pass the same check: a task that missed an epoch it does not know
+        // of may have applied, and re-publish, one every other task rejected.
         let valid = newer
             && match self.missed() {
-                // (an epoch of the generation missed, built on the epoch in force, is its
-                // leader's later attempt: the missed one was a stale attempt)
-                // A re-publication is taken when it builds on what this task has: a task that
-                // applied an epoch every other task rejected must not spread it.
                 Some((g, _)) => {
                     self.future.keys().any(|(e, _)| e == base)
                         || (base == cur_id && (msg.resend || msg.epoch_generation == g))
                 }
-                // a re-publication passes the same check: a task that missed an epoch it does
-                // not know of may have applied (and re-publish) one every other task rejected
                 None => base == cur_id || self.epoch.is_none(),
             };
+        // A leader that applied its own epoch, acknowledged by nobody, learns of an older epoch
+        // built on the same base: everyone else applied that one and rejected ours (we had
+        // missed it). Roll back to it and compute the generation again on top of it.
+        if let (Some(e), Some(l)) = (&self.epoch, &self.lead) {
+            if !valid
+                && msg.epoch_generation < e.generation
+                && base == e.base
+                && l.acked.iter().all(|a| *a == self.id)
+            {
+                let (generation, attempt, members) = (e.generation, e.attempt + 1, l.members.clone());
+                self.apply_epoch(msg, base, out);
+                self.pending = Some(Pending {
+                    generation,
+                    members,
+                    since: self.now,
+                    awaiting: None,
+                    published: None,
+                    republished: 0,
+                    attempt,
+                });
+                return;
+            }
+        }
         // the epoch in force was an attempt its leader found stale and replaced: everyone that
         // did not miss an epoch applied the replacement, so follow it
         let superseded = !msg.resend
@@ -864,6 +887,10 @@ impl SyncTask {
         if !valid {
             if newer {
                 self.behind = true;
+            }
+            // built on an epoch older than ours: its leader missed ours; show it (once)
+            if newer && self.in_epoch && base != cur_id && self.history.iter().any(|h| h == base) && self.resent_for.insert((msg.sync_epoch.clone(), 0)) {
+                self.resend(out);
             }
             if msg.task_id == self.id {
                 if let Some(p) = &mut self.pending {
@@ -889,6 +916,10 @@ impl SyncTask {
             attempt: msg.epoch_attempt,
         });
         self.behind = false;
+        self.history.push_back(msg.sync_epoch.clone());
+        if self.history.len() > 64 {
+            self.history.pop_front();
+        }
         self.members = msg.connector_state.iter().map(|s| s.task_id.clone()).collect();
         let mut cache = BTreeMap::new();
         let mut mine_entry: Option<TaskState> = None;
