@@ -4,3 +4,4 @@ export * from './bucketing.mjs';
 export * from './objects.mjs';
 export * from './imports.mjs';
 export * from './lifecycle.mjs';
+export * from './sync.mjs';

@@ -4,3 +4,4 @@ export * from './bucketing';
 export * from './objects';
 export * from './imports';
 export * from './lifecycle';
+export * from './sync';
