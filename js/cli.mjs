@@ -6,12 +6,13 @@ import * as bucketing from './cli/bucketing.mjs';
 import * as objects from './cli/objects.mjs';
 import * as imports from './cli/imports.mjs';
 import * as lifecycle from './cli/lifecycle.mjs';
+import * as sync from './cli/sync.mjs';
 
 const require = createRequire(import.meta.url);
 const api = require('../dist/index.cjs');
 const {version} = require('../package.json');
 
-const DOMAINS = [bucketing, objects, imports, lifecycle];
+const DOMAINS = [bucketing, objects, imports, lifecycle, sync];
 
 const program = new Command('partkit')
   .description('Deterministic partitioning for data connectors')

@@ -4,4 +4,5 @@ export * from './bucketing.mjs';
 export * from './objects.mjs';
 export * from './imports.mjs';
 export * from './lifecycle.mjs';
+export * from './sync.mjs';
 export {KafkaTaskSync, taskSyncAssigner, findEpochStart, kafkaTopicNames} from './kafka.mjs';

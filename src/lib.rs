@@ -9,6 +9,7 @@ pub mod imports;
 pub mod lifecycle;
 pub mod objects;
 pub mod packed;
+pub mod sync;
 
 #[cfg(target_arch = "wasm32")]
 mod wasm;

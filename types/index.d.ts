@@ -4,4 +4,5 @@ export * from './bucketing';
 export * from './objects';
 export * from './imports';
 export * from './lifecycle';
+export * from './sync';
 export * from './kafka';

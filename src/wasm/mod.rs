@@ -7,3 +7,4 @@ mod bucketing;
 mod imports;
 mod lifecycle;
 mod objects;
+mod sync;

@@ -1,0 +1,117 @@
+//! Long simulation runs of the sync protocol (`npm run sim -- --seeds 100000`).
+//!
+//! ```text
+//! cargo run --release --example sync_sim -- [--seeds N] [--from S] [--seed S] [--trace] [--jobs J] [--strict-reruns]
+//! ```
+//!
+//! `--seeds N` (default 1000) seeds from `--from S` (default 0), spread over `--jobs` threads
+//! (default: the machine's cores); `--seed S` runs one seed; `--trace` prints the full trace of a
+//! failing seed (replay one with `--seed S --trace`); `--strict-reruns` fails a run in which a
+//! finished partition is started again. The last line is `N passed, M failed`.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use partkit::sync::sim::{run, SimConfig, SimFailure, SimReport};
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut seeds: u64 = 1000;
+    let mut from: u64 = 0;
+    let mut full_trace = false;
+    let mut strict = false;
+    let mut jobs: usize = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let mut i = 0;
+    while i < args.len() {
+        let val = |i: usize| -> u64 {
+            args.get(i + 1).and_then(|v| v.parse().ok()).unwrap_or_else(|| {
+                eprintln!("{} needs a number", args[i]);
+                std::process::exit(2)
+            })
+        };
+        match args[i].as_str() {
+            "--seeds" => {
+                seeds = val(i);
+                i += 1;
+            }
+            "--from" => {
+                from = val(i);
+                i += 1;
+            }
+            "--seed" => {
+                from = val(i);
+                seeds = 1;
+                i += 1;
+            }
+            "--jobs" => {
+                jobs = val(i).max(1) as usize;
+                i += 1;
+            }
+            "--trace" => full_trace = true,
+            "--strict-reruns" => strict = true,
+            "--" => {}
+            other => {
+                eprintln!("unknown argument {other}");
+                std::process::exit(2)
+            }
+        }
+        i += 1;
+    }
+    let started = std::time::Instant::now();
+    let next = Arc::new(AtomicU64::new(from));
+    let results: Arc<Mutex<(Vec<SimReport>, Vec<SimFailure>)>> = Arc::new(Mutex::new((Vec::new(), Vec::new())));
+    let end = from + seeds;
+    let threads: Vec<_> = (0..jobs)
+        .map(|_| {
+            let (next, results) = (next.clone(), results.clone());
+            std::thread::spawn(move || loop {
+                let seed = next.fetch_add(1, Ordering::Relaxed);
+                if seed >= end {
+                    break;
+                }
+                let mut cfg = SimConfig::from_seed(seed);
+                cfg.full_trace = full_trace;
+                cfg.strict_reruns = strict;
+                let r = run(&cfg);
+                let mut g = results.lock().expect("lock");
+                match r {
+                    Ok(rep) => g.0.push(rep),
+                    Err(f) => {
+                        eprintln!("seed {} failed: {}", f.seed, f.message.chars().take(300).collect::<String>());
+                        g.1.push(f);
+                    }
+                }
+                let done = (g.0.len() + g.1.len()) as u64;
+                if seeds >= 10_000 && done % 10_000 == 0 {
+                    eprintln!("... {done} seeds, {} failed, {:.0?}", g.1.len(), started.elapsed());
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().expect("simulation thread");
+    }
+    let (ok, mut failed) = std::mem::take(&mut *results.lock().expect("lock"));
+    failed.sort_by_key(|f| f.seed);
+    if let Some(f) = failed.first() {
+        eprintln!("\nfirst failing seed, replay with: cargo run --release --example sync_sim -- --seed {} --trace\n{f}", f.seed);
+    }
+    let sum = |f: fn(&SimReport) -> usize| ok.iter().map(f).sum::<usize>();
+    println!(
+        "sync simulation: seeds {from}..{end}, {} steps, {} messages, {} partitions finished, {} crashes, {} reruns of finished partitions, largest message {} B, {:.1?}",
+        sum(|r| r.steps),
+        sum(|r| r.messages),
+        sum(|r| r.partitions_finished),
+        sum(|r| r.crashes),
+        sum(|r| r.reruns),
+        ok.iter().map(|r| r.max_message_bytes).max().unwrap_or(0),
+        started.elapsed()
+    );
+    if !failed.is_empty() {
+        println!("failing seeds: {:?}", failed.iter().map(|f| f.seed).collect::<Vec<_>>());
+    }
+    println!("{} passed, {} failed", ok.len(), failed.len());
+    if !failed.is_empty() {
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,172 @@
+// Task coordination: the leader/epoch/partition-sharing protocol of a multi-task connector, as a
+// sans-IO state machine. Type checks of JS arguments happen here; every rule lives in the Rust
+// core (src/sync). Inputs cross as JSON text made here (no user code runs inside wasm).
+import * as wasm from '#wasm';
+import {SyncError, call, describe} from './errors.mjs';
+
+const argError = (message) => new SyncError(message, 'INVALID_ARGUMENT');
+
+function isObject(value) {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function requireString(name, value) {
+  if (typeof value !== 'string') throw argError(`${name} must be a string, got ${describe(value)}`);
+}
+
+function requireNow(now) {
+  if (!Number.isSafeInteger(now) || now < 0) {
+    throw argError(`now must be an integer in 0..=Number.MAX_SAFE_INTEGER, got ${describe(now)}`);
+  }
+}
+
+/** JSON text of `value`, or a SyncError with `code` saying why JSON cannot carry it. */
+function jsonOf(value, code, what) {
+  let text;
+  try {
+    text = JSON.stringify(value);
+  } catch (error) {
+    throw new SyncError(`${what}: it cannot be serialized as JSON: ${error?.message ?? error}`, code);
+  }
+  if (text === undefined) throw new SyncError(`${what}: it cannot be serialized as JSON`, code);
+  return text;
+}
+
+/**
+ * One connector task's side of the protocol. Every input takes the caller's clock `now`
+ * (integer milliseconds) and returns what the caller must do: `{publish, start, stop}` — append
+ * `publish` to the sync topic in order, start and stop reading the listed partitions. Everything
+ * read from the sync topic, the task's own messages included, goes to `onMessage` in topic
+ * order. A refused input throws SyncError and leaves the task unchanged.
+ */
+export class SyncTask {
+  #inner;
+
+  /**
+   * @param taskId unique id of this task (new on every restart).
+   * @param options `{rebalanceTimeout, epochAckTimeout, removalDelay, tombstoneTtl}` in ms.
+   */
+  constructor(taskId, options) {
+    requireString('taskId', taskId);
+    let text;
+    if (options !== undefined) {
+      if (!isObject(options)) throw argError(`options must be an object, got ${describe(options)}`);
+      text = jsonOf(options, 'SYNC_INVALID_OPTIONS', 'invalid options');
+    }
+    this.#inner = call(() => new wasm.SyncTask(taskId, text));
+  }
+
+  /** A group rebalance: `{generation, leader, members?}` (`members` required for the leader). */
+  onRebalance(event, now) {
+    requireNow(now);
+    if (!isObject(event)) {
+      throw new SyncError(`invalid rebalance: expected an object, got ${describe(event)}`, 'SYNC_INVALID_REBALANCE');
+    }
+    const text = jsonOf(event, 'SYNC_INVALID_REBALANCE', 'invalid rebalance');
+    return call(() => this.#inner.onRebalanceJson(text, now));
+  }
+
+  /** A message read from the sync topic (any shape: a malformed one is refused). */
+  onMessage(message, now) {
+    requireNow(now);
+    if (!isObject(message)) {
+      throw new SyncError(`malformed sync message: expected an object, got ${describe(message)}`, 'SYNC_MALFORMED_MESSAGE');
+    }
+    const text = jsonOf(message, 'SYNC_MALFORMED_MESSAGE', 'malformed sync message');
+    return call(() => this.#inner.onMessageJson(text, now));
+  }
+
+  /** Initial partitions, or children read from a partition this task runs. */
+  addPartitions(partitions, now) {
+    requireNow(now);
+    if (!Array.isArray(partitions)) throw argError(`partitions must be an array, got ${describe(partitions)}`);
+    const text = jsonOf(partitions, 'SYNC_INVALID_PARTITION', 'invalid partition');
+    return call(() => this.#inner.addPartitionsJson(text, now));
+  }
+
+  /** The caller started reading a partition it was told to start. */
+  partitionStarted(token, now) {
+    requireString('token', token);
+    requireNow(now);
+    return call(() => this.#inner.partitionStarted(token, now));
+  }
+
+  /** The caller finished reading a partition (after passing its children to addPartitions). */
+  partitionFinished(token, now) {
+    requireString('token', token);
+    requireNow(now);
+    return call(() => this.#inner.partitionFinished(token, now));
+  }
+
+  /** Time passed: leader timeout, epoch re-publication, delayed removal. See `pollTimeout`. */
+  tick(now) {
+    requireNow(now);
+    return call(() => this.#inner.tick(now));
+  }
+
+  /** This task's id. */
+  taskId() {
+    return this.#inner.taskId();
+  }
+
+  /** Partitions this task owns, tombstones included. */
+  ownedPartitions() {
+    return call(() => this.#inner.ownedPartitions());
+  }
+
+  /** Partitions this task hands to others, each with its `assignee`. */
+  sharedPartitions() {
+    return call(() => this.#inner.sharedPartitions());
+  }
+
+  /** Every task state this task knows, its own included, by task id. */
+  knownTasks() {
+    return call(() => this.#inner.knownTasks());
+  }
+
+  /** Id of the epoch in force, or undefined before the first one. */
+  epoch() {
+    return this.#inner.epoch();
+  }
+
+  /** Members of the epoch in force. */
+  epochMembers() {
+    return this.#inner.epochMembers();
+  }
+
+  /** Whether the latest rebalance made this task the leader. */
+  isLeader() {
+    return this.#inner.isLeader();
+  }
+
+  /** Whether this task may share partitions now (member of the epoch, no rebalance pending). */
+  sharingEnabled() {
+    return this.#inner.sharingEnabled();
+  }
+
+  /** Whether this task read messages of an epoch it missed (its leader re-publishes it). */
+  isBehind() {
+    return this.#inner.isBehind();
+  }
+
+  /** Members a leader still waits for (empty unless collecting answers). */
+  waitingFor() {
+    return this.#inner.waitingFor();
+  }
+
+  /** Load of a task in this task's view: owned unfinished partitions + shares addressed to it. */
+  loadOf(taskId) {
+    requireString('taskId', taskId);
+    return this.#inner.loadOf(taskId);
+  }
+
+  /** The earliest `now` at which `tick` has work, or undefined. */
+  pollTimeout() {
+    return this.#inner.pollTimeout();
+  }
+
+  /** Frees the wasm memory now (otherwise it is freed when the object is garbage-collected). */
+  free() {
+    this.#inner.free();
+  }
+}

@@ -1,0 +1,137 @@
+//! The leader's new-epoch computation, a pure function (benchmarked on its own).
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, HashSet};
+
+use super::types::{PartitionState, TaskState};
+
+/// Computes the states of a new epoch.
+///
+/// `view` holds every task state the leader knows (members and departed tasks, the leader's own
+/// included); `members` the ids of the live tasks of the new generation. Rules:
+/// - every member keeps every partition it owns (survivors are never robbed);
+/// - a token owned by two members (never produced by partkit) stays with the first in id order;
+/// - a share addressed to a member becomes that member's `Created` partition (it is not
+///   re-shared elsewhere); a departed task's share to a departed task joins the pool; a live
+///   task's share to a departed task stays in that task's share section (the sharer re-addresses
+///   it to a member once it applies the epoch);
+/// - unfinished partitions of departed tasks join the pool, reset to `Created`; their
+///   Finished/Removed partitions are dropped (nothing left to do; a child whose parent is unknown
+///   everywhere is ready), so they do not pile up on the leader;
+/// - the pool, in token order, goes one by one to the least-loaded member (ties: smallest id);
+/// - departed tasks leave the state.
+///
+/// Returns one state per member, in `members` order, with the member's known version and
+/// timestamp (a member never seen gets an empty state at version 0).
+///
+/// # Examples
+/// ```
+/// use partkit::sync::{compute_epoch, PartitionState, TaskState};
+/// let mut dead = TaskState::empty("dead");
+/// dead.data.partitions.push(PartitionState::created("p1", vec![]));
+/// dead.data.partitions.push(PartitionState::created("p2", vec![]));
+/// let a = TaskState::empty("a");
+/// let out = compute_epoch(&[&dead, &a], &["a".to_string(), "b".to_string()]);
+/// assert_eq!(out[0].data.partitions[0].token, "p1");
+/// assert_eq!(out[1].data.partitions[0].token, "p2");
+/// ```
+pub fn compute_epoch(view: &[&TaskState], members: &[String]) -> Vec<TaskState> {
+    let member_index: HashMap<&str, usize> =
+        members.iter().enumerate().map(|(i, m)| (m.as_str(), i)).collect();
+    let by_id: HashMap<&str, &TaskState> = view.iter().map(|s| (s.task_id.as_str(), *s)).collect();
+
+    // 1. survivors keep what they own
+    let mut out: Vec<TaskState> = Vec::with_capacity(members.len());
+    let mut owned: HashSet<&str> = HashSet::new();
+    for m in members {
+        let mut entry = match by_id.get(m.as_str()) {
+            Some(s) => TaskState {
+                task_id: m.clone(),
+                state_timestamp: s.state_timestamp,
+                state_version: s.state_version,
+                data: Default::default(),
+                share: Default::default(),
+            },
+            None => TaskState::empty(m.clone()),
+        };
+        if let Some(s) = by_id.get(m.as_str()) {
+            for p in &s.data.partitions {
+                if owned.insert(p.token.as_str()) {
+                    entry.data.partitions.push(p.clone());
+                }
+            }
+        }
+        out.push(entry);
+    }
+
+    // 2. shares: to a member -> that member; otherwise -> pool
+    let mut pool: Vec<PartitionState> = Vec::new();
+    let mut pooled: HashSet<&str> = HashSet::new();
+    let mut states: Vec<&TaskState> = view.to_vec();
+    states.sort_by(|a, b| a.task_id.cmp(&b.task_id));
+    // a token in some task's data is that task's (handled above and in step 3), not the share's
+    let in_data: HashSet<&str> =
+        states.iter().flat_map(|s| s.data.partitions.iter().map(|p| p.token.as_str())).collect();
+    for s in &states {
+        for sh in &s.share.partitions {
+            if in_data.contains(sh.token.as_str()) || owned.contains(sh.token.as_str()) || pooled.contains(sh.token.as_str()) {
+                continue;
+            }
+            match (member_index.get(sh.assignee.as_str()), member_index.get(s.task_id.as_str())) {
+                (Some(&i), _) => {
+                    owned.insert(sh.token.as_str());
+                    out[i].data.partitions.push(sh.to_partition());
+                }
+                (None, Some(&sharer)) => {
+                    // a live sharer's share to a departed task stays the sharer's to re-address:
+                    // its own state is newer than this view, which may miss a re-address
+                    owned.insert(sh.token.as_str());
+                    out[sharer].share.partitions.push(sh.clone());
+                }
+                (None, None) => {
+                    pooled.insert(sh.token.as_str());
+                    pool.push(sh.to_partition());
+                }
+            }
+        }
+    }
+
+    // 3. departed tasks' unfinished partitions -> pool
+    for s in &states {
+        if member_index.contains_key(s.task_id.as_str()) {
+            continue;
+        }
+        for p in &s.data.partitions {
+            if p.state.is_done()
+                || owned.contains(p.token.as_str())
+                || pooled.contains(p.token.as_str())
+            {
+                continue;
+            }
+            pooled.insert(p.token.as_str());
+            pool.push(p.reset());
+        }
+    }
+
+    // 4. pool -> least-loaded member, ties by id (members are in id order by convention,
+    //    but the index breaks ties by the id itself to not depend on it)
+    if !pool.is_empty() && !members.is_empty() {
+        pool.sort_by(|a, b| a.token.cmp(&b.token));
+        let mut heap: BinaryHeap<Reverse<(usize, &str, usize)>> = out
+            .iter()
+            .enumerate()
+            .map(|(i, s)| Reverse((s.owned_load(), s.task_id.as_str(), i)))
+            .collect();
+        let mut assigned: Vec<Vec<PartitionState>> = vec![Vec::new(); out.len()];
+        for p in pool {
+            if let Some(Reverse((load, id, i))) = heap.pop() {
+                assigned[i].push(p);
+                heap.push(Reverse((load + 1, id, i)));
+            }
+        }
+        for (i, extra) in assigned.into_iter().enumerate() {
+            out[i].data.partitions.extend(extra);
+        }
+    }
+    out
+}

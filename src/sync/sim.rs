@@ -1,0 +1,962 @@
+//! Deterministic simulation of N [`SyncTask`]s (test support; no effect on the library).
+//!
+//! A seeded PRNG drives a totally-ordered sync log, a group coordinator that hands out
+//! generations, and a world of partitions that split and merge. Faults: crashes, restarts with
+//! new task ids, slow readers, duplicate delivery, a task missing a NewEpoch, leader death during
+//! an epoch, rebalances in quick succession. After every step the harness checks:
+//! - **safety**: no partition Scheduled/Running on two live tasks, no partition owned by two live
+//!   tasks, no partition restarted once finished or moved away from a live task that ran it;
+//! - **no loss**: whenever every live task has applied the epoch of the current generation, every
+//!   created, unfinished partition is owned by a live task or shared to one;
+//! - **liveness**: after the faults stop, every partition finishes;
+//! - **balance**: with the group converged and work frozen, new partitions only go to tasks whose
+//!   load is within 1 of the least-loaded task.
+//!
+//! A failure carries the seed and the trace of every step, so `run(&SimConfig::from_seed(s))`
+//! replays it exactly.
+//!
+//! # Examples
+//! ```
+//! use partkit::sync::sim::{run, SimConfig};
+//! let report = run(&SimConfig::from_seed(7)).unwrap();
+//! assert!(report.partitions_finished > 0);
+//! ```
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use super::{
+    MessageType, PartitionSpec, RebalanceEvent, SyncMessage, SyncOptions, SyncOutput, SyncTask,
+};
+
+/// SplitMix64: a tiny seeded PRNG, enough for a simulation.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator for `seed`.
+    pub fn new(seed: u64) -> Self {
+        Rng(seed ^ 0x5DEE_CE66_D1CE_4E5B)
+    }
+    /// Next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in `0..n` (0 if `n == 0`).
+    pub fn below(&mut self, n: u64) -> u64 {
+        if n == 0 {
+            0
+        } else {
+            self.next_u64() % n
+        }
+    }
+    /// Uniform in `lo..=hi`.
+    pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
+        lo + self.below(hi - lo + 1)
+    }
+    /// True with probability `per_mille / 1000`.
+    pub fn chance(&mut self, per_mille: u64) -> bool {
+        self.below(1000) < per_mille
+    }
+}
+
+/// Fault rates, per mille of steps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Faults {
+    /// A random live task crashes.
+    pub crash: u64,
+    /// A new task (new id) starts.
+    pub restart: u64,
+    /// A spurious rebalance (same members, new generation).
+    pub quick_rebalance: u64,
+    /// A delivery re-delivers the previous message too.
+    pub duplicate: u64,
+    /// A NewEpoch is not delivered to the reader.
+    pub miss_epoch: u64,
+    /// The leader of a rebalance in progress crashes.
+    pub leader_death: u64,
+    /// A garbage message is fed to a task (it must be rejected without effect).
+    pub garbage: u64,
+}
+
+/// One simulation run.
+#[derive(Debug, Clone)]
+pub struct SimConfig {
+    /// Seed of everything.
+    pub seed: u64,
+    /// Tasks at start (1–12).
+    pub tasks: usize,
+    /// Partitions in the split/merge DAG.
+    pub partitions: usize,
+    /// Steps with faults.
+    pub chaos_steps: usize,
+    /// Step budget to finish everything after faults stop.
+    pub heal_budget: usize,
+    /// Partitions added one by one in the balance phase.
+    pub balance_partitions: usize,
+    /// Fault rates.
+    pub faults: Faults,
+    /// Options of every task.
+    pub options: SyncOptions,
+    /// Keep the full trace (otherwise only the last lines).
+    pub full_trace: bool,
+    /// Fail when a finished partition is started again (otherwise count it in
+    /// [`SimReport::reruns`]). Reruns are at-least-once duplicates, not concurrent runs: they
+    /// happen when a leader times out on a slow view and the finish is read after the epoch.
+    pub strict_reruns: bool,
+}
+
+impl SimConfig {
+    /// A configuration drawn from `seed`.
+    pub fn from_seed(seed: u64) -> Self {
+        let mut r = Rng::new(seed.wrapping_mul(31).wrapping_add(17));
+        let tasks = r.range(1, 12) as usize;
+        SimConfig {
+            seed,
+            tasks,
+            partitions: r.range(3, 40) as usize,
+            chaos_steps: r.range(300, 1500) as usize,
+            heal_budget: 60_000,
+            balance_partitions: r.range(0, 3 * tasks as u64) as usize,
+            faults: Faults {
+                crash: r.range(0, 8),
+                restart: r.range(0, 10),
+                quick_rebalance: r.range(0, 8),
+                duplicate: r.range(0, 100),
+                miss_epoch: r.range(0, 150),
+                leader_death: r.range(0, 100),
+                garbage: r.range(0, 10),
+            },
+            options: SyncOptions {
+                rebalance_timeout: r.range(50, 400),
+                epoch_ack_timeout: r.range(50, 300),
+                removal_delay: r.range(0, 200),
+                tombstone_ttl: r.range(30_000, 60_000),
+            },
+            full_trace: false,
+            strict_reruns: false,
+        }
+    }
+}
+
+/// Outcome of a successful run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SimReport {
+    /// Steps taken.
+    pub steps: usize,
+    /// Messages appended to the log.
+    pub messages: usize,
+    /// Epochs applied by at least one task.
+    pub epochs: usize,
+    /// Generations handed out.
+    pub generations: u64,
+    /// Partitions finished.
+    pub partitions_finished: usize,
+    /// Tasks started (initial + restarts).
+    pub tasks_started: usize,
+    /// Crashes.
+    pub crashes: usize,
+    /// Largest message, in JSON bytes.
+    pub max_message_bytes: usize,
+    /// Finished partitions started again (see [`SimConfig::strict_reruns`]).
+    pub reruns: usize,
+}
+
+/// A violated property, with everything needed to replay it.
+#[derive(Debug, Clone)]
+pub struct SimFailure {
+    /// Seed of the run.
+    pub seed: u64,
+    /// Step at which the check failed.
+    pub step: usize,
+    /// What failed.
+    pub message: String,
+    /// The steps that led there.
+    pub trace: Vec<String>,
+}
+
+impl std::fmt::Display for SimFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f, "sync simulation failed: seed {} step {}: {}", self.seed, self.step, self.message)?;
+        writeln!(f, "replay: cargo run --example sync_sim -- --seed {} --trace", self.seed)?;
+        for l in &self.trace {
+            writeln!(f, "  {l}")?;
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Part {
+    parents: Vec<String>,
+    children: Vec<String>,
+    work: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Scheduled,
+    Running(u32),
+}
+
+struct Node {
+    id: String,
+    task: SyncTask,
+    alive: bool,
+    cursor: usize,
+    slow: bool,
+    events: VecDeque<RebalanceEvent>,
+    running: BTreeMap<String, Phase>,
+}
+
+struct Sim {
+    cfg: SimConfig,
+    rng: Rng,
+    now: u64,
+    step: usize,
+    log: Vec<SyncMessage>,
+    nodes: Vec<Node>,
+    dag: BTreeMap<String, Part>,
+    roots: Vec<String>,
+    roots_added: bool,
+    generation: u64,
+    members: Vec<usize>,
+    change_at: Option<usize>,
+    created: BTreeSet<String>,
+    finished: BTreeSet<String>,
+    last_runner: BTreeMap<String, usize>,
+    epochs: BTreeSet<String>,
+    /// NewEpoch ids delivered or missed once (a miss happens at the first delivery only).
+    seen_epochs: BTreeSet<(usize, String)>,
+    frozen: bool,
+    trace: VecDeque<String>,
+    report: SimReport,
+}
+
+type Check = Result<(), String>;
+
+fn build_dag(rng: &mut Rng, n: usize) -> (BTreeMap<String, Part>, Vec<String>) {
+    let mut dag: BTreeMap<String, Part> = BTreeMap::new();
+    let mut next = 0usize;
+    let new_token = |next: &mut usize| {
+        *next += 1;
+        format!("p{:03}", *next - 1)
+    };
+    let roots_n = rng.range(1, 3.min(n as u64).max(1)) as usize;
+    let mut leaves: Vec<String> = Vec::new();
+    let mut roots = Vec::new();
+    for _ in 0..roots_n {
+        let t = new_token(&mut next);
+        dag.insert(t.clone(), Part { parents: vec![], children: vec![], work: rng.range(1, 6) as u32 });
+        leaves.push(t.clone());
+        roots.push(t);
+    }
+    while dag.len() < n {
+        let merge = leaves.len() >= 2 && rng.chance(300);
+        if merge {
+            let a = leaves.remove(rng.below(leaves.len() as u64) as usize);
+            let b = leaves.remove(rng.below(leaves.len() as u64) as usize);
+            let c = new_token(&mut next);
+            dag.get_mut(&a).expect("leaf").children.push(c.clone());
+            dag.get_mut(&b).expect("leaf").children.push(c.clone());
+            dag.insert(c.clone(), Part { parents: vec![a, b], children: vec![], work: rng.range(1, 6) as u32 });
+            leaves.push(c);
+        } else {
+            let a = leaves.remove(rng.below(leaves.len() as u64) as usize);
+            for _ in 0..rng.range(2, 3) {
+                let c = new_token(&mut next);
+                dag.get_mut(&a).expect("leaf").children.push(c.clone());
+                dag.insert(
+                    c.clone(),
+                    Part { parents: vec![a.clone()], children: vec![], work: rng.range(1, 6) as u32 },
+                );
+                leaves.push(c);
+            }
+        }
+    }
+    (dag, roots)
+}
+
+/// Runs one simulation; `Err` describes the first violated property.
+pub fn run(cfg: &SimConfig) -> Result<SimReport, SimFailure> {
+    let mut sim = Sim::new(cfg.clone());
+    match sim.run_all() {
+        Ok(()) => {
+            sim.report.steps = sim.step;
+            sim.report.messages = sim.log.len();
+            sim.report.epochs = sim.epochs.len();
+            sim.report.generations = sim.generation;
+            sim.report.partitions_finished = sim.finished.len();
+            Ok(sim.report)
+        }
+        Err(message) => Err(SimFailure {
+            seed: cfg.seed,
+            step: sim.step,
+            message,
+            trace: sim.trace.into_iter().collect(),
+        }),
+    }
+}
+
+impl Sim {
+    fn new(cfg: SimConfig) -> Self {
+        let mut rng = Rng::new(cfg.seed);
+        let (dag, roots) = build_dag(&mut rng, cfg.partitions.max(1));
+        let mut sim = Sim {
+            rng,
+            now: 0,
+            step: 0,
+            log: Vec::new(),
+            nodes: Vec::new(),
+            dag,
+            roots,
+            roots_added: false,
+            generation: 0,
+            members: Vec::new(),
+            change_at: Some(0),
+            created: BTreeSet::new(),
+            finished: BTreeSet::new(),
+            last_runner: BTreeMap::new(),
+            epochs: BTreeSet::new(),
+            seen_epochs: BTreeSet::new(),
+            frozen: false,
+            trace: VecDeque::new(),
+            report: SimReport::default(),
+            cfg,
+        };
+        for _ in 0..sim.cfg.tasks.clamp(1, 12) {
+            sim.spawn();
+        }
+        sim
+    }
+
+    fn note(&mut self, line: String) {
+        self.trace.push_back(format!("#{} t={} {line}", self.step, self.now));
+        if !self.cfg.full_trace && self.trace.len() > 5000 {
+            self.trace.pop_front();
+        }
+    }
+
+    fn spawn(&mut self) -> usize {
+        let id = format!("t{}", self.nodes.len());
+        let task = SyncTask::with_options(&id, self.cfg.options.clone()).expect("valid options");
+        self.nodes.push(Node {
+            id: id.clone(),
+            task,
+            alive: true,
+            cursor: 0,
+            slow: false,
+            events: VecDeque::new(),
+            running: BTreeMap::new(),
+        });
+        self.report.tasks_started += 1;
+        self.note(format!("spawn {id}"));
+        self.nodes.len() - 1
+    }
+
+    fn alive(&self) -> Vec<usize> {
+        (0..self.nodes.len()).filter(|&i| self.nodes[i].alive).collect()
+    }
+
+    fn pick(&mut self, v: &[usize]) -> Option<usize> {
+        if v.is_empty() {
+            None
+        } else {
+            Some(v[self.rng.below(v.len() as u64) as usize])
+        }
+    }
+
+    // --------------------------------------------------------------------------- main loop
+
+    fn run_all(&mut self) -> Check {
+        for _ in 0..self.cfg.chaos_steps {
+            self.chaos_step()?;
+            self.check()?;
+        }
+        self.note("== heal".into());
+        for n in &mut self.nodes {
+            n.slow = false;
+        }
+        self.heal_until(|s| s.converged())?;
+        if self.cfg.balance_partitions > 0 {
+            self.balance_phase()?;
+        }
+        self.heal_until(|s| s.all_done() && s.converged())?;
+        Ok(())
+    }
+
+    fn heal_until(&mut self, done: impl Fn(&Sim) -> bool) -> Check {
+        let mut budget = self.cfg.heal_budget;
+        while !done(self) {
+            if budget == 0 {
+                let missing: Vec<&String> =
+                    self.dag.keys().filter(|t| !self.finished.contains(*t)).take(20).collect();
+                return Err(format!(
+                    "liveness: not converged after the heal budget; unfinished: {missing:?}; {}",
+                    self.describe()
+                ));
+            }
+            budget -= 1;
+            self.heal_step()?;
+            self.check()?;
+        }
+        Ok(())
+    }
+
+    fn describe(&self) -> String {
+        let mut s = format!("generation {} members {:?};", self.generation, self.members);
+        for n in self.nodes.iter().filter(|n| n.alive) {
+            s.push_str(&format!(
+                " [{} epoch {:?} in {} leader {} waiting {:?} behind {} cursor {}/{} events {} owned {:?} shares {:?}]",
+                n.id,
+                n.task.epoch(),
+                n.task.in_epoch(),
+                n.task.is_leader(),
+                n.task.waiting_for(),
+                n.task.is_behind(),
+                n.cursor,
+                self.log.len(),
+                n.events.len(),
+                n.task.owned_partitions().iter().map(|p| format!("{}:{:?}", p.token, p.state)).collect::<Vec<_>>(),
+                n.task.shared_partitions().iter().map(|p| format!("{}->{}", p.token, p.assignee)).collect::<Vec<_>>(),
+            ));
+        }
+        s
+    }
+
+    fn all_done(&self) -> bool {
+        self.dag.keys().all(|t| self.finished.contains(t))
+    }
+
+    /// Group stable, every live task a member that applied the current generation's epoch,
+    /// everything delivered.
+    fn converged(&self) -> bool {
+        let alive = self.alive();
+        let epochs: BTreeSet<Option<&str>> = alive.iter().map(|&i| self.nodes[i].task.epoch()).collect();
+        epochs.len() == 1
+            && !alive.is_empty()
+            && self.change_at.is_none()
+            && alive == self.members
+            && alive.iter().all(|&i| {
+                let n = &self.nodes[i];
+                n.events.is_empty()
+                    && n.cursor == self.log.len()
+                    && n.task.in_epoch()
+                    && n.task.epoch_generation() == self.generation
+            })
+    }
+
+    fn epoch_stable(&self) -> bool {
+        let alive = self.alive();
+        self.change_at.is_none()
+            && !alive.is_empty()
+            && alive == self.members
+            && alive.iter().all(|&i| {
+                let n = &self.nodes[i];
+                n.events.is_empty() && n.task.in_epoch() && n.task.epoch_generation() == self.generation
+            })
+    }
+
+    fn chaos_step(&mut self) -> Check {
+        self.step += 1;
+        self.now += self.rng.range(0, 3);
+        self.membership()?;
+        let f = self.cfg.faults.clone();
+        if self.rng.chance(f.crash) {
+            return self.crash(false);
+        }
+        if self.rng.chance(f.leader_death) {
+            // a no-op when no leader is collecting answers
+            self.crash(true)?;
+        }
+        if self.rng.chance(f.restart) || self.alive().is_empty() {
+            self.restart();
+            return Ok(());
+        }
+        if self.rng.chance(f.quick_rebalance) && self.generation > 0 {
+            self.note("quick rebalance".into());
+            self.change_at = Some(self.step);
+            return Ok(());
+        }
+        if self.rng.chance(f.garbage) {
+            return self.garbage();
+        }
+        if self.rng.chance(20) {
+            let alive = self.alive();
+            if let Some(i) = self.pick(&alive) {
+                self.nodes[i].slow = !self.nodes[i].slow;
+                let l = format!("{} slow={}", self.nodes[i].id, self.nodes[i].slow);
+                self.note(l);
+            }
+        }
+        self.ordinary_step(true)
+    }
+
+    fn heal_step(&mut self) -> Check {
+        self.step += 1;
+        self.now += self.rng.range(0, 3);
+        if self.alive().is_empty() {
+            self.restart();
+        }
+        self.membership()?;
+        self.ordinary_step(false)
+    }
+
+    fn ordinary_step(&mut self, faults: bool) -> Check {
+        match self.rng.below(100) {
+            0..=49 => self.deliver(faults),
+            50..=61 => self.deliver_event(),
+            62..=84 => self.work(),
+            _ => self.tick(),
+        }
+    }
+
+    // --------------------------------------------------------------------------- membership
+
+    fn membership(&mut self) -> Check {
+        let Some(at) = self.change_at else { return Ok(()) };
+        if self.step < at {
+            return Ok(());
+        }
+        let alive = self.alive();
+        if alive.is_empty() {
+            return Ok(());
+        }
+        self.change_at = None;
+        self.generation += 1;
+        self.members = alive.clone();
+        let leader = alive[self.rng.below(alive.len() as u64) as usize];
+        let ids: Vec<String> = alive.iter().map(|&i| self.nodes[i].id.clone()).collect();
+        self.note(format!("generation {} members {:?} leader {}", self.generation, ids, self.nodes[leader].id));
+        for &i in &alive {
+            let ev = RebalanceEvent {
+                generation: self.generation,
+                leader: i == leader,
+                members: if i == leader { Some(ids.clone()) } else { None },
+            };
+            // like Kafka, a member only ever learns the group's latest generation
+            self.nodes[i].events.clear();
+            self.nodes[i].events.push_back(ev);
+        }
+        Ok(())
+    }
+
+    fn crash(&mut self, leader_only: bool) -> Check {
+        let alive = self.alive();
+        let candidates: Vec<usize> = if leader_only {
+            alive
+                .into_iter()
+                .filter(|&i| self.nodes[i].task.is_leader() && self.nodes[i].task.rebalancing())
+                .collect()
+        } else {
+            alive
+        };
+        let Some(i) = self.pick(&candidates) else { return Ok(()) };
+        let n = &mut self.nodes[i];
+        n.alive = false;
+        n.events.clear();
+        n.running.clear();
+        let id = n.id.clone();
+        self.report.crashes += 1;
+        let delay = self.rng.range(1, 30) as usize;
+        let at = self.step + delay;
+        self.change_at = Some(self.change_at.map_or(at, |c| c.min(at)));
+        self.note(format!("crash {id}{}", if leader_only { " (leader collecting answers)" } else { "" }));
+        Ok(())
+    }
+
+    fn restart(&mut self) {
+        if self.nodes.len() >= 64 {
+            return;
+        }
+        let i = self.spawn();
+        // subscription order: read the sync topic up to its end, then join the group
+        while self.nodes[i].cursor < self.log.len() {
+            let k = self.nodes[i].cursor;
+            let msg = self.log[k].clone();
+            self.nodes[i].cursor += 1;
+            let now = self.now;
+            match self.nodes[i].task.on_message(&msg, now) {
+                Ok(out) => {
+                    if let Err(e) = self.apply(i, out) {
+                        self.note(format!("restart replay failed: {e}"));
+                    }
+                }
+                Err(e) => self.note(format!("restart replay error {e}")),
+            }
+        }
+        let at = self.step + self.rng.range(1, 5) as usize;
+        self.change_at = Some(self.change_at.map_or(at, |c| c.min(at)));
+    }
+
+    // --------------------------------------------------------------------------- actions
+
+    fn apply(&mut self, i: usize, out: SyncOutput) -> Check {
+        for t in &out.stop {
+            self.nodes[i].running.remove(t);
+        }
+        for t in &out.start {
+            if self.finished.contains(t) {
+                if self.cfg.strict_reruns {
+                    return Err(format!("rerun: {} told to start {t}, which already finished", self.nodes[i].id));
+                }
+                self.report.reruns += 1;
+                let l = format!("{} reruns finished {t}", self.nodes[i].id);
+                self.note(l);
+            }
+            if let Some(&prev) = self.last_runner.get(t) {
+                if prev != i && self.nodes[prev].alive && self.nodes[prev].running.contains_key(t) {
+                    return Err(format!(
+                        "safety: {} told to start {t} while {} runs it",
+                        self.nodes[i].id, self.nodes[prev].id
+                    ));
+                }
+            }
+            self.last_runner.insert(t.clone(), i);
+            self.nodes[i].running.insert(t.clone(), Phase::Scheduled);
+        }
+        for m in out.publish {
+            let json = serde_json::to_string(&m).map_err(|e| format!("serialize: {e}"))?;
+            let back: SyncMessage = serde_json::from_str(&json).map_err(|e| format!("deserialize: {e}"))?;
+            if back != m {
+                return Err(format!("json round trip changed a message: {json}"));
+            }
+            self.report.max_message_bytes = self.report.max_message_bytes.max(json.len());
+            for s in &m.connector_state {
+                self.created.extend(s.data.partitions.iter().map(|p| p.token.clone()));
+                self.created.extend(s.share.partitions.iter().map(|p| p.token.clone()));
+            }
+            if m.kind == MessageType::NewEpoch {
+                let l = format!(
+                    "{} publishes NewEpoch {} base {:?}{} {}",
+                    m.task_id,
+                    m.sync_epoch,
+                    m.base_epoch,
+                    if m.resend { " (resend)" } else { "" },
+                    m.connector_state
+                        .iter()
+                        .map(|s| format!(
+                            "{}:{:?}",
+                            s.task_id,
+                            s.data.partitions.iter().map(|p| p.token.as_str()).collect::<Vec<_>>()
+                        ))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                );
+                self.note(l);
+            }
+            self.log.push(m);
+        }
+        if !out.start.is_empty() || !out.stop.is_empty() {
+            let l = format!("{} start {:?} stop {:?}", self.nodes[i].id, out.start, out.stop);
+            self.note(l);
+        }
+        Ok(())
+    }
+
+    fn deliver(&mut self, faults: bool) -> Check {
+        let alive: Vec<usize> = self.alive().into_iter().filter(|&i| self.nodes[i].cursor < self.log.len()).collect();
+        let Some(i) = self.pick(&alive) else { return self.tick() };
+        if self.nodes[i].slow && !self.rng.chance(150) {
+            return Ok(());
+        }
+        let burst = self.rng.range(1, 4);
+        for _ in 0..burst {
+            let k = self.nodes[i].cursor;
+            if k >= self.log.len() {
+                break;
+            }
+            let msg = self.log[k].clone();
+            self.nodes[i].cursor += 1;
+            // a task misses a NewEpoch (it was not reading when it was published); copies and
+            // re-publications of an epoch it missed reach it
+            if faults
+                && msg.kind == MessageType::NewEpoch
+                && !msg.resend
+                && !self.seen_epochs.contains(&(i, msg.sync_epoch.clone()))
+                && self.rng.chance(self.cfg.faults.miss_epoch)
+            {
+                self.seen_epochs.insert((i, msg.sync_epoch.clone()));
+                let l = format!("{} misses #{k} NewEpoch {}", self.nodes[i].id, msg.sync_epoch);
+                self.note(l);
+                continue;
+            }
+            if msg.kind == MessageType::NewEpoch {
+                self.seen_epochs.insert((i, msg.sync_epoch.clone()));
+            }
+            self.feed(i, k, &msg)?;
+            if faults && k > 0 && self.rng.chance(self.cfg.faults.duplicate) {
+                let dup = self.log[k - 1].clone();
+                self.feed(i, k - 1, &dup)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn owned_set(&self, i: usize) -> BTreeSet<String> {
+        let t = &self.nodes[i].task;
+        t.owned_partitions()
+            .iter()
+            .map(|p| p.token.clone())
+            .chain(t.shared_partitions().iter().map(|s| format!("{}->{}", s.token, s.assignee)))
+            .collect()
+    }
+
+    fn note_owned(&mut self, i: usize, before: &BTreeSet<String>, why: &str) {
+        let after = self.owned_set(i);
+        if &after != before {
+            let added: Vec<&String> = after.difference(before).collect();
+            let removed: Vec<&String> = before.difference(&after).collect();
+            let l = format!("{} owns +{added:?} -{removed:?} ({why})", self.nodes[i].id);
+            self.note(l);
+        }
+    }
+
+    fn feed(&mut self, i: usize, k: usize, msg: &SyncMessage) -> Check {
+        let owned_before = self.owned_set(i);
+        let before = self.nodes[i].task.epoch().map(str::to_string);
+        let now = self.now;
+        let out = self.nodes[i]
+            .task
+            .on_message(msg, now)
+            .map_err(|e| format!("{} rejected log message #{k}: {e}", self.nodes[i].id))?;
+        let after = self.nodes[i].task.epoch().map(str::to_string);
+        if before != after {
+            if let Some(e) = &after {
+                self.epochs.insert(e.clone());
+            }
+            let l = format!("{} applies epoch {:?} (#{k})", self.nodes[i].id, after);
+            self.note(l);
+        }
+        self.note_owned(i, &owned_before, &format!("#{k} {:?} from {}", msg.kind, msg.task_id));
+        self.apply(i, out)
+    }
+
+    fn deliver_event(&mut self) -> Check {
+        let with: Vec<usize> = self.alive().into_iter().filter(|&i| !self.nodes[i].events.is_empty()).collect();
+        let Some(i) = self.pick(&with) else { return self.tick() };
+        let ev = self.nodes[i].events.pop_front().expect("non-empty");
+        let now = self.now;
+        let out = self.nodes[i]
+            .task
+            .on_rebalance(&ev, now)
+            .map_err(|e| format!("{} rejected rebalance: {e}", self.nodes[i].id))?;
+        let l = format!("{} rebalance g{} leader {}", self.nodes[i].id, ev.generation, ev.leader);
+        self.note(l);
+        self.apply(i, out)
+    }
+
+    fn work(&mut self) -> Check {
+        if self.frozen {
+            return self.tick();
+        }
+        let with: Vec<usize> = self.alive().into_iter().filter(|&i| !self.nodes[i].running.is_empty()).collect();
+        let Some(i) = self.pick(&with) else { return self.tick() };
+        let tokens: Vec<String> = self.nodes[i].running.keys().cloned().collect();
+        let t = tokens[self.rng.below(tokens.len() as u64) as usize].clone();
+        let phase = self.nodes[i].running[&t];
+        let now = self.now;
+        match phase {
+            Phase::Scheduled => {
+                let out = self.nodes[i]
+                    .task
+                    .partition_started(&t, now)
+                    .map_err(|e| format!("{} partition_started({t}): {e}", self.nodes[i].id))?;
+                self.nodes[i].running.insert(t.clone(), Phase::Running(0));
+                self.apply(i, out)
+            }
+            Phase::Running(p) => {
+                let work = self.dag.get(&t).map_or(1, |d| d.work);
+                if p + 1 < work {
+                    self.nodes[i].running.insert(t, Phase::Running(p + 1));
+                    return Ok(());
+                }
+                let children: Vec<PartitionSpec> = self
+                    .dag
+                    .get(&t)
+                    .map(|d| {
+                        d.children
+                            .iter()
+                            .map(|c| PartitionSpec {
+                                token: c.clone(),
+                                parents: self.dag[c].parents.clone(),
+                                start_timestamp: Some(now),
+                                end_timestamp: None,
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                if !children.is_empty() {
+                    let owned_before = self.owned_set(i);
+                    let out = self.nodes[i]
+                        .task
+                        .add_partitions(&children, now)
+                        .map_err(|e| format!("{} add_partitions: {e}", self.nodes[i].id))?;
+                    let l = format!(
+                        "{} finds children of {t}: {:?}",
+                        self.nodes[i].id,
+                        children.iter().map(|c| c.token.as_str()).collect::<Vec<_>>()
+                    );
+                    self.note(l);
+                    self.note_owned(i, &owned_before, "add_partitions");
+                    self.apply(i, out)?;
+                }
+                let out = self.nodes[i]
+                    .task
+                    .partition_finished(&t, now)
+                    .map_err(|e| format!("{} partition_finished({t}): {e}", self.nodes[i].id))?;
+                self.nodes[i].running.remove(&t);
+                self.finished.insert(t.clone());
+                let l = format!("{} finishes {t}", self.nodes[i].id);
+                self.note(l);
+                self.apply(i, out)
+            }
+        }
+    }
+
+    fn tick(&mut self) -> Check {
+        self.now += self.rng.range(1, 60);
+        let now = self.now;
+        for i in self.alive() {
+            let owned_before = self.owned_set(i);
+            let out = self.nodes[i].task.tick(now);
+            self.note_owned(i, &owned_before, "tick");
+            self.apply(i, out)?;
+        }
+        // roots: added once, by the first task that applies an epoch
+        if !self.roots_added {
+            if let Some(i) = self.alive().into_iter().find(|&i| self.nodes[i].task.in_epoch()) {
+                let specs: Vec<PartitionSpec> = self.roots.iter().map(|r| PartitionSpec::new(r.clone(), &[])).collect();
+                let out = self.nodes[i].task.add_partitions(&specs, now).map_err(|e| format!("roots: {e}"))?;
+                self.roots_added = true;
+                let l = format!("{} adds roots {:?}", self.nodes[i].id, self.roots);
+                self.note(l);
+                self.note_owned(i, &BTreeSet::new(), "roots");
+                self.apply(i, out)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn garbage(&mut self) -> Check {
+        let alive = self.alive();
+        let Some(i) = self.pick(&alive) else { return Ok(()) };
+        let mut msg = match self.log.last() {
+            Some(m) => m.clone(),
+            None => return Ok(()),
+        };
+        match self.rng.below(4) {
+            0 => msg.task_id.clear(),
+            1 => msg.connector_state.clear(),
+            2 => {
+                if let Some(s) = msg.connector_state.first_mut() {
+                    if let Some(p) = s.data.partitions.first().cloned() {
+                        s.data.partitions.push(p);
+                    } else {
+                        s.task_id.clear();
+                    }
+                }
+            }
+            _ => {
+                msg.kind = MessageType::NewEpoch;
+                msg.sync_epoch.clear();
+            }
+        }
+        if msg.kind == MessageType::NewEpoch && msg.connector_state.is_empty() {
+            msg.epoch_generation = 0; // an empty epoch is well-formed: make it malformed
+        }
+        let before = format!("{:?}", self.nodes[i].task);
+        let now = self.now;
+        match self.nodes[i].task.on_message(&msg, now) {
+            Ok(_) => Err(format!("{} accepted a malformed message: {msg:?}", self.nodes[i].id)),
+            Err(_) => {
+                if format!("{:?}", self.nodes[i].task) != before {
+                    return Err(format!("{} changed state on a rejected message", self.nodes[i].id));
+                }
+                Ok(())
+            }
+        }
+    }
+
+    // --------------------------------------------------------------------------- balance
+
+    fn balance_phase(&mut self) -> Check {
+        self.frozen = true;
+        self.note("== balance".into());
+        let alive = self.alive();
+        let before: BTreeMap<usize, usize> = alive
+            .iter()
+            .map(|&i| (i, self.nodes[i].task.owned_partitions().iter().filter(|p| !p.state.is_done()).count()))
+            .collect();
+        for k in 0..self.cfg.balance_partitions {
+            let token = format!("b{k:03}");
+            self.dag.insert(token.clone(), Part { parents: vec![], children: vec![], work: 1 });
+            let alive = self.alive();
+            let Some(i) = self.pick(&alive) else { break };
+            let now = self.now;
+            let out = self.nodes[i]
+                .task
+                .add_partitions(&[PartitionSpec::new(token.clone(), &[])], now)
+                .map_err(|e| format!("balance add: {e}"))?;
+            self.apply(i, out)?;
+            self.heal_until(|s| s.converged() && s.alive().iter().all(|&j| s.nodes[j].task.shared_partitions().is_empty()))?;
+        }
+        let alive = self.alive();
+        let load = |s: &Sim, i: usize| s.nodes[i].task.owned_partitions().iter().filter(|p| !p.state.is_done()).count();
+        let min = alive.iter().map(|&i| load(self, i)).min().unwrap_or(0);
+        for &i in &alive {
+            let l = load(self, i);
+            let took = before.get(&i).map_or(l > 0, |&b| l > b);
+            if took && l > min + 1 {
+                return Err(format!(
+                    "balance: {} took new work and has load {l}, least-loaded task has {min}; {}",
+                    self.nodes[i].id,
+                    self.describe()
+                ));
+            }
+        }
+        self.frozen = false;
+        Ok(())
+    }
+
+    // --------------------------------------------------------------------------- checks
+
+    fn check(&mut self) -> Check {
+        let alive = self.alive();
+        let mut active: BTreeMap<&str, &str> = BTreeMap::new();
+        let mut owned: BTreeMap<&str, &str> = BTreeMap::new();
+        for &i in &alive {
+            let n = &self.nodes[i];
+            for p in n.task.owned_partitions() {
+                if let Some(other) = owned.insert(p.token.as_str(), n.id.as_str()) {
+                    return Err(format!("safety: {} owned by {other} and {}", p.token, n.id));
+                }
+                if p.state.is_active() {
+                    if let Some(other) = active.insert(p.token.as_str(), n.id.as_str()) {
+                        return Err(format!("safety: {} active on {other} and {}", p.token, n.id));
+                    }
+                }
+            }
+        }
+        if self.epoch_stable() {
+            let alive_ids: BTreeSet<&str> = alive.iter().map(|&i| self.nodes[i].id.as_str()).collect();
+            let mut shared: BTreeSet<&str> = BTreeSet::new();
+            for &i in &alive {
+                for s in self.nodes[i].task.shared_partitions() {
+                    if alive_ids.contains(s.assignee.as_str()) {
+                        shared.insert(s.token.as_str());
+                    }
+                }
+            }
+            for t in &self.created {
+                if !self.finished.contains(t) && !owned.contains_key(t.as_str()) && !shared.contains(t.as_str()) {
+                    return Err(format!("loss: {t} is neither owned by nor shared to a live task; {}", self.describe()));
+                }
+            }
+        }
+        Ok(())
+    }
+}

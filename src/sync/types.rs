@@ -1,0 +1,323 @@
+//! Wire and state types of the sync protocol.
+//!
+//! Field names are the seed's (`syncEpoch`, `taskID`, `messageTimestamp`, `connectorState`,
+//! `stateTimestamp`, `data`, `share`) plus the documented additions `type`, `stateVersion`,
+//! `epochGeneration`, `baseEpoch`, `rebalanceGeneration`, `resend` and `epochAttempt`.
+
+use serde::{Deserialize, Serialize};
+
+/// Lifecycle of one partition, driven by its owner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum PartitionStatus {
+    /// Known, waiting for its parents to finish.
+    Created,
+    /// Every parent is Finished/Removed (or unknown everywhere): may be scheduled.
+    ReadyForStreaming,
+    /// The owner told its caller to start it.
+    Scheduled,
+    /// The caller reported it started.
+    Running,
+    /// The caller reported it finished.
+    Finished,
+    /// Finished and no longer needed by any child: a tombstone, purged later.
+    Removed,
+}
+
+impl PartitionStatus {
+    /// Finished or Removed: the partition needs no more work.
+    pub fn is_done(self) -> bool {
+        matches!(self, PartitionStatus::Finished | PartitionStatus::Removed)
+    }
+
+    /// Scheduled or Running: the owner is (about to be) reading it.
+    pub fn is_active(self) -> bool {
+        matches!(self, PartitionStatus::Scheduled | PartitionStatus::Running)
+    }
+}
+
+/// One partition in a task's `data.partitions`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PartitionState {
+    /// Unique partition token.
+    pub token: String,
+    /// Tokens of the partitions this one was split or merged from.
+    #[serde(default)]
+    pub parents: Vec<String>,
+    /// Lifecycle state.
+    pub state: PartitionStatus,
+    /// Start of the partition's data range (opaque to the protocol).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_timestamp: Option<u64>,
+    /// End of the partition's data range (opaque to the protocol).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_timestamp: Option<u64>,
+    /// When the owner saw it finish (drives delayed removal).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_timestamp: Option<u64>,
+}
+
+impl PartitionState {
+    /// A fresh `Created` partition.
+    pub fn created(token: impl Into<String>, parents: Vec<String>) -> Self {
+        PartitionState {
+            token: token.into(),
+            parents,
+            state: PartitionStatus::Created,
+            start_timestamp: None,
+            end_timestamp: None,
+            finished_timestamp: None,
+        }
+    }
+
+    /// The same partition handed to `assignee` through a task's `share` section.
+    pub fn shared_to(&self, assignee: impl Into<String>) -> SharedPartition {
+        SharedPartition {
+            token: self.token.clone(),
+            parents: self.parents.clone(),
+            state: self.state,
+            start_timestamp: self.start_timestamp,
+            end_timestamp: self.end_timestamp,
+            finished_timestamp: self.finished_timestamp,
+            assignee: assignee.into(),
+        }
+    }
+
+    /// A copy reset to `Created` (used when ownership moves to a new task).
+    pub fn reset(&self) -> Self {
+        PartitionState {
+            state: PartitionStatus::Created,
+            finished_timestamp: None,
+            ..self.clone()
+        }
+    }
+}
+
+/// One partition in a task's `share.partitions`: a partition handed to `assignee`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SharedPartition {
+    /// Unique partition token.
+    pub token: String,
+    /// Tokens of the partitions this one was split or merged from.
+    #[serde(default)]
+    pub parents: Vec<String>,
+    /// Lifecycle state (always `Created` for shares written by partkit).
+    pub state: PartitionStatus,
+    /// Start of the partition's data range.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_timestamp: Option<u64>,
+    /// End of the partition's data range.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_timestamp: Option<u64>,
+    /// When the partition finished (normally absent for shares).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_timestamp: Option<u64>,
+    /// The task that should pick the partition up.
+    pub assignee: String,
+}
+
+impl SharedPartition {
+    /// The partition as the assignee will own it (reset to `Created`).
+    pub fn to_partition(&self) -> PartitionState {
+        PartitionState {
+            token: self.token.clone(),
+            parents: self.parents.clone(),
+            state: PartitionStatus::Created,
+            start_timestamp: self.start_timestamp,
+            end_timestamp: self.end_timestamp,
+            finished_timestamp: None,
+        }
+    }
+}
+
+/// `data` section of a task state: the partitions the task owns.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskData {
+    /// Owned partitions.
+    #[serde(default)]
+    pub partitions: Vec<PartitionState>,
+}
+
+/// `share` section of a task state: partitions the task hands to other tasks.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskShare {
+    /// Partitions handed to other tasks, each with its `assignee`.
+    #[serde(default)]
+    pub partitions: Vec<SharedPartition>,
+}
+
+/// The state of one task as carried in `connectorState`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskState {
+    /// Task id.
+    #[serde(rename = "taskID")]
+    pub task_id: String,
+    /// When the task produced this state (informational: merging uses `stateVersion`).
+    #[serde(default)]
+    pub state_timestamp: u64,
+    /// Per-task monotonic version; a receiver keeps the state with the greatest version.
+    #[serde(default)]
+    pub state_version: u64,
+    /// Owned partitions.
+    #[serde(default)]
+    pub data: TaskData,
+    /// Shared partitions.
+    #[serde(default)]
+    pub share: TaskShare,
+}
+
+impl TaskState {
+    /// An empty state for `task_id` at version 0.
+    pub fn empty(task_id: impl Into<String>) -> Self {
+        TaskState {
+            task_id: task_id.into(),
+            state_timestamp: 0,
+            state_version: 0,
+            data: TaskData::default(),
+            share: TaskShare::default(),
+        }
+    }
+
+    /// Load of this task as its own state sees it: owned partitions not Finished/Removed.
+    /// (Shares addressed to the task are added by the caller, who sees every share section.)
+    pub fn owned_load(&self) -> usize {
+        self.data.partitions.iter().filter(|p| !p.state.is_done()).count()
+    }
+}
+
+/// Kind of a sync-topic message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum MessageType {
+    /// Incremental message: the sender's own state, in the sender's current epoch.
+    Regular,
+    /// Answer to a rebalance: the sender's own state; `rebalanceGeneration` says which rebalance.
+    RebalanceAnswer,
+    /// A new epoch: the state of every member, published by the leader.
+    NewEpoch,
+}
+
+/// A message on the sync topic.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncMessage {
+    /// Id of the epoch (`""` before the first epoch). For a `RebalanceAnswer`, the sender's current epoch.
+    pub sync_epoch: String,
+    /// Sender.
+    #[serde(rename = "taskID")]
+    pub task_id: String,
+    /// When the message was generated.
+    pub message_timestamp: u64,
+    /// Message kind.
+    #[serde(rename = "type")]
+    pub kind: MessageType,
+    /// `Regular`/`RebalanceAnswer`: the sender's state only. `NewEpoch`: every member's state.
+    #[serde(default)]
+    pub connector_state: Vec<TaskState>,
+    /// Addition: Kafka group generation of `syncEpoch` (0 before the first epoch).
+    #[serde(default)]
+    pub epoch_generation: u64,
+    /// Addition, `NewEpoch` only: the epoch the leader computed this one from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_epoch: Option<String>,
+    /// Addition, `RebalanceAnswer` only: the rebalance generation being answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rebalance_generation: Option<u64>,
+    /// Addition, `NewEpoch` only: a re-publication of an epoch already in force, for tasks that missed it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub resend: bool,
+    /// Addition, `NewEpoch` only: the leader's attempt number for this generation (an attempt
+    /// computed from a stale view is ignored by every task and replaced by the next one).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub epoch_attempt: u32,
+}
+
+fn is_zero(x: &u32) -> bool {
+    *x == 0
+}
+
+/// A partition found by the caller: initial partitions or children read from a parent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PartitionSpec {
+    /// Unique partition token.
+    pub token: String,
+    /// Parent tokens (empty for initial partitions).
+    #[serde(default)]
+    pub parents: Vec<String>,
+    /// Start of the partition's data range.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_timestamp: Option<u64>,
+    /// End of the partition's data range.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_timestamp: Option<u64>,
+}
+
+impl PartitionSpec {
+    /// A spec with a token and parents.
+    pub fn new(token: impl Into<String>, parents: &[&str]) -> Self {
+        PartitionSpec {
+            token: token.into(),
+            parents: parents.iter().map(|p| p.to_string()).collect(),
+            start_timestamp: None,
+            end_timestamp: None,
+        }
+    }
+}
+
+/// A group rebalance as seen by one task.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RebalanceEvent {
+    /// Kafka group generation.
+    pub generation: u64,
+    /// Whether this task leads the generation.
+    pub leader: bool,
+    /// The generation's members (required for the leader; ignored otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub members: Option<Vec<String>>,
+}
+
+/// What the caller must do after an input.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SyncOutput {
+    /// Messages to append to the sync topic, in order.
+    pub publish: Vec<SyncMessage>,
+    /// Partition tokens to start reading.
+    pub start: Vec<String>,
+    /// Partition tokens to stop reading (ownership moved away).
+    pub stop: Vec<String>,
+}
+
+impl SyncOutput {
+    /// Nothing to do.
+    pub fn is_empty(&self) -> bool {
+        self.publish.is_empty() && self.start.is_empty() && self.stop.is_empty()
+    }
+}
+
+/// Tunables, all in the same unit as `now` (milliseconds in practice).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct SyncOptions {
+    /// How long a leader waits for every member's answer before publishing the epoch anyway.
+    pub rebalance_timeout: u64,
+    /// How long the leader of an epoch waits for every member to acknowledge it before re-publishing it.
+    pub epoch_ack_timeout: u64,
+    /// How long a Finished partition stays before its owner marks it Removed.
+    pub removal_delay: u64,
+    /// How long a Removed tombstone stays before it is dropped from the state.
+    pub tombstone_ttl: u64,
+}
+
+impl Default for SyncOptions {
+    fn default() -> Self {
+        SyncOptions {
+            rebalance_timeout: 120_000,
+            epoch_ack_timeout: 30_000,
+            removal_delay: 2 * 3_600_000,
+            tombstone_ttl: 24 * 3_600_000,
+        }
+    }
+}

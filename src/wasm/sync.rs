@@ -1,0 +1,157 @@
+//! Sync bindings: the core `SyncTask` as a JS class. Argument types are checked by
+//! `js/sync.mjs`; every rule lives in `crate::sync`.
+//!
+//! Inputs (rebalance events, messages, partition specs, options) come in as JSON text made by
+//! `JSON.stringify` in JS before wasm is entered, as in the lifecycle binding: reading a JS object
+//! from inside wasm runs user code (getters, proxies) while the task is borrowed. Outputs and
+//! views go out as plain JS objects through serde-wasm-bindgen's JSON-compatible serializer
+//! (objects and numbers: the core keeps every number within 2^53-1).
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+
+use super::error::{throw, JsError};
+use crate::sync::{self, PartitionSpec, RebalanceEvent, SyncError, SyncMessage, SyncOptions, MAX_SAFE_INTEGER};
+
+type Result<T> = std::result::Result<T, JsError>;
+
+impl From<SyncError> for JsError {
+    fn from(e: SyncError) -> Self {
+        JsError(throw("sync", e.code(), &e.to_string()))
+    }
+}
+
+fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue> {
+    value
+        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .map_err(|e| JsError(throw("sync", "INTERNAL", &e.to_string())))
+}
+
+fn parse<T: DeserializeOwned>(text: &str, code: &str, what: &str) -> Result<T> {
+    serde_json::from_str(text).map_err(|e| JsError(throw("sync", code, &format!("{what}: {e}"))))
+}
+
+fn now(value: f64) -> Result<u64> {
+    if value.is_finite() && value >= 0.0 && value.fract() == 0.0 && value <= MAX_SAFE_INTEGER as f64 {
+        Ok(value as u64)
+    } else {
+        Err(JsError(throw("sync", "INVALID_ARGUMENT", "now must be an integer in 0..=Number.MAX_SAFE_INTEGER")))
+    }
+}
+
+/// One connector task's side of the sync protocol (see `crate::sync::SyncTask`).
+#[wasm_bindgen(js_name = SyncTask)]
+pub struct WasmSyncTask {
+    inner: sync::SyncTask,
+}
+
+#[wasm_bindgen(js_class = SyncTask)]
+impl WasmSyncTask {
+    /// A task; `options` is the JSON text of `SyncOptions` (unknown fields refused).
+    #[wasm_bindgen(constructor)]
+    pub fn new(task_id: &str, options: Option<String>) -> Result<WasmSyncTask> {
+        let opts: SyncOptions = match options {
+            Some(text) => parse(&text, "SYNC_INVALID_OPTIONS", "invalid options")?,
+            None => SyncOptions::default(),
+        };
+        Ok(WasmSyncTask { inner: sync::SyncTask::with_options(task_id, opts)? })
+    }
+
+    #[wasm_bindgen(js_name = onRebalanceJson)]
+    pub fn on_rebalance_json(&mut self, text: &str, at: f64) -> Result<JsValue> {
+        let at = now(at)?;
+        let event: RebalanceEvent = parse(text, "SYNC_INVALID_REBALANCE", "invalid rebalance")?;
+        to_js(&self.inner.on_rebalance(&event, at)?)
+    }
+
+    #[wasm_bindgen(js_name = onMessageJson)]
+    pub fn on_message_json(&mut self, text: &str, at: f64) -> Result<JsValue> {
+        let at = now(at)?;
+        let msg: SyncMessage = parse(text, "SYNC_MALFORMED_MESSAGE", "malformed sync message")?;
+        to_js(&self.inner.on_message(&msg, at)?)
+    }
+
+    #[wasm_bindgen(js_name = addPartitionsJson)]
+    pub fn add_partitions_json(&mut self, text: &str, at: f64) -> Result<JsValue> {
+        let at = now(at)?;
+        let specs: Vec<PartitionSpec> = parse(text, "SYNC_INVALID_PARTITION", "invalid partition")?;
+        to_js(&self.inner.add_partitions(&specs, at)?)
+    }
+
+    #[wasm_bindgen(js_name = partitionStarted)]
+    pub fn partition_started(&mut self, token: &str, at: f64) -> Result<JsValue> {
+        let at = now(at)?;
+        to_js(&self.inner.partition_started(token, at)?)
+    }
+
+    #[wasm_bindgen(js_name = partitionFinished)]
+    pub fn partition_finished(&mut self, token: &str, at: f64) -> Result<JsValue> {
+        let at = now(at)?;
+        to_js(&self.inner.partition_finished(token, at)?)
+    }
+
+    pub fn tick(&mut self, at: f64) -> Result<JsValue> {
+        let at = now(at)?;
+        to_js(&self.inner.tick(at))
+    }
+
+    #[wasm_bindgen(js_name = taskId)]
+    pub fn task_id(&self) -> String {
+        self.inner.task_id().to_string()
+    }
+
+    #[wasm_bindgen(js_name = ownedPartitions)]
+    pub fn owned_partitions(&self) -> Result<JsValue> {
+        to_js(self.inner.owned_partitions())
+    }
+
+    #[wasm_bindgen(js_name = sharedPartitions)]
+    pub fn shared_partitions(&self) -> Result<JsValue> {
+        to_js(self.inner.shared_partitions())
+    }
+
+    #[wasm_bindgen(js_name = knownTasks)]
+    pub fn known_tasks(&self) -> Result<JsValue> {
+        to_js(&self.inner.known_tasks())
+    }
+
+    pub fn epoch(&self) -> Option<String> {
+        self.inner.epoch().map(str::to_string)
+    }
+
+    #[wasm_bindgen(js_name = epochMembers)]
+    pub fn epoch_members(&self) -> Vec<String> {
+        self.inner.epoch_members()
+    }
+
+    #[wasm_bindgen(js_name = isLeader)]
+    pub fn is_leader(&self) -> bool {
+        self.inner.is_leader()
+    }
+
+    #[wasm_bindgen(js_name = sharingEnabled)]
+    pub fn sharing_enabled(&self) -> bool {
+        self.inner.sharing_enabled()
+    }
+
+    #[wasm_bindgen(js_name = isBehind)]
+    pub fn is_behind(&self) -> bool {
+        self.inner.is_behind()
+    }
+
+    #[wasm_bindgen(js_name = waitingFor)]
+    pub fn waiting_for(&self) -> Vec<String> {
+        self.inner.waiting_for()
+    }
+
+    #[wasm_bindgen(js_name = loadOf)]
+    pub fn load_of(&self, task_id: &str) -> u32 {
+        u32::try_from(self.inner.load_of(task_id)).unwrap_or(u32::MAX)
+    }
+
+    #[wasm_bindgen(js_name = pollTimeout)]
+    pub fn poll_timeout(&self) -> Option<f64> {
+        self.inner.poll_timeout().map(|t| t as f64)
+    }
+}

@@ -1,0 +1,46 @@
+// A connector task loop against partkit's sync types (strict tsc checks the declarations).
+import {PartitionSpec, RebalanceEvent, SyncError, SyncMessage, SyncOutput, SyncTask, TaskState} from 'partkit';
+
+/** The sync topic of a test: one array, a read cursor per task. */
+export class Topic {
+  readonly messages: SyncMessage[] = [];
+  private cursors = new Map<string, number>();
+  act(taskId: string, out: SyncOutput, started: string[]): void {
+    // the topic carries JSON
+    for (const m of out.publish) this.messages.push(JSON.parse(JSON.stringify(m)) as SyncMessage);
+    started.push(...out.start.map((t) => `${taskId}:${t}`));
+  }
+  drain(task: SyncTask, now: number, started: string[]): void {
+    const id = task.taskId();
+    for (let i = this.cursors.get(id) ?? 0; i < this.messages.length; i = this.cursors.get(id) ?? 0) {
+      this.cursors.set(id, i + 1);
+      this.act(id, task.onMessage(this.messages[i], now), started);
+    }
+  }
+}
+
+/** Two tasks, one rebalance, partitions split over them; returns who started what. */
+export function twoTasks(): {started: string[]; epoch: string | undefined; states: TaskState[]} {
+  const topic = new Topic();
+  const started: string[] = [];
+  const tasks = [new SyncTask('a', {rebalanceTimeout: 1000}), new SyncTask('b')];
+  for (const t of tasks) {
+    const ev: RebalanceEvent = {generation: 1, leader: t.taskId() === 'a', members: t.taskId() === 'a' ? ['a', 'b'] : undefined};
+    topic.act(t.taskId(), t.onRebalance(ev, 1), started);
+  }
+  for (let round = 0; round < 3; round++) for (const t of tasks) topic.drain(t, 2, started);
+  const specs: PartitionSpec[] = [{token: 'p1'}, {token: 'p2', parents: []}];
+  topic.act('a', tasks[0].addPartitions(specs, 3), started);
+  for (let round = 0; round < 3; round++) for (const t of tasks) topic.drain(t, 4, started);
+  return {started: started.sort(), epoch: tasks[1].epoch(), states: tasks[0].knownTasks()};
+}
+
+/** The code of the error a malformed message raises. */
+export function refusalCode(task: SyncTask, message: unknown): string | undefined {
+  try {
+    task.onMessage(message as SyncMessage, 0);
+    return undefined;
+  } catch (e) {
+    return e instanceof SyncError ? e.code : 'not a SyncError';
+  }
+}

@@ -1,0 +1,260 @@
+// Task coordination through the public JS API: a small simulation of 3 tasks over a shared log
+// (splits, a merge, a crash, a quick rebalance), the wire format, and bad input of any shape
+// (fast-check) leaving the task unchanged and working.
+const fc = require('fast-check');
+const partkit = require('partkit');
+
+const {SyncTask, SyncError, PartkitError} = partkit;
+
+function catchError(fn) {
+  try {
+    fn();
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected an error');
+}
+
+/** mulberry32: a tiny seeded PRNG, so the simulation is the same on every run. */
+function prng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Partitions: r splits into a, b; a into a1, a2; b and a1 merge into m. */
+const DAG = {
+  r: [{token: 'a', parents: ['r']}, {token: 'b', parents: ['r']}],
+  a: [{token: 'a1', parents: ['a']}, {token: 'a2', parents: ['a']}],
+  a1: [{token: 'm', parents: ['a1', 'b']}],
+  b: [{token: 'm', parents: ['a1', 'b']}],
+};
+const ALL = ['r', 'a', 'b', 'a1', 'a2', 'm'];
+
+class Cluster {
+  constructor(ids, seed) {
+    this.rand = prng(seed);
+    this.now = 1000;
+    this.log = [];
+    this.generation = 0;
+    this.nodes = new Map();
+    this.finished = new Set();
+    for (const id of ids) this.spawn(id);
+  }
+  spawn(id) {
+    const task = new SyncTask(id, {rebalanceTimeout: 500, epochAckTimeout: 300, removalDelay: 50, tombstoneTtl: 100000});
+    this.nodes.set(id, {task, cursor: 0, running: new Map()});
+  }
+  apply(id, out) {
+    const node = this.nodes.get(id);
+    expect(Object.keys(out).sort()).toEqual(['publish', 'start', 'stop']);
+    for (const t of out.stop) node.running.delete(t);
+    for (const t of out.start) node.running.set(t, 'scheduled');
+    // the sync topic carries JSON: every message must survive the round trip
+    for (const m of out.publish) this.log.push(JSON.parse(JSON.stringify(m)));
+  }
+  rebalance(leader) {
+    this.generation += 1;
+    const members = [...this.nodes.keys()];
+    for (const id of members) {
+      const ev = {generation: this.generation, leader: id === leader, ...(id === leader ? {members} : {})};
+      this.apply(id, this.nodes.get(id).task.onRebalance(ev, this.now));
+    }
+  }
+  deliverOne(id) {
+    const node = this.nodes.get(id);
+    if (node.cursor >= this.log.length) return false;
+    const msg = this.log[node.cursor++];
+    this.apply(id, node.task.onMessage(msg, this.now));
+    return true;
+  }
+  settle() {
+    let more = true;
+    while (more) {
+      more = false;
+      for (const id of this.nodes.keys()) more = this.deliverOne(id) || more;
+    }
+  }
+  work(id) {
+    const node = this.nodes.get(id);
+    const tokens = [...node.running.keys()];
+    if (tokens.length === 0) return;
+    const token = tokens[Math.floor(this.rand() * tokens.length)];
+    if (node.running.get(token) === 'scheduled') {
+      this.apply(id, node.task.partitionStarted(token, this.now));
+      node.running.set(token, 'running');
+      return;
+    }
+    if (DAG[token]) this.apply(id, node.task.addPartitions(DAG[token], this.now));
+    this.apply(id, node.task.partitionFinished(token, this.now));
+    node.running.delete(token);
+    expect(this.finished.has(token)).toBe(false);
+    this.finished.add(token);
+  }
+  tick(dt) {
+    this.now += dt;
+    for (const [id, node] of this.nodes) this.apply(id, node.task.tick(this.now));
+  }
+  /** Safety: no partition active or owned on two live tasks. */
+  check() {
+    const owner = new Map();
+    for (const [id, node] of this.nodes) {
+      for (const p of node.task.ownedPartitions()) {
+        expect(owner.get(p.token)).toBeUndefined();
+        owner.set(p.token, id);
+      }
+    }
+  }
+  step() {
+    const ids = [...this.nodes.keys()];
+    const id = ids[Math.floor(this.rand() * ids.length)];
+    const r = this.rand();
+    if (r < 0.5) this.deliverOne(id);
+    else if (r < 0.85) this.work(id);
+    else this.tick(Math.floor(this.rand() * 40));
+    this.check();
+  }
+}
+
+describe('SyncTask: three tasks through the JS API', () => {
+  test.each([1, 2, 3, 4, 5])('seed %i: splits, a merge, a crash and quick rebalances; everything finishes once', (seed) => {
+    const c = new Cluster(['t1', 't2', 't3'], seed);
+    c.rebalance('t1');
+    c.settle();
+    for (const id of ['t1', 't2', 't3']) expect(c.nodes.get(id).task.epoch()).toBe('1-t1');
+    expect(c.nodes.get('t1').task.isLeader()).toBe(true);
+    c.apply('t1', c.nodes.get('t1').task.addPartitions([{token: 'r'}], c.now));
+    for (let i = 0; i < 60; i++) c.step();
+    // t3 crashes; two rebalances in quick succession
+    c.nodes.delete('t3');
+    c.rebalance('t2');
+    for (let i = 0; i < 5; i++) c.step();
+    c.rebalance('t1');
+    for (let i = 0; i < 2000 && c.finished.size < ALL.length; i++) c.step();
+    c.settle();
+    expect([...c.finished].sort()).toEqual([...ALL].sort());
+    const epochs = new Set([...c.nodes.values()].map((n) => n.task.epoch()));
+    expect(epochs).toEqual(new Set(['3-t1']));
+    // every state is known everywhere, nothing is left shared
+    for (const node of c.nodes.values()) {
+      expect(node.task.sharedPartitions()).toEqual([]);
+      expect(node.task.knownTasks().map((s) => s.taskID)).toEqual(['t1', 't2']);
+    }
+  });
+
+  test('the wire format keeps the seed field names', () => {
+    const c = new Cluster(['t1', 't2'], 9);
+    c.rebalance('t1');
+    c.settle();
+    c.apply('t1', c.nodes.get('t1').task.addPartitions([{token: 'x'}, {token: 'y'}], c.now));
+    const epoch = c.log.find((m) => m.type === 'NewEpoch');
+    expect(Object.keys(epoch)).toEqual(expect.arrayContaining(['syncEpoch', 'taskID', 'messageTimestamp', 'type', 'connectorState']));
+    expect(Object.keys(epoch.connectorState[0])).toEqual(['taskID', 'stateTimestamp', 'stateVersion', 'data', 'share']);
+    const shared = c.log.at(-1).connectorState[0].share.partitions[0];
+    expect(shared).toEqual({token: 'y', parents: [], state: 'Created', assignee: 't2'});
+    c.settle();
+    expect(c.nodes.get('t2').task.ownedPartitions().map((p) => p.token)).toEqual(['y']);
+    expect(c.nodes.get('t1').task.sharedPartitions()).toEqual([]);
+  });
+});
+
+describe('SyncTask: bad input', () => {
+  const fresh = () => {
+    const c = new Cluster(['t1', 't2'], 7);
+    c.rebalance('t1');
+    c.settle();
+    c.apply('t1', c.nodes.get('t1').task.addPartitions([{token: 'p'}, {token: 'q'}], c.now));
+    c.settle();
+    return c;
+  };
+  const view = (t) => JSON.stringify([t.epoch(), t.knownTasks(), t.ownedPartitions(), t.sharedPartitions(), t.pollTimeout()]);
+
+  test('errors are SyncError with a code, task unchanged', () => {
+    const c = fresh();
+    const t = c.nodes.get('t2').task;
+    const before = view(t);
+    const cases = [
+      [() => t.onMessage(null, 1), 'SYNC_MALFORMED_MESSAGE'],
+      [() => t.onMessage({syncEpoch: 'x'}, 1), 'SYNC_MALFORMED_MESSAGE'],
+      [() => t.onMessage({...c.log[0], taskID: ''}, 1), 'SYNC_MALFORMED_MESSAGE'],
+      [() => t.onMessage({...c.log[0], connectorState: []}, 1), 'SYNC_MALFORMED_MESSAGE'],
+      [() => t.onMessage({...c.log[0], messageTimestamp: 2 ** 60}, 1), 'SYNC_MALFORMED_MESSAGE'],
+      [() => t.onMessage(c.log[0], -5), 'INVALID_ARGUMENT'],
+      [() => t.onMessage(c.log[0], 1.5), 'INVALID_ARGUMENT'],
+      [() => t.onRebalance({generation: 2, leader: true}, 1), 'SYNC_INVALID_REBALANCE'],
+      [() => t.onRebalance({generation: 0, leader: false}, 1), 'SYNC_INVALID_REBALANCE'],
+      [() => t.onRebalance('g', 1), 'SYNC_INVALID_REBALANCE'],
+      [() => t.addPartitions([{token: ''}], 1), 'SYNC_INVALID_PARTITION'],
+      [() => t.addPartitions([{token: 'z', parents: ['z']}], 1), 'SYNC_INVALID_PARTITION'],
+      [() => t.addPartitions({token: 'z'}, 1), 'INVALID_ARGUMENT'],
+      [() => t.partitionStarted('nope', 1), 'SYNC_UNKNOWN_PARTITION'],
+      [() => t.partitionFinished(42, 1), 'INVALID_ARGUMENT'],
+      [() => t.tick('soon'), 'INVALID_ARGUMENT'],
+      [() => new SyncTask('', {}), 'SYNC_INVALID_TASK_ID'],
+      [() => new SyncTask('t9', {rebalanceTimeout: 0}), 'SYNC_INVALID_OPTIONS'],
+      [() => new SyncTask('t9', {rebalanceTimeot: 10}), 'SYNC_INVALID_OPTIONS'],
+    ];
+    for (const [fn, code] of cases) {
+      const error = catchError(fn);
+      expect(error).toBeInstanceOf(SyncError);
+      expect(error).toBeInstanceOf(PartkitError);
+      expect(error.name).toBe('SyncError');
+      expect(error.code).toBe(code);
+      expect(view(t)).toBe(before);
+    }
+    const cyclic = {};
+    cyclic.self = cyclic;
+    expect(catchError(() => t.onMessage(cyclic, 1)).code).toBe('SYNC_MALFORMED_MESSAGE');
+    expect(catchError(() => t.onMessage({syncEpoch: 1n}, 1)).code).toBe('SYNC_MALFORMED_MESSAGE');
+    expect(view(t)).toBe(before);
+  });
+
+  test('input of any shape never breaks a task (fast-check)', () => {
+    const c = fresh();
+    const t = c.nodes.get('t2').task;
+    const near = fc.record(
+      {
+        syncEpoch: fc.oneof(fc.constant('1-t1'), fc.string()),
+        taskID: fc.oneof(fc.constant('t1'), fc.string()),
+        messageTimestamp: fc.oneof(fc.nat(), fc.double()),
+        type: fc.oneof(fc.constantFrom('Regular', 'RebalanceAnswer', 'NewEpoch'), fc.string()),
+        connectorState: fc.array(fc.anything(), {maxLength: 3}),
+        epochGeneration: fc.oneof(fc.nat(5), fc.anything()),
+      },
+      {requiredKeys: []},
+    );
+    fc.assert(
+      fc.property(fc.oneof(fc.anything(), near), fc.anything(), (input, other) => {
+        const before = view(t);
+        for (const fn of [
+          () => t.onMessage(input, c.now),
+          () => t.onRebalance(input, c.now),
+          () => t.addPartitions(input, c.now),
+          () => t.partitionStarted(input, c.now),
+          () => t.partitionFinished(input, c.now),
+          () => t.onMessage(input, other),
+          () => t.tick(other),
+        ]) {
+          try {
+            fn();
+          } catch (error) {
+            expect(error).toBeInstanceOf(SyncError);
+            expect(typeof error.code).toBe('string');
+            expect(view(t)).toBe(before);
+          }
+        }
+      }),
+      {numRuns: 300},
+    );
+    // still working: the next real message and input are handled
+    c.apply('t1', c.nodes.get('t1').task.addPartitions([{token: 'later'}], c.now));
+    c.settle();
+    c.check();
+    expect(c.nodes.get('t2').task.epoch()).toBe('1-t1');
+  });
+});

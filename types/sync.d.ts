@@ -1,0 +1,114 @@
+// Task coordination: the leader/epoch/partition-sharing protocol as a sans-IO state machine.
+// Numbers are integers in 0..=Number.MAX_SAFE_INTEGER (timestamps in ms).
+
+/** Tunables, in the unit of `now` (ms). Unknown fields are refused. */
+export interface SyncOptions {
+  /** How long a leader waits for every member's answer before publishing the epoch anyway. Default 120000. */
+  rebalanceTimeout?: number;
+  /** How long an epoch's leader waits for every member to acknowledge it before re-publishing it. Default 30000. */
+  epochAckTimeout?: number;
+  /** How long a Finished partition stays before its owner marks it Removed. Default 7200000 (2 h). */
+  removalDelay?: number;
+  /** How long a Removed tombstone stays before it is dropped; must exceed the longest lag of a reader. Default 86400000 (24 h). */
+  tombstoneTtl?: number;
+}
+
+export type PartitionStatus = 'Created' | 'ReadyForStreaming' | 'Scheduled' | 'Running' | 'Finished' | 'Removed';
+
+export interface PartitionState {
+  token: string;
+  parents: string[];
+  state: PartitionStatus;
+  startTimestamp?: number;
+  endTimestamp?: number;
+  finishedTimestamp?: number;
+}
+
+export type SharedPartition = PartitionState & { assignee: string };
+
+export interface TaskState {
+  taskID: string;
+  stateTimestamp: number;
+  /** Per-task monotonic version: receivers keep the greatest. */
+  stateVersion: number;
+  data: { partitions: PartitionState[] };
+  share: { partitions: SharedPartition[] };
+}
+
+export type MessageType = 'Regular' | 'RebalanceAnswer' | 'NewEpoch';
+
+export interface SyncMessage {
+  /** Epoch id (`"<generation>-<leader>"`, `""` before the first epoch); for a RebalanceAnswer, the sender's epoch. */
+  syncEpoch: string;
+  taskID: string;
+  messageTimestamp: number;
+  type: MessageType;
+  /** Regular/RebalanceAnswer: the sender's own state. NewEpoch: every member's state. */
+  connectorState: TaskState[];
+  /** Addition: group generation of `syncEpoch` (0 before the first epoch). */
+  epochGeneration?: number;
+  /** Addition, NewEpoch: the epoch it was computed from. */
+  baseEpoch?: string;
+  /** Addition, RebalanceAnswer: the generation answered. */
+  rebalanceGeneration?: number;
+  /** Addition, NewEpoch: a re-publication of an epoch in force, for tasks that missed it. */
+  resend?: boolean;
+  /** Addition, NewEpoch: the leader's attempt for this generation (a stale attempt is replaced). */
+  epochAttempt?: number;
+}
+
+/** A partition found by the caller: initial partitions, or children read from a parent. */
+export interface PartitionSpec {
+  token: string;
+  parents?: string[];
+  startTimestamp?: number;
+  endTimestamp?: number;
+}
+
+export interface RebalanceEvent {
+  generation: number;
+  leader: boolean;
+  /** The generation's members; required when `leader` is true. */
+  members?: string[];
+}
+
+/** What the caller must do after an input. */
+export interface SyncOutput {
+  /** Messages to append to the sync topic, in order. */
+  publish: SyncMessage[];
+  /** Partition tokens to start reading. */
+  start: string[];
+  /** Partition tokens to stop reading (ownership moved away). */
+  stop: string[];
+}
+
+/**
+ * One connector task's side of the protocol. Every input takes the caller's clock and returns a
+ * SyncOutput; a refused input throws SyncError (`code` `SYNC_*` or `INVALID_ARGUMENT`) and leaves
+ * the task unchanged.
+ */
+export declare class SyncTask {
+  constructor(taskId: string, options?: SyncOptions);
+  onRebalance(event: RebalanceEvent, now: number): SyncOutput;
+  /** Everything read from the sync topic, own messages included, in topic order. */
+  onMessage(message: SyncMessage, now: number): SyncOutput;
+  /** Initial partitions, or child partitions found by this task. */
+  addPartitions(partitions: PartitionSpec[], now: number): SyncOutput;
+  partitionStarted(token: string, now: number): SyncOutput;
+  partitionFinished(token: string, now: number): SyncOutput;
+  tick(now: number): SyncOutput;
+  taskId(): string;
+  ownedPartitions(): PartitionState[];
+  sharedPartitions(): SharedPartition[];
+  knownTasks(): TaskState[];
+  epoch(): string | undefined;
+  epochMembers(): string[];
+  isLeader(): boolean;
+  sharingEnabled(): boolean;
+  isBehind(): boolean;
+  waitingFor(): string[];
+  loadOf(taskId: string): number;
+  /** The earliest `now` at which `tick` has work. */
+  pollTimeout(): number | undefined;
+  free(): void;
+}
