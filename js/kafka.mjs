@@ -5,6 +5,7 @@
 // This module never imports kafkajs: the caller passes its own `Kafka` instance, so the package
 // root loads without it (and in browsers, where KafkaTaskSync is exported but unusable).
 import {SyncError} from './errors.mjs';
+import {SyncTask} from './sync.mjs';
 
 export const ASSIGNER_NAME = 'PartkitTaskSync';
 const ASSIGNER_VERSION = 1;
@@ -840,11 +841,6 @@ export class KafkaTaskSync {
   }
 }
 
-let defaultSyncTaskFactory = () => {
-  throw new SyncError('no SyncTask implementation: pass options.createSyncTask', 'INVALID_ARGUMENT');
-};
-
-/** @internal Sets the factory used when `createSyncTask` is not given. */
-export function setDefaultSyncTaskFactory(f) {
-  defaultSyncTaskFactory = f;
+function defaultSyncTaskFactory(taskId, options) {
+  return new SyncTask(taskId, options);
 }

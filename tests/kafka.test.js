@@ -336,3 +336,12 @@ test('close() while start() replays the sync topic ends start() instead of leavi
   await expect(started).rejects.toMatchObject({code: 'KAFKA_BAD_STATE'});
   expect(sync.state).toBe('closed');
 });
+
+test("without createSyncTask, KafkaTaskSync drives partkit's SyncTask with the given options", () => {
+  const {SyncTask} = require('partkit');
+  const kafka = {consumer() {}, producer() {}, admin() {}};
+  const s = new KafkaTaskSync({kafka, connectorName: 'c', taskId: 't1', syncOptions: {rebalanceTimeout: 5000}});
+  expect(s.task).toBeInstanceOf(SyncTask);
+  expect(s.epoch()).toBeUndefined();
+  expect(() => new KafkaTaskSync({kafka, connectorName: 'c', taskId: 't1', syncOptions: {bogus: 1}})).toThrow(expect.objectContaining({code: 'SYNC_INVALID_OPTIONS'}));
+});

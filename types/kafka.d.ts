@@ -1,38 +1,24 @@
 // Kafka transport for task coordination (KafkaTaskSync, over kafkajs).
 import type {Kafka, PartitionAssigner} from 'kafkajs';
+import type {PartitionSpec, PartitionState, RebalanceEvent, SyncMessage, SyncOptions, SyncOutput, TaskState} from './sync';
 
 /** The part of a SyncTask that KafkaTaskSync drives (partkit's `SyncTask` has it). */
 export interface SyncTaskLike {
-  onRebalance(event: {generation: number; leader: boolean; members?: string[]}, now: number): KafkaSyncOutput;
-  onMessage(message: any, now: number): KafkaSyncOutput;
-  addPartitions(partitions: KafkaPartitionSpec[], now: number): KafkaSyncOutput;
-  partitionStarted(token: string, now: number): KafkaSyncOutput;
-  partitionFinished(token: string, now: number): KafkaSyncOutput;
-  tick(now: number): KafkaSyncOutput;
-  ownedPartitions(): any[];
-  knownTasks(): any[];
+  onRebalance(event: RebalanceEvent, now: number): SyncOutput;
+  onMessage(message: SyncMessage, now: number): SyncOutput;
+  addPartitions(partitions: PartitionSpec[], now: number): SyncOutput;
+  partitionStarted(token: string, now: number): SyncOutput;
+  partitionFinished(token: string, now: number): SyncOutput;
+  tick(now: number): SyncOutput;
+  ownedPartitions(): PartitionState[];
+  knownTasks(): TaskState[];
   epoch(): string | undefined;
   isLeader(): boolean;
 }
 
-/** What a SyncTask input returns: messages to publish, partitions to start and to stop. */
-export interface KafkaSyncOutput {
-  publish: any[];
-  start: string[];
-  stop: string[];
-}
-
-/** A partition found by the connector (an initial partition, or a child read from a parent). */
-export interface KafkaPartitionSpec {
-  token: string;
-  parents?: string[];
-  startTimestamp?: number;
-  endTimestamp?: number;
-}
-
 /** The rebalance fed to `SyncTask.onRebalance`, also emitted as the `rebalance` event. */
-export interface KafkaRebalanceEvent {
-  /** The Kafka group generation of the heartbeat group. */
+export interface KafkaRebalanceEvent extends RebalanceEvent {
+  /** The heartbeat group's generation + 1 (Kafka counts from 1, tansu from 0). */
   generation: number;
   /** Whether this task is the group leader (kafkajs ran the assigner on it). */
   leader: boolean;
@@ -48,9 +34,9 @@ export interface KafkaTaskSyncOptions {
   /** This task's id: unique, and new on every restart (e.g. `${host}-${pid}-${uuid}`). */
   taskId: string;
   /** The SyncTask options (timeouts, removal delay). */
-  syncOptions?: Record<string, unknown>;
+  syncOptions?: SyncOptions;
   /** Builds the SyncTask; default: partkit's `SyncTask`. */
-  createSyncTask?: (taskId: string, options?: Record<string, unknown>) => SyncTaskLike;
+  createSyncTask?: (taskId: string, options?: SyncOptions) => SyncTaskLike;
   /** Default `<connectorName>_connector_sync` (one partition, created when missing). */
   syncTopic?: string;
   /** Default `<connectorName>_connector_heartbeat` (created when missing, `heartbeatPartitions` partitions). */
@@ -120,15 +106,15 @@ export declare class KafkaTaskSync {
   start(): Promise<void>;
   /** Stops every running partition, leaves the group, flushes publishes and disconnects. */
   close(): Promise<void>;
-  addPartitions(partitions: KafkaPartitionSpec[]): KafkaSyncOutput;
-  partitionStarted(token: string): KafkaSyncOutput;
-  partitionFinished(token: string): KafkaSyncOutput;
+  addPartitions(partitions: PartitionSpec[]): SyncOutput;
+  partitionStarted(token: string): SyncOutput;
+  partitionFinished(token: string): SyncOutput;
   /** Resolves once every message published so far is acknowledged by the broker. */
   flush(): Promise<void>;
   on<E extends keyof KafkaTaskSyncEvents>(event: E, listener: KafkaTaskSyncEvents[E]): this;
   off<E extends keyof KafkaTaskSyncEvents>(event: E, listener: KafkaTaskSyncEvents[E]): this;
-  ownedPartitions(): any[];
-  knownTasks(): any[];
+  ownedPartitions(): PartitionState[];
+  knownTasks(): TaskState[];
   epoch(): string | undefined;
   isLeader(): boolean;
   /** Tokens this task was told to start and not yet to stop. */
