@@ -5,9 +5,9 @@
 #![deny(missing_docs)]
 
 pub mod bucketing;
-pub mod objects;
 pub mod imports;
 pub mod lifecycle;
+pub mod objects;
 pub mod packed;
 pub mod sync;
 

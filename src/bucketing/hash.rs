@@ -1,6 +1,6 @@
 //! Deterministic bucket assignment: HMAC-MD5, first four digest bytes big-endian, modulo total.
 
-use super::md5::HmacMd5;
+use super::md5::{HmacMd5, LANES};
 use super::BucketingError;
 use crate::packed::PackedSplitter;
 
@@ -74,17 +74,18 @@ impl Bucketer {
         out: &mut Vec<u32>,
     ) -> Result<(), BucketingError> {
         let mut split = PackedSplitter::new(joined);
-        let (mut scratch1, mut scratch2) = (Vec::new(), Vec::new());
+        let mut scratch: [Vec<u8>; LANES] = std::array::from_fn(|_| Vec::new());
         out.reserve(utf16_lens.len());
-        let mut pairs = utf16_lens.chunks_exact(2);
-        for pair in &mut pairs {
-            let m1 = split.next_item(pair[0] as usize, &mut scratch1)?;
-            let m2 = split.next_item(pair[1] as usize, &mut scratch2)?;
-            let (h1, h2) = self.keyed.first_u32_pair(m1, m2);
-            out.extend([h1 % self.total + 1, h2 % self.total + 1]);
+        let mut groups = utf16_lens.chunks_exact(LANES);
+        for group in &mut groups {
+            let mut msgs: [&[u8]; LANES] = [&[]; LANES];
+            for ((msg, buf), &len) in msgs.iter_mut().zip(scratch.iter_mut()).zip(group) {
+                *msg = split.next_item(len as usize, buf)?;
+            }
+            out.extend(self.keyed.first_u32_lanes(msgs).map(|h| h % self.total + 1));
         }
-        for &len in pairs.remainder() {
-            let item = split.next_item(len as usize, &mut scratch1)?;
+        for &len in groups.remainder() {
+            let item = split.next_item(len as usize, &mut scratch[0])?;
             out.push(self.bucket_bytes(item));
         }
         Ok(split.finish()?)

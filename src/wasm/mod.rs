@@ -4,7 +4,7 @@
 pub(crate) mod error;
 
 mod bucketing;
-mod objects;
 mod imports;
 mod lifecycle;
+mod objects;
 mod sync;
