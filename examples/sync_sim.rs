@@ -1,13 +1,14 @@
 //! Long simulation runs of the sync protocol (`npm run sim -- --seeds 100000`).
 //!
 //! ```text
-//! cargo run --release --example sync_sim -- [--seeds N] [--from S] [--seed S] [--trace] [--jobs J] [--strict-reruns]
+//! cargo run --release --example sync_sim -- [--seeds N] [--from S] [--seed S] [--trace] [--jobs J] [--strict-reruns] [--no-miss]
 //! ```
 //!
 //! `--seeds N` (default 1000) seeds from `--from S` (default 0), spread over `--jobs` threads
 //! (default: the machine's cores); `--seed S` runs one seed; `--trace` prints the full trace of a
 //! failing seed (replay one with `--seed S --trace`); `--strict-reruns` fails a run in which a
-//! finished partition is started again. The last line is `N passed, M failed`.
+//! finished partition is started again; `--no-miss` turns off the "task misses a NewEpoch"
+//! fault (message loss, which a Kafka consumer does not see). The last line is `N passed, M failed`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -20,6 +21,7 @@ fn main() {
     let mut from: u64 = 0;
     let mut full_trace = false;
     let mut strict = false;
+    let mut no_miss = false;
     let mut jobs: usize = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     let mut i = 0;
     while i < args.len() {
@@ -49,6 +51,7 @@ fn main() {
             }
             "--trace" => full_trace = true,
             "--strict-reruns" => strict = true,
+            "--no-miss" => no_miss = true,
             "--" => {}
             other => {
                 eprintln!("unknown argument {other}");
@@ -72,6 +75,9 @@ fn main() {
                 let mut cfg = SimConfig::from_seed(seed);
                 cfg.full_trace = full_trace;
                 cfg.strict_reruns = strict;
+                if no_miss {
+                    cfg.faults.miss_epoch = 0;
+                }
                 let r = run(&cfg);
                 let mut g = results.lock().expect("lock");
                 match r {

@@ -1,29 +1,5 @@
 // `partkit import-buckets`, and the import-bucket part of the demo.
-import {integerOption, readText} from './io.mjs';
-
-/** Items from JSON array text, or from JSON lines; `lines` tells which. */
-function parseItems(text, file) {
-  const where = file === '-' ? 'stdin' : file;
-  if (text.trimStart().startsWith('[')) {
-    try {
-      const items = JSON.parse(text);
-      return {items, lines: false};
-    } catch (error) {
-      throw new Error(`${where}: invalid JSON: ${error.message}`);
-    }
-  }
-  const items = [];
-  text.split('\n').forEach((raw, i) => {
-    const line = raw.replace(/\r$/, '');
-    if (line.trim() === '') return;
-    try {
-      items.push(JSON.parse(line));
-    } catch (error) {
-      throw new Error(`${where}:${i + 1}: invalid JSON line: ${error.message}`);
-    }
-  });
-  return {items, lines: true};
-}
+import {integerOption, parseJsonArrayOrLines, readText} from './io.mjs';
 
 function formatItems(items, lines) {
   return lines ? items.map((x) => `${JSON.stringify(x)}\n`).join('') : `${JSON.stringify(items, null, 2)}\n`;
@@ -42,7 +18,7 @@ export function register(program, api) {
     .option('--bucket-field <name>', 'the bucket field', 'bucket')
     .argument('<file>', 'FILE.json, or - for stdin')
     .action((file, opts) => {
-      const {items, lines} = parseItems(readText(file), file);
+      const {items, lines} = parseJsonArrayOrLines(readText(file), file);
       const out = api.assignImportBuckets(items, {
         buckets: opts.buckets,
         importId: opts.importId,

@@ -18,6 +18,32 @@ export function readJson(file) {
   }
 }
 
+/**
+ * Values from JSON text that is either one array (`[…]`) or JSON lines (one value per non-blank
+ * line); `lines` tells which, so output can keep the input's format.
+ */
+export function parseJsonArrayOrLines(text, file) {
+  const where = file === '-' ? 'stdin' : file;
+  if (text.trimStart().startsWith('[')) {
+    try {
+      return {items: JSON.parse(text), lines: false};
+    } catch (error) {
+      throw new Error(`${where}: invalid JSON: ${error.message}`);
+    }
+  }
+  const items = [];
+  text.split('\n').forEach((raw, i) => {
+    const line = raw.replace(/\r$/, '');
+    if (line.trim() === '') return;
+    try {
+      items.push(JSON.parse(line));
+    } catch (error) {
+      throw new Error(`${where}:${i + 1}: invalid JSON line: ${error.message}`);
+    }
+  });
+  return {items, lines: true};
+}
+
 /** Non-empty lines, without trailing CR. */
 export function lines(text) {
   return text.split('\n').map((l) => l.replace(/\r$/, '')).filter((l) => l.length > 0);

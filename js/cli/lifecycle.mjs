@@ -1,28 +1,5 @@
 // `partkit lifecycle replay | uuid`, and the lifecycle part of the demo.
-import {readText} from './io.mjs';
-
-/** Events from a JSON array, or from JSON lines (one event per line). */
-function parseEvents(text, file) {
-  const where = file === '-' ? 'stdin' : file;
-  if (text.trimStart().startsWith('[')) {
-    try {
-      return JSON.parse(text);
-    } catch (error) {
-      throw new Error(`${where}: invalid JSON: ${error.message}`);
-    }
-  }
-  const events = [];
-  text.split('\n').forEach((raw, i) => {
-    const line = raw.replace(/\r$/, '');
-    if (line.trim() === '') return;
-    try {
-      events.push(JSON.parse(line));
-    } catch (error) {
-      throw new Error(`${where}:${i + 1}: invalid JSON line: ${error.message}`);
-    }
-  });
-  return events;
-}
+import {parseJsonArrayOrLines, readText} from './io.mjs';
 
 const stateOf = (p) => (p ? `${p.state}${p.missingDeps ? ` waiting for ${p.missingDeps.join(', ')}` : ''}` : '—');
 
@@ -41,7 +18,7 @@ export function register(program, api) {
     .option('--ref <ref...>', 'also print the history of these partition refs')
     .argument('<file>', 'EVENTS.json or EVENTS.jsonl, or - for stdin')
     .action((file, opts) => {
-      const events = parseEvents(readText(file), file);
+      const {items: events} = parseJsonArrayOrLines(readText(file), file);
       let state;
       try {
         state = api.BuildState.replay(events);
