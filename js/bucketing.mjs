@@ -30,19 +30,21 @@ function isPlainObject(value) {
 /** The four bucketing fields of a config, as plain values safe to hand to wasm. */
 function readConfig(config) {
   if (!isPlainObject(config)) throw argError(`config must be an object, got ${describe(config)}`);
-  let ranges = config.bucket_ranges;
-  if (Array.isArray(ranges)) {
-    if (ranges.length > MAX_RANGE_ITEMS) {
-      throw argError(`bucket_ranges may hold at most ${MAX_RANGE_ITEMS} items`);
-    }
-    ranges = Array.prototype.slice.call(ranges);
-  }
   return {
     rr: config.round_robin_bucket_execution,
     id: config.bucket_id,
     total: config.bucket_total,
-    ranges,
+    ranges: plainRanges(config.bucket_ranges),
   };
+}
+
+/** `bucket_ranges` as wasm may read it: an array is copied (any proxy or getter runs here, in JS). */
+function plainRanges(ranges) {
+  if (!Array.isArray(ranges)) return ranges;
+  if (ranges.length > MAX_RANGE_ITEMS) {
+    throw argError(`bucket_ranges may hold at most ${MAX_RANGE_ITEMS} items`);
+  }
+  return Array.prototype.slice.call(ranges);
 }
 
 /** `state?.__bucket_execution_state?.last_executed_bucket_id`, type-checked. */
@@ -177,9 +179,9 @@ export function bucketDistribution(key, data, bucketTotal) {
   const packed = mapPacked(data, 'data', argError, Uint32Array, (joined, lens) =>
     call(() => wasm.bucketPacked(key, bucketTotal, joined, lens)),
   );
-  const counts = new Array(0);
+  // [min, max, mean, spread, count_1, …, count_total]
   const stats = call(() => wasm.distributionOf(bucketTotal, packed));
-  for (let i = 4; i < stats.length; i++) counts.push(stats[i]);
+  const counts = Array.from(stats.subarray(4));
   return {
     bucketTotal,
     entities: packed.length,
@@ -196,13 +198,8 @@ export class BucketSet {
   #inner;
 
   constructor(bucketTotal, bucketRanges) {
-    if (Array.isArray(bucketRanges)) {
-      if (bucketRanges.length > MAX_RANGE_ITEMS) {
-        throw argError(`bucket_ranges may hold at most ${MAX_RANGE_ITEMS} items`);
-      }
-      bucketRanges = Array.prototype.slice.call(bucketRanges);
-    }
-    this.#inner = call(() => new wasm.BucketSet(bucketTotal, bucketRanges));
+    const ranges = plainRanges(bucketRanges);
+    this.#inner = call(() => new wasm.BucketSet(bucketTotal, ranges));
   }
 
   /** The smallest eligible bucket greater than `bucketId`, wrapping to the smallest. */
