@@ -58,6 +58,7 @@ fn message(kind: MessageType, states: Vec<TaskState>) -> SyncMessage {
         rebalance_generation: None,
         resend: false,
         epoch_attempt: 0,
+        message_seq: None,
     }
 }
 

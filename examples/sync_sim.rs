@@ -104,12 +104,13 @@ fn main() {
     }
     let sum = |f: fn(&SimReport) -> usize| ok.iter().map(f).sum::<usize>();
     println!(
-        "sync simulation: seeds {from}..{end}, {} steps, {} messages, {} partitions finished, {} crashes, {} reruns of finished partitions, largest message {} B, {:.1?}",
+        "sync simulation: seeds {from}..{end}, {} steps, {} messages, {} partitions finished, {} crashes, {} reruns of finished partitions, {} tasks fenced, largest message {} B, {:.1?}",
         sum(|r| r.steps),
         sum(|r| r.messages),
         sum(|r| r.partitions_finished),
         sum(|r| r.crashes),
         sum(|r| r.reruns),
+        sum(|r| r.fenced),
         ok.iter().map(|r| r.max_message_bytes).max().unwrap_or(0),
         started.elapsed()
     );

@@ -526,6 +526,11 @@ export class KafkaTaskSync {
     for (const token of out.stop ?? []) {
       if (this.started.delete(token)) this.emit('stop', token);
     }
+    if (out.fenced) {
+      // the SyncTask read the sync log with a hole: it stopped everything and does nothing more
+      this.fail(new SyncError(`the sync task fenced itself: ${out.fenced}; start a new task under a new id`, 'KAFKA_TASK_FENCED'));
+      return;
+    }
     for (const token of out.start ?? []) {
       if (!this.started.has(token)) {
         this.started.add(token);

@@ -149,6 +149,14 @@ export class SyncTask {
     return this.#inner.isBehind();
   }
 
+  /**
+   * Why this task fenced itself (it read the sync log with a hole, or stayed behind with no
+   * epoch it could apply), or undefined. A fenced task does nothing more.
+   */
+  fenced() {
+    return this.#inner.fenced();
+  }
+
   /** Members a leader still waits for (empty unless collecting answers). */
   waitingFor() {
     return this.#inner.waitingFor();

@@ -161,6 +161,38 @@ describe('SyncTask: three tasks through the JS API', () => {
     expect(c.nodes.get('t2').task.ownedPartitions().map((p) => p.token)).toEqual(['y']);
     expect(c.nodes.get('t1').task.sharedPartitions()).toEqual([]);
   });
+
+  test('a task that reads the log with a hole stops everything and fences itself', () => {
+    const t1 = new SyncTask('t1');
+    const t2 = new SyncTask('t2');
+    const log = [];
+    let now = 0;
+    log.push(...t1.onRebalance({generation: 1, leader: true, members: ['t1', 't2']}, now).publish);
+    log.push(...t2.onRebalance({generation: 1, leader: false}, now).publish);
+    const read = {t1: 0, t2: 0};
+    for (let round = 0; round < 5; round++) {
+      for (const [id, task] of [['t1', t1], ['t2', t2]]) {
+        while (read[id] < log.length) log.push(...task.onMessage(log[read[id]++], ++now).publish);
+      }
+    }
+    expect(t2.epoch()).toBe('1-t1');
+    log.push(...t1.addPartitions([{token: 'a'}, {token: 'b'}], ++now).publish);
+    for (const [id, task] of [['t1', t1], ['t2', t2]]) {
+      while (read[id] < log.length) log.push(...task.onMessage(log[read[id]++], ++now).publish);
+    }
+    expect(t2.ownedPartitions().map((p) => p.state)).toEqual(['Scheduled']);
+    expect(log.every((m) => Number.isInteger(m.messageSeq))).toBe(true);
+    // t1 publishes two messages; t2 reads only the second
+    const first = t1.tick(now + 200_000).publish.concat(t1.onRebalance({generation: 2, leader: false}, now + 200_001).publish);
+    expect(first.length).toBeGreaterThanOrEqual(1);
+    const later = t1.partitionStarted('a', now + 200_002).publish;
+    expect(later.length).toBe(1);
+    const out = t2.onMessage(later[0], now + 200_003);
+    expect(out.fenced).toMatch(/missed messages .* of t1/);
+    expect(out.stop).toEqual(['b']);
+    expect(t2.fenced()).toBe(out.fenced);
+    expect(t2.tick(now + 300_000)).toEqual({publish: [], start: [], stop: []});
+  });
 });
 
 describe('SyncTask: bad input', () => {

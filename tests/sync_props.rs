@@ -60,8 +60,9 @@ fn message() -> impl Strategy<Value = SyncMessage> {
         prop::option::of(prop_oneof![Just(String::new()), "[0-3]-t[1-3]"]),
         prop::option::of(0u64..4),
         any::<bool>(),
+        prop::option::of(0u64..6),
     )
-        .prop_map(|(e, id, kind, states, g, base, rg, resend)| SyncMessage {
+        .prop_map(|(e, id, kind, states, g, base, rg, resend, seq)| SyncMessage {
             sync_epoch: e,
             task_id: id,
             message_timestamp: 1,
@@ -72,6 +73,7 @@ fn message() -> impl Strategy<Value = SyncMessage> {
             rebalance_generation: rg,
             resend,
             epoch_attempt: 0,
+            message_seq: seq,
         })
 }
 
@@ -100,8 +102,8 @@ fn input() -> impl Strategy<Value = Input> {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
 
-    /// Arbitrary input sequences never panic; a rejected input leaves the task unchanged; the
-    /// task's own state stays well-formed (no token owned twice).
+    /// Arbitrary input sequences never panic; a rejected input leaves the task unchanged; a
+    /// fenced task changes no more; the task's own state stays well-formed (no token owned twice).
     #[test]
     fn arbitrary_inputs_never_panic_nor_corrupt(inputs in prop::collection::vec(input(), 1..40)) {
         let mut t = SyncTask::new("t1").unwrap();
@@ -123,6 +125,8 @@ proptest! {
             if let Err(e) = r {
                 prop_assert_eq!(format!("{t:?}"), before, "{} changed the task", e.code());
                 prop_assert!(e.code().starts_with("SYNC_"));
+            } else if before.contains("fenced: Some(") {
+                prop_assert_eq!(format!("{t:?}"), before, "a fenced task changed");
             }
             let tokens: Vec<&str> = t.owned_partitions().iter().map(|p| p.token.as_str()).collect();
             let unique: BTreeSet<&str> = tokens.iter().copied().collect();

@@ -19,11 +19,13 @@ struct Net {
     now: u64,
     started: BTreeMap<String, Vec<String>>,
     stopped: BTreeMap<String, Vec<String>>,
+    /// Publish without `messageSeq` (as a transport that drops unknown fields would).
+    strip_seq: bool,
 }
 
 impl Net {
     fn new(ids: &[&str]) -> Self {
-        let mut n = Net { log: vec![], tasks: BTreeMap::new(), now: 0, started: BTreeMap::new(), stopped: BTreeMap::new() };
+        let mut n = Net { log: vec![], tasks: BTreeMap::new(), now: 0, started: BTreeMap::new(), stopped: BTreeMap::new(), strip_seq: false };
         for id in ids {
             n.add(id);
         }
@@ -38,7 +40,13 @@ impl Net {
     fn push(&mut self, id: &str, out: SyncOutput) {
         self.started.entry(id.to_string()).or_default().extend(out.start);
         self.stopped.entry(id.to_string()).or_default().extend(out.stop);
-        self.log.extend(out.publish);
+        let strip = self.strip_seq;
+        self.log.extend(out.publish.into_iter().map(|mut m| {
+            if strip {
+                m.message_seq = None;
+            }
+            m
+        }));
     }
     fn rebalance(&mut self, generation: u64, leader: &str, members: &[&str]) {
         for m in members {
@@ -299,6 +307,7 @@ fn states_stamped_in_the_same_millisecond_are_both_applied() {
             rebalance_generation: None,
             resend: false,
             epoch_attempt: 0,
+            message_seq: None,
         }
     };
     t.on_message(&mk(1, &["a"]), 42).unwrap();
@@ -342,9 +351,12 @@ fn tie_breaking_is_deterministic_lowest_load_then_finder_then_smallest_id() {
     assert_eq!(run().3, log, "same inputs, same messages");
 }
 
+/// Without sender counters (`messageSeq`) a task cannot see the hole it read; the leader's
+/// re-publication brings it into the epoch.
 #[test]
 fn task_missing_a_new_epoch_is_not_blocked_until_the_next_rebalance() {
     let mut n = Net::new(&["t1", "t2"]);
+    n.strip_seq = true;
     n.rebalance(1, "t1", &["t1", "t2"]);
     n.drain("t2"); // t2's view: its own answer
     n.drain("t1"); // t1 publishes E1
@@ -363,6 +375,63 @@ fn task_missing_a_new_epoch_is_not_blocked_until_the_next_rebalance() {
     assert_eq!(n.task("t2").epoch(), Some("1-t1"));
     assert_eq!(n.owned("t2"), vec!["b"], "t2 picked up the share made while it was behind");
     n.assert_unique(&["t1", "t2"]);
+}
+
+/// With sender counters a task sees the hole at the next message of the leader: it cannot know
+/// what it missed (an epoch that moved its partitions, or one a later leader will fork from), so
+/// it stops everything and fences itself instead of waiting, blocked or wrong, for the next
+/// rebalance; its replacement joins under a new id.
+#[test]
+fn task_missing_a_new_epoch_fences_itself_at_the_next_message_of_the_leader() {
+    let mut n = Net::new(&["t1", "t2"]);
+    n.rebalance(1, "t1", &["t1", "t2"]);
+    n.drain("t1"); // t1 publishes E1
+    let e1 = n.log.iter().position(|m| m.kind == MessageType::NewEpoch).unwrap();
+    while n.tasks["t2"].1 < e1 {
+        n.step("t2");
+    }
+    n.skip("t2"); // t2 misses E1
+    n.drain("t1");
+    n.add_partitions("t1", &specs(&["a", "b"]));
+    n.settle();
+    let why = n.task("t2").fenced().expect("t2 fenced itself").to_string();
+    assert!(why.contains("of t1"), "{why}");
+    let log_len = n.log.len();
+    // a fenced task does nothing more
+    let out = n.tasks.get_mut("t2").unwrap().0.tick(10_000);
+    assert!(out.is_empty());
+    let ev = RebalanceEvent { generation: 2, leader: true, members: Some(vec!["t2".into()]) };
+    assert!(n.tasks.get_mut("t2").unwrap().0.on_rebalance(&ev, 10_000).unwrap().is_empty());
+    assert_eq!(n.log.len(), log_len);
+    // the replacement
+    n.add("t3");
+    n.rebalance(2, "t1", &["t1", "t3"]);
+    n.settle();
+    n.tick(2_000);
+    n.settle();
+    assert_eq!(n.task("t3").epoch(), Some("2-t1"));
+    n.assert_unique(&["t1", "t3"]);
+}
+
+/// A task fenced while it runs partitions stops them in the same output.
+#[test]
+fn a_task_that_reads_a_hole_stops_what_it_runs() {
+    let mut n = Net::new(&["t1", "t2"]);
+    n.rebalance(1, "t1", &["t1", "t2"]);
+    n.settle();
+    n.add_partitions("t1", &specs(&["a", "b"]));
+    n.settle();
+    assert_eq!(n.owned("t2"), vec!["b"]);
+    assert_eq!(n.started["t2"], vec!["b"]);
+    // t1 publishes twice; t2 reads only the second
+    n.rebalance(2, "t1", &["t1", "t2"]);
+    let from = n.log.len();
+    n.drain("t1");
+    assert!(n.log.len() >= from + 2);
+    n.tasks.get_mut("t2").unwrap().1 = n.log.len() - 1;
+    n.step("t2");
+    assert!(n.task("t2").fenced().is_some());
+    assert_eq!(n.stopped["t2"], vec!["b"]);
 }
 
 // ------------------------------------------------------------------------- rules

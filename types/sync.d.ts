@@ -55,6 +55,11 @@ export interface SyncMessage {
   resend?: boolean;
   /** Addition, NewEpoch: the leader's attempt for this generation (a stale attempt is replaced). */
   epochAttempt?: number;
+  /**
+   * Addition: the sender's message counter (1, 2, 3, ... over everything it publishes). A reader
+   * that sees a sender's counter jump read the log with a hole and fences itself.
+   */
+  messageSeq?: number;
 }
 
 /** A partition found by the caller: initial partitions, or children read from a parent. */
@@ -80,6 +85,12 @@ export interface SyncOutput {
   start: string[];
   /** Partition tokens to stop reading (ownership moved away). */
   stop: string[];
+  /**
+   * Set once, when the task fenced itself: it read the sync log with a hole (or stayed behind
+   * with no epoch it could apply), so its view may be wrong. `stop` lists everything it ran and
+   * the task does nothing more; leave the group and start a new task under a new id.
+   */
+  fenced?: string;
 }
 
 /**
@@ -106,6 +117,8 @@ export declare class SyncTask {
   isLeader(): boolean;
   sharingEnabled(): boolean;
   isBehind(): boolean;
+  /** Why this task fenced itself, if it did (see `SyncOutput.fenced`). */
+  fenced(): string | undefined;
   waitingFor(): string[];
   loadOf(taskId: string): number;
   /** The earliest `now` at which `tick` has work. */

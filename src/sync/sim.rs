@@ -163,6 +163,8 @@ pub struct SimReport {
     pub max_message_bytes: usize,
     /// Finished partitions started again (see [`SimConfig::strict_reruns`]).
     pub reruns: usize,
+    /// Tasks that fenced themselves (they read the log with a hole) and were replaced.
+    pub fenced: usize,
 }
 
 /// A violated property, with everything needed to replay it.
@@ -569,7 +571,11 @@ impl Sim {
     }
 
     fn restart(&mut self) {
-        if self.nodes.len() >= 64 {
+        self.restart_capped(64);
+    }
+
+    fn restart_capped(&mut self, cap: usize) {
+        if self.nodes.len() >= cap {
             return;
         }
         let i = self.spawn();
@@ -597,6 +603,23 @@ impl Sim {
     fn apply(&mut self, i: usize, out: SyncOutput) -> Check {
         for t in &out.stop {
             self.nodes[i].running.remove(t);
+        }
+        if let Some(why) = &out.fenced {
+            // the task stopped everything and falls silent: it leaves the group, and the
+            // connector starts a replacement under a new id
+            if !self.nodes[i].running.is_empty() {
+                return Err(format!("{} fenced itself but still runs {:?}", self.nodes[i].id, self.nodes[i].running));
+            }
+            let n = &mut self.nodes[i];
+            n.alive = false;
+            n.events.clear();
+            let l = format!("{} fenced: {why}", n.id);
+            self.report.fenced += 1;
+            self.note(l);
+            let at = self.step + self.rng.range(1, 30) as usize;
+            self.change_at = Some(self.change_at.map_or(at, |c| c.min(at)));
+            self.restart_capped(128);
+            return Ok(());
         }
         for t in &out.start {
             if self.finished.contains(t) {
@@ -688,6 +711,9 @@ impl Sim {
                 self.seen_epochs.insert((i, msg.sync_epoch.clone()));
             }
             self.feed(i, k, &msg)?;
+            if !self.nodes[i].alive {
+                break;
+            }
             if faults && k > 0 && self.rng.chance(self.cfg.faults.duplicate) {
                 let dup = self.log[k - 1].clone();
                 self.feed(i, k - 1, &dup)?;

@@ -110,6 +110,18 @@ pub struct SyncTask {
     own_words: BTreeSet<String>,
     /// Ids of the epochs this task applied (the last few).
     history: VecDeque<String>,
+    /// Messages this task has published (the last `messageSeq` it stamped).
+    seq: u64,
+    /// The highest `messageSeq` read from each sender (members of the epoch in force and
+    /// senders read since).
+    heard: BTreeMap<String, u64>,
+    /// Own messages read back (the highest own `messageSeq` read, or a count where the
+    /// transport dropped it).
+    own_read: u64,
+    /// Why this task fenced itself, once it has.
+    fenced: Option<String>,
+    /// Since when this task has been behind (read messages of an epoch it could not apply).
+    behind_since: Option<u64>,
 }
 
 fn invalid_partition(why: impl std::fmt::Display) -> SyncError {
@@ -174,6 +186,9 @@ fn absorb_into(cache: &mut BTreeMap<String, TaskState>, own: &TaskState, state: 
 /// Largest number the protocol carries: JSON numbers are exact integers only up to 2^53 - 1
 /// (`Number.MAX_SAFE_INTEGER`), so a larger one is refused rather than silently rounded.
 pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
+/// A task behind for this many `rebalanceTimeout + epochAckTimeout` fences itself.
+const STUCK_TIMEOUTS: u64 = 8;
 
 fn safe(n: Option<u64>, what: &str) -> Result<(), SyncError> {
     match n {
@@ -284,6 +299,11 @@ impl SyncTask {
             resent_for: BTreeSet::new(),
             own_words: BTreeSet::new(),
             history: VecDeque::new(),
+            seq: 0,
+            heard: BTreeMap::new(),
+            own_read: 0,
+            fenced: None,
+            behind_since: None,
         })
     }
 
@@ -364,6 +384,12 @@ impl SyncTask {
         self.behind
     }
 
+    /// Why this task fenced itself (it read the sync log with a hole), if it did. A fenced task
+    /// does nothing more: every input returns an empty output.
+    pub fn fenced(&self) -> Option<&str> {
+        self.fenced.as_deref()
+    }
+
     /// Members the leader still waits for (empty unless this task is a leader collecting answers).
     pub fn waiting_for(&self) -> Vec<String> {
         let Some(p) = &self.pending else { return Vec::new() };
@@ -414,6 +440,9 @@ impl SyncTask {
                 at(l.last_publish.saturating_add(self.opts.epoch_ack_timeout.saturating_mul(1u64 << l.resends.min(4))));
             }
         }
+        if let Some(since) = self.behind_since {
+            at(since.saturating_add(self.stuck_after()));
+        }
         for p in &self.own.data.partitions {
             if let Some(f) = p.finished_timestamp {
                 match p.state {
@@ -439,6 +468,13 @@ impl SyncTask {
     /// `SYNC_INVALID_REBALANCE` if the generation is 0, or the event says `leader` without a
     /// member list that contains this task.
     pub fn on_rebalance(&mut self, event: &RebalanceEvent, now: u64) -> Result<SyncOutput, SyncError> {
+        if self.fenced.is_some() {
+            return Ok(SyncOutput::default());
+        }
+        self.on_rebalance_inner(event, now).map(|out| self.seal(out))
+    }
+
+    fn on_rebalance_inner(&mut self, event: &RebalanceEvent, now: u64) -> Result<SyncOutput, SyncError> {
         let bad = |why: &str| SyncError::new(ErrorKind::InvalidRebalance, format!("invalid rebalance: {why}"));
         if event.generation == 0 || event.generation > MAX_SAFE_INTEGER {
             return Err(bad("generation must be in 1..=2^53-1"));
@@ -494,9 +530,33 @@ impl SyncTask {
     /// `SYNC_MALFORMED_MESSAGE` if the message is inconsistent (empty ids, a Regular or
     /// RebalanceAnswer without the sender's state, duplicate tokens, ...).
     pub fn on_message(&mut self, msg: &SyncMessage, now: u64) -> Result<SyncOutput, SyncError> {
+        if self.fenced.is_some() {
+            return Ok(SyncOutput::default());
+        }
+        self.on_message_inner(msg, now).map(|out| self.seal(out))
+    }
+
+    fn on_message_inner(&mut self, msg: &SyncMessage, now: u64) -> Result<SyncOutput, SyncError> {
         self.validate_message(msg)?;
         self.clock(now);
         let mut out = SyncOutput::default();
+        if let Some(seq) = msg.message_seq {
+            let last = self.heard.entry(msg.task_id.clone()).or_insert(seq);
+            if seq > last.saturating_add(1) {
+                let why = format!(
+                    "missed messages {}..={} of {} in the sync log; its view may be wrong",
+                    *last + 1,
+                    seq - 1,
+                    msg.task_id
+                );
+                self.fence(why, &mut out);
+                return Ok(out);
+            }
+            *last = (*last).max(seq);
+        }
+        if msg.task_id == self.id {
+            self.own_read = msg.message_seq.map_or(self.own_read + 1, |s| self.own_read.max(s));
+        }
         match msg.kind {
             MessageType::NewEpoch => self.on_new_epoch(msg, &mut out),
             MessageType::Regular => self.on_regular(msg),
@@ -516,6 +576,13 @@ impl SyncTask {
     /// `SYNC_INVALID_PARTITION` for an empty token or parent, a partition that is its own parent,
     /// or a token given twice.
     pub fn add_partitions(&mut self, specs: &[PartitionSpec], now: u64) -> Result<SyncOutput, SyncError> {
+        if self.fenced.is_some() {
+            return Ok(SyncOutput::default());
+        }
+        self.add_partitions_inner(specs, now).map(|out| self.seal(out))
+    }
+
+    fn add_partitions_inner(&mut self, specs: &[PartitionSpec], now: u64) -> Result<SyncOutput, SyncError> {
         let mut batch = HashSet::new();
         for s in specs {
             if s.token.is_empty() {
@@ -588,6 +655,13 @@ impl SyncTask {
     /// `SYNC_UNKNOWN_PARTITION` if this task does not own `token`; `SYNC_INVALID_TRANSITION` if
     /// it is not Scheduled (Running is accepted as a repeat).
     pub fn partition_started(&mut self, token: &str, now: u64) -> Result<SyncOutput, SyncError> {
+        if self.fenced.is_some() {
+            return Ok(SyncOutput::default());
+        }
+        self.partition_started_inner(token, now).map(|out| self.seal(out))
+    }
+
+    fn partition_started_inner(&mut self, token: &str, now: u64) -> Result<SyncOutput, SyncError> {
         let idx = self.own_index(token)?;
         match self.own.data.partitions[idx].state {
             PartitionStatus::Scheduled => {}
@@ -609,6 +683,13 @@ impl SyncTask {
     /// `SYNC_UNKNOWN_PARTITION` if this task does not own `token`; `SYNC_INVALID_TRANSITION` if
     /// it is neither Scheduled nor Running (Finished is accepted as a repeat).
     pub fn partition_finished(&mut self, token: &str, now: u64) -> Result<SyncOutput, SyncError> {
+        if self.fenced.is_some() {
+            return Ok(SyncOutput::default());
+        }
+        self.partition_finished_inner(token, now).map(|out| self.seal(out))
+    }
+
+    fn partition_finished_inner(&mut self, token: &str, now: u64) -> Result<SyncOutput, SyncError> {
         let idx = self.own_index(token)?;
         match self.own.data.partitions[idx].state {
             PartitionStatus::Scheduled | PartitionStatus::Running => {}
@@ -627,8 +708,27 @@ impl SyncTask {
 
     /// Time passed: leader timeout, epoch re-publication, delayed removal.
     pub fn tick(&mut self, now: u64) -> SyncOutput {
+        if self.fenced.is_some() {
+            return SyncOutput::default();
+        }
+        let out = self.tick_inner(now);
+        self.seal(out)
+    }
+
+    fn tick_inner(&mut self, now: u64) -> SyncOutput {
         self.clock(now);
         let mut out = SyncOutput::default();
+        if let Some(since) = self.behind_since {
+            if self.now >= since.saturating_add(self.stuck_after()) {
+                let why = format!(
+                    "stuck behind: epoch {} in force, newer epochs read for {} ms without one it can apply",
+                    self.cur_id(),
+                    self.now - since
+                );
+                self.fence(why, &mut out);
+                return out;
+            }
+        }
         if let Some(l) = &self.lead {
             let wait = self.opts.epoch_ack_timeout.saturating_mul(1u64 << l.resends.min(4));
             if l.members.iter().any(|m| !l.acked.contains(m)) && self.now >= l.last_publish.saturating_add(wait) {
@@ -645,6 +745,45 @@ impl SyncTask {
     }
 
     // ----------------------------------------------------------------------------- internals
+
+    /// Common end of every input: stamps the sender counter on everything it publishes, and
+    /// notes since when the task is behind.
+    fn seal(&mut self, mut out: SyncOutput) -> SyncOutput {
+        for m in &mut out.publish {
+            self.seq += 1;
+            m.message_seq = Some(self.seq);
+        }
+        self.behind_since = if self.behind { Some(self.behind_since.unwrap_or(self.now)) } else { None };
+        out
+    }
+
+    /// How long a task may stay behind before it fences itself: the resends that let a task
+    /// catch up on an epoch it missed come within a few timeouts, so a task still behind after
+    /// this holds a view no epoch will repair (it applied an epoch the others rejected, or lost
+    /// one whose leader is gone).
+    fn stuck_after(&self) -> u64 {
+        self.opts
+            .rebalance_timeout
+            .saturating_add(self.opts.epoch_ack_timeout)
+            .saturating_mul(STUCK_TIMEOUTS)
+    }
+
+    /// This task read the sync log with a hole (a NewEpoch may be in it): its view of epochs
+    /// and owners can be wrong in ways no later message reveals, so it stops everything it runs
+    /// and falls silent. Its partitions stay in its last published state, which the next epoch
+    /// hands to live tasks once it has left the group.
+    fn fence(&mut self, why: String, out: &mut SyncOutput) {
+        for p in &self.own.data.partitions {
+            if p.state.is_active() {
+                out.stop.push(p.token.clone());
+            }
+        }
+        self.pending = None;
+        self.lead = None;
+        self.dirty = false;
+        self.fenced = Some(why.clone());
+        out.fenced = Some(why);
+    }
 
     /// The task's clock never goes back (an earlier `now` counts as the latest one seen) and
     /// stays a JSON-safe integer.
@@ -709,6 +848,7 @@ impl SyncTask {
         safe(Some(msg.message_timestamp), "messageTimestamp")?;
         safe(Some(msg.epoch_generation), "epochGeneration")?;
         safe(msg.rebalance_generation, "rebalanceGeneration")?;
+        safe(msg.message_seq, "messageSeq")?;
         match msg.kind {
             MessageType::Regular | MessageType::RebalanceAnswer => {
                 let own: Vec<&TaskState> =
@@ -921,6 +1061,9 @@ impl SyncTask {
             self.history.pop_front();
         }
         self.members = msg.connector_state.iter().map(|s| s.task_id.clone()).collect();
+        // counters of departed senders are no longer needed (bounded memory)
+        let (members, me) = (&self.members, &self.id);
+        self.heard.retain(|t, _| members.contains(t) || t == me);
         let mut cache = BTreeMap::new();
         let mut mine_entry: Option<TaskState> = None;
         for s in &msg.connector_state {
@@ -1183,6 +1326,7 @@ impl SyncTask {
             rebalance_generation: None,
             resend: true,
             epoch_attempt: e.attempt,
+            message_seq: None,
         });
     }
 
@@ -1203,6 +1347,7 @@ impl SyncTask {
             },
             resend: false,
             epoch_attempt: 0,
+            message_seq: None,
         });
         self.dirty = false;
     }
@@ -1238,6 +1383,11 @@ impl SyncTask {
             self.pending = None;
             return;
         }
+        // the view an epoch is computed from includes everything this task published before:
+        // an epoch of its own not read back yet would be forked from, not built on
+        if self.own_read < self.seq {
+            return;
+        }
         // a leader that missed an epoch waits for a member to re-publish it (its own answer
         // asks for that); only if none does within twice the timeout does it build on the
         // members' own words
@@ -1251,9 +1401,32 @@ impl SyncTask {
         let mut cache = self.cache.clone();
         let mut deferred: Vec<&(u64, TaskState)> = self.future.values().collect();
         deferred.sort_by_key(|(g, st)| (*g, st.state_version));
-        for (_, st) in deferred {
+        for (_, st) in &deferred {
             if st.task_id != self.id {
                 absorb_into(&mut cache, &self.own, st);
+            }
+        }
+        // what a member says it owns (in an epoch this task has not applied) beats the entry of
+        // a departed task: the member may run it already
+        for (_, st) in &deferred {
+            if st.task_id == self.id || !members.contains(&st.task_id) {
+                continue;
+            }
+            for p in &st.data.partitions {
+                let mut held_by_departed = false;
+                for (tid, other) in cache.iter_mut() {
+                    if *tid != st.task_id && !members.contains(tid) {
+                        let before = other.data.partitions.len();
+                        other.data.partitions.retain(|q| q.token != p.token);
+                        held_by_departed |= other.data.partitions.len() != before;
+                    }
+                }
+                if held_by_departed {
+                    let entry = cache.entry(st.task_id.clone()).or_insert_with(|| TaskState::empty(st.task_id.clone()));
+                    if !entry.data.partitions.iter().any(|q| q.token == p.token) {
+                        entry.data.partitions.push(p.clone());
+                    }
+                }
             }
         }
         let view: Vec<&TaskState> = std::iter::once(&self.own).chain(cache.values()).collect();
@@ -1280,6 +1453,7 @@ impl SyncTask {
             rebalance_generation: None,
             resend: false,
             epoch_attempt: attempt,
+            message_seq: None,
         };
         out.publish.push(msg.clone());
         if let Some(p) = &mut self.pending {

@@ -231,6 +231,11 @@ pub struct SyncMessage {
     /// computed from a stale view is ignored by every task and replaced by the next one).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub epoch_attempt: u32,
+    /// Addition: the sender's message counter (1, 2, 3, ... over every message it publishes,
+    /// stamped by [`SyncTask`](super::SyncTask)). A reader that sees a sender's counter jump knows
+    /// it missed a message of the sync log and fences itself. Optional on input.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_seq: Option<u64>,
 }
 
 fn is_zero(x: &u32) -> bool {
@@ -288,12 +293,17 @@ pub struct SyncOutput {
     pub start: Vec<String>,
     /// Partition tokens to stop reading (ownership moved away).
     pub stop: Vec<String>,
+    /// Set once, when the task fences itself (it found a hole in the sync log it read, so its
+    /// view may be wrong): `stop` lists everything it ran, and the task does nothing more. The
+    /// caller leaves the group and starts a new task under a new id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fenced: Option<String>,
 }
 
 impl SyncOutput {
     /// Nothing to do.
     pub fn is_empty(&self) -> bool {
-        self.publish.is_empty() && self.start.is_empty() && self.stop.is_empty()
+        self.publish.is_empty() && self.start.is_empty() && self.stop.is_empty() && self.fenced.is_none()
     }
 }
 

@@ -140,6 +140,10 @@ impl WasmSyncTask {
         self.inner.is_behind()
     }
 
+    pub fn fenced(&self) -> Option<String> {
+        self.inner.fenced().map(str::to_string)
+    }
+
     #[wasm_bindgen(js_name = waitingFor)]
     pub fn waiting_for(&self) -> Vec<String> {
         self.inner.waiting_for()
