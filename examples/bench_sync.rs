@@ -14,16 +14,24 @@
 
 use std::time::Instant;
 
-use partkit::sync::{compute_epoch, MessageType, PartitionState, PartitionStatus, SyncMessage, TaskState};
+use partkit::sync::{
+    compute_epoch, MessageType, PartitionState, PartitionStatus, SyncMessage, TaskState,
+};
 use serde_json::json;
 
 fn token(i: usize) -> String {
     // Spanner partition tokens are long opaque strings
-    format!("{:040x}", (i as u128).wrapping_mul(0x9E37_79B9_7F4A_7C15_F39C_C060_5CED_C835))
+    format!(
+        "{:040x}",
+        (i as u128).wrapping_mul(0x9E37_79B9_7F4A_7C15_F39C_C060_5CED_C835)
+    )
 }
 
 fn state(task: usize, first: usize, count: usize, departed_share_to: Option<String>) -> TaskState {
-    let mut s = TaskState::empty(format!("connector_task-{task}_{:08x}", task * 2_654_435_761 % 4_294_967_296));
+    let mut s = TaskState::empty(format!(
+        "connector_task-{task}_{:08x}",
+        task * 2_654_435_761 % 4_294_967_296
+    ));
     s.state_version = 42;
     s.state_timestamp = 1_700_000_000_000;
     for i in first..first + count {
@@ -41,7 +49,9 @@ fn state(task: usize, first: usize, count: usize, departed_share_to: Option<Stri
         s.data.partitions.push(p);
     }
     if let Some(a) = departed_share_to {
-        s.share.partitions.push(PartitionState::created(token(10_000_000 + task), vec![]).shared_to(a));
+        s.share
+            .partitions
+            .push(PartitionState::created(token(10_000_000 + task), vec![]).shared_to(a));
     }
     s
 }
@@ -78,7 +88,18 @@ fn main() {
     // the leader's view: every task's state; the last tenth departed
     let per = partitions / tasks;
     let states: Vec<TaskState> = (0..tasks)
-        .map(|t| state(t, t * per, per + if t == tasks - 1 { partitions % tasks } else { 0 }, None))
+        .map(|t| {
+            state(
+                t,
+                t * per,
+                per + if t == tasks - 1 {
+                    partitions % tasks
+                } else {
+                    0
+                },
+                None,
+            )
+        })
         .collect();
     let live = tasks - tasks / 10;
     let members: Vec<String> = {
@@ -96,17 +117,33 @@ fn main() {
         moved = out.iter().map(|s| s.data.partitions.len()).sum::<usize>();
         std::hint::black_box(&out);
     }
-    let epoch_bytes = serde_json::to_string(&message(MessageType::NewEpoch, compute_epoch(&view, &members)))
-        .map(|s| s.len())
-        .unwrap_or(0);
+    let epoch_bytes = serde_json::to_string(&message(
+        MessageType::NewEpoch,
+        compute_epoch(&view, &members),
+    ))
+    .map(|s| s.len())
+    .unwrap_or(0);
 
     // message sizes as the number of tasks grows
     let mut sizes = Vec::new();
     for n in [1usize, 10, 100, 1_000] {
-        let states: Vec<TaskState> =
-            (0..n).map(|t| state(t, t * 100, 100, Some(format!("connector_task-{}", (t + 1) % n)))).collect();
-        let regular = serde_json::to_string(&message(MessageType::Regular, vec![states[0].clone()])).unwrap().len();
-        let all = serde_json::to_string(&message(MessageType::NewEpoch, states)).unwrap().len();
+        let states: Vec<TaskState> = (0..n)
+            .map(|t| {
+                state(
+                    t,
+                    t * 100,
+                    100,
+                    Some(format!("connector_task-{}", (t + 1) % n)),
+                )
+            })
+            .collect();
+        let regular =
+            serde_json::to_string(&message(MessageType::Regular, vec![states[0].clone()]))
+                .unwrap()
+                .len();
+        let all = serde_json::to_string(&message(MessageType::NewEpoch, states))
+            .unwrap()
+            .len();
         sizes.push(json!({"tasks": n, "regularBytes": regular, "newEpochBytes": all, "seedEveryMessageBytes": all}));
     }
 

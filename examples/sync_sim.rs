@@ -22,14 +22,18 @@ fn main() {
     let mut full_trace = false;
     let mut strict = false;
     let mut no_miss = false;
-    let mut jobs: usize = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let mut jobs: usize = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
     let mut i = 0;
     while i < args.len() {
         let val = |i: usize| -> u64 {
-            args.get(i + 1).and_then(|v| v.parse().ok()).unwrap_or_else(|| {
-                eprintln!("{} needs a number", args[i]);
-                std::process::exit(2)
-            })
+            args.get(i + 1)
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| {
+                    eprintln!("{} needs a number", args[i]);
+                    std::process::exit(2)
+                })
         };
         match args[i].as_str() {
             "--seeds" => {
@@ -62,7 +66,8 @@ fn main() {
     }
     let started = std::time::Instant::now();
     let next = Arc::new(AtomicU64::new(from));
-    let results: Arc<Mutex<(Vec<SimReport>, Vec<SimFailure>)>> = Arc::new(Mutex::new((Vec::new(), Vec::new())));
+    let results: Arc<Mutex<(Vec<SimReport>, Vec<SimFailure>)>> =
+        Arc::new(Mutex::new((Vec::new(), Vec::new())));
     let end = from + seeds;
     let threads: Vec<_> = (0..jobs)
         .map(|_| {
@@ -83,13 +88,21 @@ fn main() {
                 match r {
                     Ok(rep) => g.0.push(rep),
                     Err(f) => {
-                        eprintln!("seed {} failed: {}", f.seed, f.message.chars().take(300).collect::<String>());
+                        eprintln!(
+                            "seed {} failed: {}",
+                            f.seed,
+                            f.message.chars().take(300).collect::<String>()
+                        );
                         g.1.push(f);
                     }
                 }
                 let done = (g.0.len() + g.1.len()) as u64;
                 if seeds >= 10_000 && done % 10_000 == 0 {
-                    eprintln!("... {done} seeds, {} failed, {:.0?}", g.1.len(), started.elapsed());
+                    eprintln!(
+                        "... {done} seeds, {} failed, {:.0?}",
+                        g.1.len(),
+                        started.elapsed()
+                    );
                 }
             })
         })
@@ -115,7 +128,10 @@ fn main() {
         started.elapsed()
     );
     if !failed.is_empty() {
-        println!("failing seeds: {:?}", failed.iter().map(|f| f.seed).collect::<Vec<_>>());
+        println!(
+            "failing seeds: {:?}",
+            failed.iter().map(|f| f.seed).collect::<Vec<_>>()
+        );
     }
     println!("{} passed, {} failed", ok.len(), failed.len());
     if !failed.is_empty() {

@@ -4,8 +4,8 @@
 use std::collections::BTreeSet;
 
 use partkit::sync::{
-    compute_epoch, MessageType, PartitionSpec, PartitionState, PartitionStatus, RebalanceEvent, SharedPartition,
-    SyncMessage, SyncTask, TaskState,
+    compute_epoch, MessageType, PartitionSpec, PartitionState, PartitionStatus, RebalanceEvent,
+    SharedPartition, SyncMessage, SyncTask, TaskState,
 };
 use proptest::prelude::*;
 
@@ -32,7 +32,10 @@ fn state() -> impl Strategy<Value = TaskState> {
     (
         task_id(),
         0u64..5,
-        prop::collection::vec((token(), prop::collection::vec(token(), 0..3), status()), 0..5),
+        prop::collection::vec(
+            (token(), prop::collection::vec(token(), 0..3), status()),
+            0..5,
+        ),
         prop::collection::vec((token(), task_id()), 0..3),
     )
         .prop_map(|(id, v, data, share)| {
@@ -40,11 +43,17 @@ fn state() -> impl Strategy<Value = TaskState> {
             s.state_version = v;
             s.data.partitions = data
                 .into_iter()
-                .map(|(t, parents, st)| PartitionState { state: st, ..PartitionState::created(t, parents) })
+                .map(|(t, parents, st)| PartitionState {
+                    state: st,
+                    ..PartitionState::created(t, parents)
+                })
                 .collect();
             s.share.partitions = share
                 .into_iter()
-                .map(|(t, a)| SharedPartition { assignee: a, ..PartitionState::created(t, vec![]).shared_to("") })
+                .map(|(t, a)| SharedPartition {
+                    assignee: a,
+                    ..PartitionState::created(t, vec![]).shared_to("")
+                })
                 .collect();
             s
         })
@@ -52,9 +61,17 @@ fn state() -> impl Strategy<Value = TaskState> {
 
 fn message() -> impl Strategy<Value = SyncMessage> {
     (
-        prop_oneof![Just(String::new()), Just("1-t2".to_string()), "[0-3]-t[1-3]"],
+        prop_oneof![
+            Just(String::new()),
+            Just("1-t2".to_string()),
+            "[0-3]-t[1-3]"
+        ],
         task_id(),
-        prop_oneof![Just(MessageType::Regular), Just(MessageType::RebalanceAnswer), Just(MessageType::NewEpoch)],
+        prop_oneof![
+            Just(MessageType::Regular),
+            Just(MessageType::RebalanceAnswer),
+            Just(MessageType::NewEpoch)
+        ],
         prop::collection::vec(state(), 0..4),
         0u64..4,
         prop::option::of(prop_oneof![Just(String::new()), "[0-3]-t[1-3]"]),
@@ -62,19 +79,21 @@ fn message() -> impl Strategy<Value = SyncMessage> {
         any::<bool>(),
         prop::option::of(0u64..6),
     )
-        .prop_map(|(e, id, kind, states, g, base, rg, resend, seq)| SyncMessage {
-            sync_epoch: e,
-            task_id: id,
-            message_timestamp: 1,
-            kind,
-            connector_state: states,
-            epoch_generation: g,
-            base_epoch: base,
-            rebalance_generation: rg,
-            resend,
-            epoch_attempt: 0,
-            message_seq: seq,
-        })
+        .prop_map(
+            |(e, id, kind, states, g, base, rg, resend, seq)| SyncMessage {
+                sync_epoch: e,
+                task_id: id,
+                message_timestamp: 1,
+                kind,
+                connector_state: states,
+                epoch_generation: g,
+                base_epoch: base,
+                rebalance_generation: rg,
+                resend,
+                epoch_attempt: 0,
+                message_seq: seq,
+            },
+        )
 }
 
 #[derive(Debug, Clone)]

@@ -4,12 +4,17 @@
 use std::collections::BTreeMap;
 
 use partkit::sync::{
-    compute_epoch, MessageType, PartitionSpec, PartitionState, PartitionStatus, RebalanceEvent, SyncMessage,
-    SyncOptions, SyncOutput, SyncTask, TaskState,
+    compute_epoch, MessageType, PartitionSpec, PartitionState, PartitionStatus, RebalanceEvent,
+    SyncMessage, SyncOptions, SyncOutput, SyncTask, TaskState,
 };
 
 fn opts() -> SyncOptions {
-    SyncOptions { rebalance_timeout: 1_000, epoch_ack_timeout: 500, removal_delay: 100, tombstone_ttl: 10_000 }
+    SyncOptions {
+        rebalance_timeout: 1_000,
+        epoch_ack_timeout: 500,
+        removal_delay: 100,
+        tombstone_ttl: 10_000,
+    }
 }
 
 /// A tiny deterministic network: one totally ordered log, a read cursor per task.
@@ -25,21 +30,37 @@ struct Net {
 
 impl Net {
     fn new(ids: &[&str]) -> Self {
-        let mut n = Net { log: vec![], tasks: BTreeMap::new(), now: 0, started: BTreeMap::new(), stopped: BTreeMap::new(), strip_seq: false };
+        let mut n = Net {
+            log: vec![],
+            tasks: BTreeMap::new(),
+            now: 0,
+            started: BTreeMap::new(),
+            stopped: BTreeMap::new(),
+            strip_seq: false,
+        };
         for id in ids {
             n.add(id);
         }
         n
     }
     fn add(&mut self, id: &str) {
-        self.tasks.insert(id.to_string(), (SyncTask::with_options(id, opts()).unwrap(), 0));
+        self.tasks.insert(
+            id.to_string(),
+            (SyncTask::with_options(id, opts()).unwrap(), 0),
+        );
     }
     fn task(&self, id: &str) -> &SyncTask {
         &self.tasks[id].0
     }
     fn push(&mut self, id: &str, out: SyncOutput) {
-        self.started.entry(id.to_string()).or_default().extend(out.start);
-        self.stopped.entry(id.to_string()).or_default().extend(out.stop);
+        self.started
+            .entry(id.to_string())
+            .or_default()
+            .extend(out.start);
+        self.stopped
+            .entry(id.to_string())
+            .or_default()
+            .extend(out.stop);
         let strip = self.strip_seq;
         self.log.extend(out.publish.into_iter().map(|mut m| {
             if strip {
@@ -60,7 +81,13 @@ impl Net {
             members: (who == leader).then(|| members.iter().map(|s| s.to_string()).collect()),
         };
         let now = self.now;
-        let out = self.tasks.get_mut(who).unwrap().0.on_rebalance(&ev, now).unwrap();
+        let out = self
+            .tasks
+            .get_mut(who)
+            .unwrap()
+            .0
+            .on_rebalance(&ev, now)
+            .unwrap();
         self.push(who, out);
     }
     /// Deliver one message to `id`; false if it has read everything.
@@ -104,11 +131,18 @@ impl Net {
     }
     fn add_partitions(&mut self, id: &str, specs: &[PartitionSpec]) {
         let now = self.now;
-        let out = self.tasks.get_mut(id).unwrap().0.add_partitions(specs, now).unwrap();
+        let out = self
+            .tasks
+            .get_mut(id)
+            .unwrap()
+            .0
+            .add_partitions(specs, now)
+            .unwrap();
         self.push(id, out);
     }
     fn start_all(&mut self, id: &str) {
-        let tokens: Vec<String> = self.task(id)
+        let tokens: Vec<String> = self
+            .task(id)
             .owned_partitions()
             .iter()
             .filter(|p| p.state == PartitionStatus::Scheduled)
@@ -116,17 +150,30 @@ impl Net {
             .collect();
         for t in tokens {
             let now = self.now;
-            let out = self.tasks.get_mut(id).unwrap().0.partition_started(&t, now).unwrap();
+            let out = self
+                .tasks
+                .get_mut(id)
+                .unwrap()
+                .0
+                .partition_started(&t, now)
+                .unwrap();
             self.push(id, out);
         }
     }
     fn finish(&mut self, id: &str, token: &str) {
         let now = self.now;
-        let out = self.tasks.get_mut(id).unwrap().0.partition_finished(token, now).unwrap();
+        let out = self
+            .tasks
+            .get_mut(id)
+            .unwrap()
+            .0
+            .partition_finished(token, now)
+            .unwrap();
         self.push(id, out);
     }
     fn owned(&self, id: &str) -> Vec<String> {
-        let mut v: Vec<String> = self.task(id)
+        let mut v: Vec<String> = self
+            .task(id)
             .owned_partitions()
             .iter()
             .filter(|p| !p.state.is_done())
@@ -147,7 +194,10 @@ impl Net {
         }
     }
     fn epoch_count(&self) -> usize {
-        self.log.iter().filter(|m| m.kind == MessageType::NewEpoch && !m.resend).count()
+        self.log
+            .iter()
+            .filter(|m| m.kind == MessageType::NewEpoch && !m.resend)
+            .count()
     }
 }
 
@@ -177,7 +227,12 @@ fn dbz_6544_6685_single_task_leader_ignores_its_own_stale_answer_after_new_epoch
     n.settle();
     let before = n.task("t1").owned_partitions().to_vec();
     // the stale answer and the epoch are read again (duplicate delivery, replay after restart)
-    let stale: Vec<SyncMessage> = n.log.iter().filter(|m| m.kind != MessageType::Regular).cloned().collect();
+    let stale: Vec<SyncMessage> = n
+        .log
+        .iter()
+        .filter(|m| m.kind != MessageType::Regular)
+        .cloned()
+        .collect();
     for m in stale {
         let out = n.tasks.get_mut("t1").unwrap().0.on_message(&m, 10).unwrap();
         assert!(out.start.is_empty() && out.stop.is_empty());
@@ -196,11 +251,24 @@ fn dbz_6870_quick_successive_rebalances_neither_skip_the_epoch_nor_move_partitio
     n.tasks.remove("t3");
     n.rebalance(2, "t1", &["t1", "t2"]);
     n.drain("t1");
-    let e2 = n.log.iter().find(|m| m.kind == MessageType::NewEpoch && m.epoch_generation == 2).cloned();
+    let e2 = n
+        .log
+        .iter()
+        .find(|m| m.kind == MessageType::NewEpoch && m.epoch_generation == 2)
+        .cloned();
     let e2 = e2.expect("the leader of generation 2 published its epoch");
     let given = |who: &str| {
-        let mut v: Vec<String> = e2.connector_state.iter().find(|s| s.task_id == who).unwrap()
-            .data.partitions.iter().filter(|p| !p.state.is_done()).map(|p| p.token.clone()).collect();
+        let mut v: Vec<String> = e2
+            .connector_state
+            .iter()
+            .find(|s| s.task_id == who)
+            .unwrap()
+            .data
+            .partitions
+            .iter()
+            .filter(|p| !p.state.is_done())
+            .map(|p| p.token.clone())
+            .collect();
         v.sort();
         v
     };
@@ -225,10 +293,20 @@ fn dbz_6870_leader_keeps_shares_to_live_tasks_and_drops_finished_partitions_of_d
     // least-loaded task), finishes the parent and dies before the assignee reads the share
     n.start_all("t3");
     let p = n.owned("t3")[0].clone();
-    n.add_partitions("t3", &[PartitionSpec::new("c1", &[p.as_str()]), PartitionSpec::new("c2", &[p.as_str()])]);
+    n.add_partitions(
+        "t3",
+        &[
+            PartitionSpec::new("c1", &[p.as_str()]),
+            PartitionSpec::new("c2", &[p.as_str()]),
+        ],
+    );
     n.finish("t3", &p);
-    let shares: Vec<(String, String)> =
-        n.task("t3").shared_partitions().iter().map(|s| (s.token.clone(), s.assignee.clone())).collect();
+    let shares: Vec<(String, String)> = n
+        .task("t3")
+        .shared_partitions()
+        .iter()
+        .map(|s| (s.token.clone(), s.assignee.clone()))
+        .collect();
     assert_eq!(shares, vec![("c2".to_string(), "t1".to_string())]);
     n.tasks.remove("t3");
     n.rebalance(2, "t2", &["t1", "t2"]);
@@ -237,7 +315,10 @@ fn dbz_6870_leader_keeps_shares_to_live_tasks_and_drops_finished_partitions_of_d
     // partition did not pile up on the leader or anywhere
     assert!(n.owned("t1").contains(&"c2".to_string()));
     for t in ["t1", "t2"] {
-        assert!(!n.task(t).owned_partitions().iter().any(|q| q.token == p), "{t} got finished {p}");
+        assert!(
+            !n.task(t).owned_partitions().iter().any(|q| q.token == p),
+            "{t} got finished {p}"
+        );
     }
     n.assert_unique(&["t1", "t2"]);
     let mut all: Vec<String> = n.owned("t1").into_iter().chain(n.owned("t2")).collect();
@@ -255,7 +336,11 @@ fn dbz_6974_leader_elected_late_uses_answers_it_read_before() {
     assert_eq!(n.epoch_count(), 1);
     n.rebalance_one(2, "t1", &["t1", "t2"], "t1");
     n.drain("t1"); // its own answer: every member has answered
-    assert_eq!(n.epoch_count(), 2, "the late leader publishes at once, no timeout, no new rebalance");
+    assert_eq!(
+        n.epoch_count(),
+        2,
+        "the late leader publishes at once, no timeout, no new rebalance"
+    );
     n.settle();
     assert_eq!(n.task("t2").epoch(), Some("2-t1"));
 }
@@ -277,8 +362,17 @@ fn dbz_7001_leader_does_not_hang_on_a_silent_member() {
     n.drain("t2");
     assert_eq!(n.task("t1").epoch(), Some("2-t1"));
     // the silent member is alive: it keeps its partitions
-    let e2 = n.log.iter().rev().find(|m| m.kind == MessageType::NewEpoch).unwrap();
-    let t3 = e2.connector_state.iter().find(|s| s.task_id == "t3").unwrap();
+    let e2 = n
+        .log
+        .iter()
+        .rev()
+        .find(|m| m.kind == MessageType::NewEpoch)
+        .unwrap();
+    let t3 = e2
+        .connector_state
+        .iter()
+        .find(|s| s.task_id == "t3")
+        .unwrap();
     let mut kept: Vec<String> = t3.data.partitions.iter().map(|p| p.token.clone()).collect();
     kept.sort();
     assert_eq!(kept, t3_owned);
@@ -295,7 +389,10 @@ fn states_stamped_in_the_same_millisecond_are_both_applied() {
         let mut s = TaskState::empty("t2");
         s.state_timestamp = 42;
         s.state_version = version;
-        s.data.partitions = tokens.iter().map(|x| PartitionState::created(*x, vec![])).collect();
+        s.data.partitions = tokens
+            .iter()
+            .map(|x| PartitionState::created(*x, vec![]))
+            .collect();
         SyncMessage {
             sync_epoch: String::new(),
             task_id: "t2".into(),
@@ -312,11 +409,23 @@ fn states_stamped_in_the_same_millisecond_are_both_applied() {
     };
     t.on_message(&mk(1, &["a"]), 42).unwrap();
     t.on_message(&mk(2, &["a", "b"]), 42).unwrap();
-    let t2 = t.known_tasks().into_iter().find(|s| s.task_id == "t2").unwrap();
-    assert_eq!(t2.data.partitions.len(), 2, "the second state of the same millisecond is kept");
+    let t2 = t
+        .known_tasks()
+        .into_iter()
+        .find(|s| s.task_id == "t2")
+        .unwrap();
+    assert_eq!(
+        t2.data.partitions.len(),
+        2,
+        "the second state of the same millisecond is kept"
+    );
     // an older version arriving late does not win
     t.on_message(&mk(1, &["a"]), 43).unwrap();
-    let t2 = t.known_tasks().into_iter().find(|s| s.task_id == "t2").unwrap();
+    let t2 = t
+        .known_tasks()
+        .into_iter()
+        .find(|s| s.task_id == "t2")
+        .unwrap();
     assert_eq!(t2.state_version, 2);
 }
 
@@ -330,7 +439,10 @@ fn regular_message_from_a_task_not_yet_known_is_accepted() {
     n.drain("t4");
     assert!(n.task("t2").known_tasks().iter().all(|s| s.task_id != "t4"));
     n.drain("t2");
-    assert!(n.task("t2").known_tasks().iter().any(|s| s.task_id == "t4"), "t4's answer is in t2's view at once");
+    assert!(
+        n.task("t2").known_tasks().iter().any(|s| s.task_id == "t4"),
+        "t4's answer is in t2's view at once"
+    );
 }
 
 #[test]
@@ -342,7 +454,12 @@ fn tie_breaking_is_deterministic_lowest_load_then_finder_then_smallest_id() {
         // all loads 0: the finder keeps the first one, then t1, then t3 (smallest id first)
         n.add_partitions("t2", &specs(&["a", "b", "c", "d"]));
         n.settle();
-        (n.owned("t1"), n.owned("t2"), n.owned("t3"), serde_json::to_string(&n.log).unwrap())
+        (
+            n.owned("t1"),
+            n.owned("t2"),
+            n.owned("t3"),
+            serde_json::to_string(&n.log).unwrap(),
+        )
     };
     let (t1, t2, t3, log) = run();
     assert_eq!(t2, vec!["a", "d"]);
@@ -360,7 +477,11 @@ fn task_missing_a_new_epoch_is_not_blocked_until_the_next_rebalance() {
     n.rebalance(1, "t1", &["t1", "t2"]);
     n.drain("t2"); // t2's view: its own answer
     n.drain("t1"); // t1 publishes E1
-    let e1 = n.log.iter().position(|m| m.kind == MessageType::NewEpoch).unwrap();
+    let e1 = n
+        .log
+        .iter()
+        .position(|m| m.kind == MessageType::NewEpoch)
+        .unwrap();
     while n.tasks["t2"].1 < e1 {
         n.step("t2");
     }
@@ -373,7 +494,11 @@ fn task_missing_a_new_epoch_is_not_blocked_until_the_next_rebalance() {
     n.tick(500); // the leader re-publishes the epoch to the member that did not acknowledge it
     n.settle();
     assert_eq!(n.task("t2").epoch(), Some("1-t1"));
-    assert_eq!(n.owned("t2"), vec!["b"], "t2 picked up the share made while it was behind");
+    assert_eq!(
+        n.owned("t2"),
+        vec!["b"],
+        "t2 picked up the share made while it was behind"
+    );
     n.assert_unique(&["t1", "t2"]);
 }
 
@@ -386,7 +511,11 @@ fn task_missing_a_new_epoch_fences_itself_at_the_next_message_of_the_leader() {
     let mut n = Net::new(&["t1", "t2"]);
     n.rebalance(1, "t1", &["t1", "t2"]);
     n.drain("t1"); // t1 publishes E1
-    let e1 = n.log.iter().position(|m| m.kind == MessageType::NewEpoch).unwrap();
+    let e1 = n
+        .log
+        .iter()
+        .position(|m| m.kind == MessageType::NewEpoch)
+        .unwrap();
     while n.tasks["t2"].1 < e1 {
         n.step("t2");
     }
@@ -400,8 +529,19 @@ fn task_missing_a_new_epoch_fences_itself_at_the_next_message_of_the_leader() {
     // a fenced task does nothing more
     let out = n.tasks.get_mut("t2").unwrap().0.tick(10_000);
     assert!(out.is_empty());
-    let ev = RebalanceEvent { generation: 2, leader: true, members: Some(vec!["t2".into()]) };
-    assert!(n.tasks.get_mut("t2").unwrap().0.on_rebalance(&ev, 10_000).unwrap().is_empty());
+    let ev = RebalanceEvent {
+        generation: 2,
+        leader: true,
+        members: Some(vec!["t2".into()]),
+    };
+    assert!(n
+        .tasks
+        .get_mut("t2")
+        .unwrap()
+        .0
+        .on_rebalance(&ev, 10_000)
+        .unwrap()
+        .is_empty());
     assert_eq!(n.log.len(), log_len);
     // the replacement
     n.add("t3");
@@ -442,7 +582,10 @@ fn sharing_is_disabled_between_a_rebalance_and_the_new_epoch() {
     n.rebalance_one(2, "t1", &["t1", "t2", "t3"], "t2");
     assert!(!n.task("t2").sharing_enabled());
     n.add_partitions("t2", &specs(&["x", "y"]));
-    assert!(n.task("t2").shared_partitions().is_empty(), "children stay with the finder");
+    assert!(
+        n.task("t2").shared_partitions().is_empty(),
+        "children stay with the finder"
+    );
     assert!(n.owned("t2").contains(&"x".to_string()));
     n.rebalance_one(2, "t1", &["t1", "t2", "t3"], "t1");
     n.rebalance_one(2, "t1", &["t1", "t2", "t3"], "t3");
@@ -453,7 +596,12 @@ fn sharing_is_disabled_between_a_rebalance_and_the_new_epoch() {
 #[test]
 fn messages_of_older_epochs_cannot_take_partitions_away() {
     let mut n = three_tasks();
-    let old: Vec<SyncMessage> = n.log.iter().filter(|m| m.kind == MessageType::Regular).cloned().collect();
+    let old: Vec<SyncMessage> = n
+        .log
+        .iter()
+        .filter(|m| m.kind == MessageType::Regular)
+        .cloned()
+        .collect();
     n.tasks.remove("t3");
     n.rebalance(2, "t1", &["t1", "t2"]);
     n.settle();
@@ -477,7 +625,14 @@ fn ready_for_streaming_only_when_every_parent_is_done_and_merge_child_by_smalles
     // merge child of a and b; found twice, created once
     n.add_partitions("t1", &[PartitionSpec::new("m", &["b", "a"])]);
     n.add_partitions("t1", &[PartitionSpec::new("m", &["a", "b"])]);
-    let m = |n: &Net| n.task("t1").owned_partitions().iter().filter(|p| p.token == "m").map(|p| p.state).collect::<Vec<_>>();
+    let m = |n: &Net| {
+        n.task("t1")
+            .owned_partitions()
+            .iter()
+            .filter(|p| p.token == "m")
+            .map(|p| p.state)
+            .collect::<Vec<_>>()
+    };
     assert_eq!(m(&n), vec![PartitionStatus::Created]);
     n.finish("t1", "a");
     assert_eq!(m(&n), vec![PartitionStatus::Created], "b still running");
@@ -486,8 +641,12 @@ fn ready_for_streaming_only_when_every_parent_is_done_and_merge_child_by_smalles
     assert!(n.started["t1"].contains(&"m".to_string()));
     // another task that does not own the smallest parent does not create it
     let mut other = SyncTask::new("t9").unwrap();
-    other.add_partitions(&[PartitionSpec::new("a2", &[])], 0).unwrap();
-    other.add_partitions(&[PartitionSpec::new("z", &["a1", "a2"])], 0).unwrap();
+    other
+        .add_partitions(&[PartitionSpec::new("a2", &[])], 0)
+        .unwrap();
+    other
+        .add_partitions(&[PartitionSpec::new("z", &["a1", "a2"])], 0)
+        .unwrap();
     assert!(other.owned_partitions().iter().all(|p| p.token != "z"));
 }
 
@@ -500,19 +659,48 @@ fn finished_partition_is_removed_after_the_delay_once_its_children_are_done() {
     n.start_all("t1");
     n.add_partitions("t1", &[PartitionSpec::new("c", &["a"])]);
     n.finish("t1", "a");
-    let state = |n: &Net, t: &str| n.task("t1").owned_partitions().iter().find(|p| p.token == t).map(|p| p.state);
+    let state = |n: &Net, t: &str| {
+        n.task("t1")
+            .owned_partitions()
+            .iter()
+            .find(|p| p.token == t)
+            .map(|p| p.state)
+    };
     n.tick(200);
-    assert_eq!(state(&n, "a"), Some(PartitionStatus::Finished), "child c not finished yet");
+    assert_eq!(
+        state(&n, "a"),
+        Some(PartitionStatus::Finished),
+        "child c not finished yet"
+    );
     n.start_all("t1");
     n.finish("t1", "c");
     n.tick(50);
     assert_eq!(state(&n, "a"), Some(PartitionStatus::Removed));
-    assert_eq!(state(&n, "c"), Some(PartitionStatus::Finished), "delay not over for c");
+    assert_eq!(
+        state(&n, "c"),
+        Some(PartitionStatus::Finished),
+        "delay not over for c"
+    );
     n.tick(100);
     assert_eq!(state(&n, "c"), Some(PartitionStatus::Removed));
-    assert_eq!(n.task("t1").poll_timeout(), Some(n.task("t1").owned_partitions().iter().map(|p| p.finished_timestamp.unwrap()).min().unwrap() + 100 + 10_000));
+    assert_eq!(
+        n.task("t1").poll_timeout(),
+        Some(
+            n.task("t1")
+                .owned_partitions()
+                .iter()
+                .map(|p| p.finished_timestamp.unwrap())
+                .min()
+                .unwrap()
+                + 100
+                + 10_000
+        )
+    );
     n.tick(20_000);
-    assert!(n.task("t1").owned_partitions().is_empty(), "tombstones dropped after the ttl");
+    assert!(
+        n.task("t1").owned_partitions().is_empty(),
+        "tombstones dropped after the ttl"
+    );
 }
 
 #[test]
@@ -533,11 +721,15 @@ fn load_counts_unfinished_owned_partitions_and_shares_addressed() {
 fn departed_tasks_partitions_go_to_least_loaded_members() {
     let mut dead = TaskState::empty("dead");
     for i in 0..6 {
-        dead.data.partitions.push(PartitionState::created(format!("d{i}"), vec![]));
+        dead.data
+            .partitions
+            .push(PartitionState::created(format!("d{i}"), vec![]));
     }
     let mut a = TaskState::empty("a");
     for i in 0..3 {
-        a.data.partitions.push(PartitionState::created(format!("a{i}"), vec![]));
+        a.data
+            .partitions
+            .push(PartitionState::created(format!("a{i}"), vec![]));
     }
     let b = TaskState::empty("b");
     let c = TaskState::empty("c");
@@ -554,16 +746,45 @@ fn bad_input_is_rejected_with_a_code_and_changes_nothing() {
     let before = format!("{t:?}");
     let mut msg = n.log.last().unwrap().clone();
     msg.task_id.clear();
-    assert_eq!(t.on_message(&msg, 5).unwrap_err().code(), "SYNC_MALFORMED_MESSAGE");
+    assert_eq!(
+        t.on_message(&msg, 5).unwrap_err().code(),
+        "SYNC_MALFORMED_MESSAGE"
+    );
     let mut msg = n.log.last().unwrap().clone();
     msg.connector_state.clear();
-    assert_eq!(t.on_message(&msg, 5).unwrap_err().code(), "SYNC_MALFORMED_MESSAGE");
-    assert_eq!(t.partition_started("nope", 5).unwrap_err().code(), "SYNC_UNKNOWN_PARTITION");
-    assert_eq!(t.partition_finished("nope", 5).unwrap_err().code(), "SYNC_UNKNOWN_PARTITION");
-    let ev = RebalanceEvent { generation: 9, leader: true, members: None };
-    assert_eq!(t.on_rebalance(&ev, 5).unwrap_err().code(), "SYNC_INVALID_REBALANCE");
-    assert_eq!(t.add_partitions(&[PartitionSpec::new("", &[])], 5).unwrap_err().code(), "SYNC_INVALID_PARTITION");
-    assert_eq!(t.add_partitions(&[PartitionSpec::new("q", &["q"])], 5).unwrap_err().code(), "SYNC_INVALID_PARTITION");
+    assert_eq!(
+        t.on_message(&msg, 5).unwrap_err().code(),
+        "SYNC_MALFORMED_MESSAGE"
+    );
+    assert_eq!(
+        t.partition_started("nope", 5).unwrap_err().code(),
+        "SYNC_UNKNOWN_PARTITION"
+    );
+    assert_eq!(
+        t.partition_finished("nope", 5).unwrap_err().code(),
+        "SYNC_UNKNOWN_PARTITION"
+    );
+    let ev = RebalanceEvent {
+        generation: 9,
+        leader: true,
+        members: None,
+    };
+    assert_eq!(
+        t.on_rebalance(&ev, 5).unwrap_err().code(),
+        "SYNC_INVALID_REBALANCE"
+    );
+    assert_eq!(
+        t.add_partitions(&[PartitionSpec::new("", &[])], 5)
+            .unwrap_err()
+            .code(),
+        "SYNC_INVALID_PARTITION"
+    );
+    assert_eq!(
+        t.add_partitions(&[PartitionSpec::new("q", &["q"])], 5)
+            .unwrap_err()
+            .code(),
+        "SYNC_INVALID_PARTITION"
+    );
     assert_eq!(format!("{t:?}"), before);
 }
 
@@ -572,8 +793,21 @@ fn wire_format_uses_the_seed_field_names() {
     let mut n = three_tasks();
     n.settle();
     let json = serde_json::to_value(&n.log).unwrap();
-    let epoch = json.as_array().unwrap().iter().find(|m| m["type"] == "NewEpoch").unwrap();
-    for k in ["syncEpoch", "taskID", "messageTimestamp", "type", "connectorState", "epochGeneration", "baseEpoch"] {
+    let epoch = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["type"] == "NewEpoch")
+        .unwrap();
+    for k in [
+        "syncEpoch",
+        "taskID",
+        "messageTimestamp",
+        "type",
+        "connectorState",
+        "epochGeneration",
+        "baseEpoch",
+    ] {
         assert!(epoch.get(k).is_some(), "{k}");
     }
     let st = &epoch["connectorState"][0];
@@ -581,7 +815,18 @@ fn wire_format_uses_the_seed_field_names() {
         assert!(st.get(k).is_some(), "{k}");
     }
     assert!(st["data"]["partitions"].is_array() && st["share"]["partitions"].is_array());
-    let regular = json.as_array().unwrap().iter().find(|m| m["type"] == "Regular" && !m["connectorState"][0]["share"]["partitions"].as_array().unwrap().is_empty()).unwrap();
+    let regular = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| {
+            m["type"] == "Regular"
+                && !m["connectorState"][0]["share"]["partitions"]
+                    .as_array()
+                    .unwrap()
+                    .is_empty()
+        })
+        .unwrap();
     let sh = &regular["connectorState"][0]["share"]["partitions"][0];
     for k in ["token", "parents", "state", "assignee"] {
         assert!(sh.get(k).is_some(), "{k}");

@@ -5,7 +5,10 @@
 use partkit::sync::sim::{run, SimConfig};
 
 fn seeds(chunk: u64) {
-    let total: u64 = std::env::var("SYNC_SIM_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(300);
+    let total: u64 = std::env::var("SYNC_SIM_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(300);
     let per = total.div_ceil(3);
     let mut failures = Vec::new();
     let mut finished = 0;

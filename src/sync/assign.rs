@@ -36,8 +36,11 @@ use super::types::{PartitionState, TaskState};
 /// assert_eq!(out[1].data.partitions[0].token, "p2");
 /// ```
 pub fn compute_epoch(view: &[&TaskState], members: &[String]) -> Vec<TaskState> {
-    let member_index: HashMap<&str, usize> =
-        members.iter().enumerate().map(|(i, m)| (m.as_str(), i)).collect();
+    let member_index: HashMap<&str, usize> = members
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (m.as_str(), i))
+        .collect();
     let by_id: HashMap<&str, &TaskState> = view.iter().map(|s| (s.task_id.as_str(), *s)).collect();
 
     // 1. survivors keep what they own
@@ -70,14 +73,22 @@ pub fn compute_epoch(view: &[&TaskState], members: &[String]) -> Vec<TaskState> 
     let mut states: Vec<&TaskState> = view.to_vec();
     states.sort_by(|a, b| a.task_id.cmp(&b.task_id));
     // a token in some task's data is that task's (handled above and in step 3), not the share's
-    let in_data: HashSet<&str> =
-        states.iter().flat_map(|s| s.data.partitions.iter().map(|p| p.token.as_str())).collect();
+    let in_data: HashSet<&str> = states
+        .iter()
+        .flat_map(|s| s.data.partitions.iter().map(|p| p.token.as_str()))
+        .collect();
     for s in &states {
         for sh in &s.share.partitions {
-            if in_data.contains(sh.token.as_str()) || owned.contains(sh.token.as_str()) || pooled.contains(sh.token.as_str()) {
+            if in_data.contains(sh.token.as_str())
+                || owned.contains(sh.token.as_str())
+                || pooled.contains(sh.token.as_str())
+            {
                 continue;
             }
-            match (member_index.get(sh.assignee.as_str()), member_index.get(s.task_id.as_str())) {
+            match (
+                member_index.get(sh.assignee.as_str()),
+                member_index.get(s.task_id.as_str()),
+            ) {
                 (Some(&i), _) => {
                     owned.insert(sh.token.as_str());
                     out[i].data.partitions.push(sh.to_partition());

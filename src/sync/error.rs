@@ -32,7 +32,10 @@ pub struct SyncError {
 
 impl SyncError {
     pub(crate) fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        SyncError { kind, message: message.into() }
+        SyncError {
+            kind,
+            message: message.into(),
+        }
     }
 
     /// Stable machine-readable code.
@@ -67,5 +70,8 @@ impl fmt::Display for SyncError {
 impl std::error::Error for SyncError {}
 
 pub(crate) fn malformed(why: impl fmt::Display) -> SyncError {
-    SyncError::new(ErrorKind::MalformedMessage, format!("malformed sync message: {why}"))
+    SyncError::new(
+        ErrorKind::MalformedMessage,
+        format!("malformed sync message: {why}"),
+    )
 }

@@ -182,8 +182,16 @@ pub struct SimFailure {
 
 impl std::fmt::Display for SimFailure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        writeln!(f, "sync simulation failed: seed {} step {}: {}", self.seed, self.step, self.message)?;
-        writeln!(f, "replay: cargo run --example sync_sim -- --seed {} --trace", self.seed)?;
+        writeln!(
+            f,
+            "sync simulation failed: seed {} step {}: {}",
+            self.seed, self.step, self.message
+        )?;
+        writeln!(
+            f,
+            "replay: cargo run --example sync_sim -- --seed {} --trace",
+            self.seed
+        )?;
         for l in &self.trace {
             writeln!(f, "  {l}")?;
         }
@@ -252,7 +260,14 @@ fn build_dag(rng: &mut Rng, n: usize) -> (BTreeMap<String, Part>, Vec<String>) {
     let mut roots = Vec::new();
     for _ in 0..roots_n {
         let t = new_token(&mut next);
-        dag.insert(t.clone(), Part { parents: vec![], children: vec![], work: rng.range(1, 6) as u32 });
+        dag.insert(
+            t.clone(),
+            Part {
+                parents: vec![],
+                children: vec![],
+                work: rng.range(1, 6) as u32,
+            },
+        );
         leaves.push(t.clone());
         roots.push(t);
     }
@@ -264,7 +279,14 @@ fn build_dag(rng: &mut Rng, n: usize) -> (BTreeMap<String, Part>, Vec<String>) {
             let c = new_token(&mut next);
             dag.get_mut(&a).expect("leaf").children.push(c.clone());
             dag.get_mut(&b).expect("leaf").children.push(c.clone());
-            dag.insert(c.clone(), Part { parents: vec![a, b], children: vec![], work: rng.range(1, 6) as u32 });
+            dag.insert(
+                c.clone(),
+                Part {
+                    parents: vec![a, b],
+                    children: vec![],
+                    work: rng.range(1, 6) as u32,
+                },
+            );
             leaves.push(c);
         } else {
             let a = leaves.remove(rng.below(leaves.len() as u64) as usize);
@@ -273,7 +295,11 @@ fn build_dag(rng: &mut Rng, n: usize) -> (BTreeMap<String, Part>, Vec<String>) {
                 dag.get_mut(&a).expect("leaf").children.push(c.clone());
                 dag.insert(
                     c.clone(),
-                    Part { parents: vec![a.clone()], children: vec![], work: rng.range(1, 6) as u32 },
+                    Part {
+                        parents: vec![a.clone()],
+                        children: vec![],
+                        work: rng.range(1, 6) as u32,
+                    },
                 );
                 leaves.push(c);
             }
@@ -336,7 +362,8 @@ impl Sim {
     }
 
     fn note(&mut self, line: String) {
-        self.trace.push_back(format!("#{} t={} {line}", self.step, self.now));
+        self.trace
+            .push_back(format!("#{} t={} {line}", self.step, self.now));
         if !self.cfg.full_trace && self.trace.len() > 5000 {
             self.trace.pop_front();
         }
@@ -360,7 +387,9 @@ impl Sim {
     }
 
     fn alive(&self) -> Vec<usize> {
-        (0..self.nodes.len()).filter(|&i| self.nodes[i].alive).collect()
+        (0..self.nodes.len())
+            .filter(|&i| self.nodes[i].alive)
+            .collect()
     }
 
     fn pick(&mut self, v: &[usize]) -> Option<usize> {
@@ -394,8 +423,12 @@ impl Sim {
         let mut budget = self.cfg.heal_budget;
         while !done(self) {
             if budget == 0 {
-                let missing: Vec<&String> =
-                    self.dag.keys().filter(|t| !self.finished.contains(*t)).take(20).collect();
+                let missing: Vec<&String> = self
+                    .dag
+                    .keys()
+                    .filter(|t| !self.finished.contains(*t))
+                    .take(20)
+                    .collect();
                 return Err(format!(
                     "liveness: not converged after the heal budget; unfinished: {missing:?}; {}",
                     self.describe()
@@ -437,7 +470,8 @@ impl Sim {
     /// everything delivered.
     fn converged(&self) -> bool {
         let alive = self.alive();
-        let epochs: BTreeSet<Option<&str>> = alive.iter().map(|&i| self.nodes[i].task.epoch()).collect();
+        let epochs: BTreeSet<Option<&str>> =
+            alive.iter().map(|&i| self.nodes[i].task.epoch()).collect();
         epochs.len() == 1
             && !alive.is_empty()
             && self.change_at.is_none()
@@ -458,7 +492,9 @@ impl Sim {
             && alive == self.members
             && alive.iter().all(|&i| {
                 let n = &self.nodes[i];
-                n.events.is_empty() && n.task.in_epoch() && n.task.epoch_generation() == self.generation
+                n.events.is_empty()
+                    && n.task.in_epoch()
+                    && n.task.epoch_generation() == self.generation
             })
     }
 
@@ -519,7 +555,9 @@ impl Sim {
     // --------------------------------------------------------------------------- membership
 
     fn membership(&mut self) -> Check {
-        let Some(at) = self.change_at else { return Ok(()) };
+        let Some(at) = self.change_at else {
+            return Ok(());
+        };
         if self.step < at {
             return Ok(());
         }
@@ -532,7 +570,10 @@ impl Sim {
         self.members = alive.clone();
         let leader = alive[self.rng.below(alive.len() as u64) as usize];
         let ids: Vec<String> = alive.iter().map(|&i| self.nodes[i].id.clone()).collect();
-        self.note(format!("generation {} members {:?} leader {}", self.generation, ids, self.nodes[leader].id));
+        self.note(format!(
+            "generation {} members {:?} leader {}",
+            self.generation, ids, self.nodes[leader].id
+        ));
         for &i in &alive {
             let ev = RebalanceEvent {
                 generation: self.generation,
@@ -556,7 +597,9 @@ impl Sim {
         } else {
             alive
         };
-        let Some(i) = self.pick(&candidates) else { return Ok(()) };
+        let Some(i) = self.pick(&candidates) else {
+            return Ok(());
+        };
         let n = &mut self.nodes[i];
         n.alive = false;
         n.events.clear();
@@ -566,7 +609,14 @@ impl Sim {
         let delay = self.rng.range(1, 30) as usize;
         let at = self.step + delay;
         self.change_at = Some(self.change_at.map_or(at, |c| c.min(at)));
-        self.note(format!("crash {id}{}", if leader_only { " (leader collecting answers)" } else { "" }));
+        self.note(format!(
+            "crash {id}{}",
+            if leader_only {
+                " (leader collecting answers)"
+            } else {
+                ""
+            }
+        ));
         Ok(())
     }
 
@@ -608,7 +658,10 @@ impl Sim {
             // the task stopped everything and falls silent: it leaves the group, and the
             // connector starts a replacement under a new id
             if !self.nodes[i].running.is_empty() {
-                return Err(format!("{} fenced itself but still runs {:?}", self.nodes[i].id, self.nodes[i].running));
+                return Err(format!(
+                    "{} fenced itself but still runs {:?}",
+                    self.nodes[i].id, self.nodes[i].running
+                ));
             }
             let n = &mut self.nodes[i];
             n.alive = false;
@@ -624,7 +677,10 @@ impl Sim {
         for t in &out.start {
             if self.finished.contains(t) {
                 if self.cfg.strict_reruns {
-                    return Err(format!("rerun: {} told to start {t}, which already finished", self.nodes[i].id));
+                    return Err(format!(
+                        "rerun: {} told to start {t}, which already finished",
+                        self.nodes[i].id
+                    ));
                 }
                 self.report.reruns += 1;
                 let l = format!("{} reruns finished {t}", self.nodes[i].id);
@@ -643,14 +699,17 @@ impl Sim {
         }
         for m in out.publish {
             let json = serde_json::to_string(&m).map_err(|e| format!("serialize: {e}"))?;
-            let back: SyncMessage = serde_json::from_str(&json).map_err(|e| format!("deserialize: {e}"))?;
+            let back: SyncMessage =
+                serde_json::from_str(&json).map_err(|e| format!("deserialize: {e}"))?;
             if back != m {
                 return Err(format!("json round trip changed a message: {json}"));
             }
             self.report.max_message_bytes = self.report.max_message_bytes.max(json.len());
             for s in &m.connector_state {
-                self.created.extend(s.data.partitions.iter().map(|p| p.token.clone()));
-                self.created.extend(s.share.partitions.iter().map(|p| p.token.clone()));
+                self.created
+                    .extend(s.data.partitions.iter().map(|p| p.token.clone()));
+                self.created
+                    .extend(s.share.partitions.iter().map(|p| p.token.clone()));
             }
             if m.kind == MessageType::NewEpoch {
                 let l = format!(
@@ -664,7 +723,11 @@ impl Sim {
                         .map(|s| format!(
                             "{}:{:?}",
                             s.task_id,
-                            s.data.partitions.iter().map(|p| p.token.as_str()).collect::<Vec<_>>()
+                            s.data
+                                .partitions
+                                .iter()
+                                .map(|p| p.token.as_str())
+                                .collect::<Vec<_>>()
                         ))
                         .collect::<Vec<_>>()
                         .join(" ")
@@ -674,15 +737,24 @@ impl Sim {
             self.log.push(m);
         }
         if !out.start.is_empty() || !out.stop.is_empty() {
-            let l = format!("{} start {:?} stop {:?}", self.nodes[i].id, out.start, out.stop);
+            let l = format!(
+                "{} start {:?} stop {:?}",
+                self.nodes[i].id, out.start, out.stop
+            );
             self.note(l);
         }
         Ok(())
     }
 
     fn deliver(&mut self, faults: bool) -> Check {
-        let alive: Vec<usize> = self.alive().into_iter().filter(|&i| self.nodes[i].cursor < self.log.len()).collect();
-        let Some(i) = self.pick(&alive) else { return self.tick() };
+        let alive: Vec<usize> = self
+            .alive()
+            .into_iter()
+            .filter(|&i| self.nodes[i].cursor < self.log.len())
+            .collect();
+        let Some(i) = self.pick(&alive) else {
+            return self.tick();
+        };
         if self.nodes[i].slow && !self.rng.chance(150) {
             return Ok(());
         }
@@ -703,7 +775,10 @@ impl Sim {
                 && self.rng.chance(self.cfg.faults.miss_epoch)
             {
                 self.seen_epochs.insert((i, msg.sync_epoch.clone()));
-                let l = format!("{} misses #{k} NewEpoch {}", self.nodes[i].id, msg.sync_epoch);
+                let l = format!(
+                    "{} misses #{k} NewEpoch {}",
+                    self.nodes[i].id, msg.sync_epoch
+                );
                 self.note(l);
                 continue;
             }
@@ -727,7 +802,11 @@ impl Sim {
         t.owned_partitions()
             .iter()
             .map(|p| p.token.clone())
-            .chain(t.shared_partitions().iter().map(|s| format!("{}->{}", s.token, s.assignee)))
+            .chain(
+                t.shared_partitions()
+                    .iter()
+                    .map(|s| format!("{}->{}", s.token, s.assignee)),
+            )
             .collect()
     }
 
@@ -757,20 +836,33 @@ impl Sim {
             let l = format!("{} applies epoch {:?} (#{k})", self.nodes[i].id, after);
             self.note(l);
         }
-        self.note_owned(i, &owned_before, &format!("#{k} {:?} from {}", msg.kind, msg.task_id));
+        self.note_owned(
+            i,
+            &owned_before,
+            &format!("#{k} {:?} from {}", msg.kind, msg.task_id),
+        );
         self.apply(i, out)
     }
 
     fn deliver_event(&mut self) -> Check {
-        let with: Vec<usize> = self.alive().into_iter().filter(|&i| !self.nodes[i].events.is_empty()).collect();
-        let Some(i) = self.pick(&with) else { return self.tick() };
+        let with: Vec<usize> = self
+            .alive()
+            .into_iter()
+            .filter(|&i| !self.nodes[i].events.is_empty())
+            .collect();
+        let Some(i) = self.pick(&with) else {
+            return self.tick();
+        };
         let ev = self.nodes[i].events.pop_front().expect("non-empty");
         let now = self.now;
         let out = self.nodes[i]
             .task
             .on_rebalance(&ev, now)
             .map_err(|e| format!("{} rejected rebalance: {e}", self.nodes[i].id))?;
-        let l = format!("{} rebalance g{} leader {}", self.nodes[i].id, ev.generation, ev.leader);
+        let l = format!(
+            "{} rebalance g{} leader {}",
+            self.nodes[i].id, ev.generation, ev.leader
+        );
         self.note(l);
         self.apply(i, out)
     }
@@ -779,8 +871,14 @@ impl Sim {
         if self.frozen {
             return self.tick();
         }
-        let with: Vec<usize> = self.alive().into_iter().filter(|&i| !self.nodes[i].running.is_empty()).collect();
-        let Some(i) = self.pick(&with) else { return self.tick() };
+        let with: Vec<usize> = self
+            .alive()
+            .into_iter()
+            .filter(|&i| !self.nodes[i].running.is_empty())
+            .collect();
+        let Some(i) = self.pick(&with) else {
+            return self.tick();
+        };
         let tokens: Vec<String> = self.nodes[i].running.keys().cloned().collect();
         let t = tokens[self.rng.below(tokens.len() as u64) as usize].clone();
         let phase = self.nodes[i].running[&t];
@@ -824,7 +922,10 @@ impl Sim {
                     let l = format!(
                         "{} finds children of {t}: {:?}",
                         self.nodes[i].id,
-                        children.iter().map(|c| c.token.as_str()).collect::<Vec<_>>()
+                        children
+                            .iter()
+                            .map(|c| c.token.as_str())
+                            .collect::<Vec<_>>()
                     );
                     self.note(l);
                     self.note_owned(i, &owned_before, "add_partitions");
@@ -854,9 +955,20 @@ impl Sim {
         }
         // roots: added once, by the first task that applies an epoch
         if !self.roots_added {
-            if let Some(i) = self.alive().into_iter().find(|&i| self.nodes[i].task.in_epoch()) {
-                let specs: Vec<PartitionSpec> = self.roots.iter().map(|r| PartitionSpec::new(r.clone(), &[])).collect();
-                let out = self.nodes[i].task.add_partitions(&specs, now).map_err(|e| format!("roots: {e}"))?;
+            if let Some(i) = self
+                .alive()
+                .into_iter()
+                .find(|&i| self.nodes[i].task.in_epoch())
+            {
+                let specs: Vec<PartitionSpec> = self
+                    .roots
+                    .iter()
+                    .map(|r| PartitionSpec::new(r.clone(), &[]))
+                    .collect();
+                let out = self.nodes[i]
+                    .task
+                    .add_partitions(&specs, now)
+                    .map_err(|e| format!("roots: {e}"))?;
                 self.roots_added = true;
                 let l = format!("{} adds roots {:?}", self.nodes[i].id, self.roots);
                 self.note(l);
@@ -869,7 +981,9 @@ impl Sim {
 
     fn garbage(&mut self) -> Check {
         let alive = self.alive();
-        let Some(i) = self.pick(&alive) else { return Ok(()) };
+        let Some(i) = self.pick(&alive) else {
+            return Ok(());
+        };
         let mut msg = match self.log.last() {
             Some(m) => m.clone(),
             None => return Ok(()),
@@ -897,10 +1011,16 @@ impl Sim {
         let before = format!("{:?}", self.nodes[i].task);
         let now = self.now;
         match self.nodes[i].task.on_message(&msg, now) {
-            Ok(_) => Err(format!("{} accepted a malformed message: {msg:?}", self.nodes[i].id)),
+            Ok(_) => Err(format!(
+                "{} accepted a malformed message: {msg:?}",
+                self.nodes[i].id
+            )),
             Err(_) => {
                 if format!("{:?}", self.nodes[i].task) != before {
-                    return Err(format!("{} changed state on a rejected message", self.nodes[i].id));
+                    return Err(format!(
+                        "{} changed state on a rejected message",
+                        self.nodes[i].id
+                    ));
                 }
                 Ok(())
             }
@@ -915,11 +1035,28 @@ impl Sim {
         let alive = self.alive();
         let before: BTreeMap<usize, usize> = alive
             .iter()
-            .map(|&i| (i, self.nodes[i].task.owned_partitions().iter().filter(|p| !p.state.is_done()).count()))
+            .map(|&i| {
+                (
+                    i,
+                    self.nodes[i]
+                        .task
+                        .owned_partitions()
+                        .iter()
+                        .filter(|p| !p.state.is_done())
+                        .count(),
+                )
+            })
             .collect();
         for k in 0..self.cfg.balance_partitions {
             let token = format!("b{k:03}");
-            self.dag.insert(token.clone(), Part { parents: vec![], children: vec![], work: 1 });
+            self.dag.insert(
+                token.clone(),
+                Part {
+                    parents: vec![],
+                    children: vec![],
+                    work: 1,
+                },
+            );
             let alive = self.alive();
             let Some(i) = self.pick(&alive) else { break };
             let now = self.now;
@@ -928,10 +1065,22 @@ impl Sim {
                 .add_partitions(&[PartitionSpec::new(token.clone(), &[])], now)
                 .map_err(|e| format!("balance add: {e}"))?;
             self.apply(i, out)?;
-            self.heal_until(|s| s.converged() && s.alive().iter().all(|&j| s.nodes[j].task.shared_partitions().is_empty()))?;
+            self.heal_until(|s| {
+                s.converged()
+                    && s.alive()
+                        .iter()
+                        .all(|&j| s.nodes[j].task.shared_partitions().is_empty())
+            })?;
         }
         let alive = self.alive();
-        let load = |s: &Sim, i: usize| s.nodes[i].task.owned_partitions().iter().filter(|p| !p.state.is_done()).count();
+        let load = |s: &Sim, i: usize| {
+            s.nodes[i]
+                .task
+                .owned_partitions()
+                .iter()
+                .filter(|p| !p.state.is_done())
+                .count()
+        };
         let min = alive.iter().map(|&i| load(self, i)).min().unwrap_or(0);
         for &i in &alive {
             let l = load(self, i);
@@ -962,13 +1111,17 @@ impl Sim {
                 }
                 if p.state.is_active() {
                     if let Some(other) = active.insert(p.token.as_str(), n.id.as_str()) {
-                        return Err(format!("safety: {} active on {other} and {}", p.token, n.id));
+                        return Err(format!(
+                            "safety: {} active on {other} and {}",
+                            p.token, n.id
+                        ));
                     }
                 }
             }
         }
         if self.epoch_stable() {
-            let alive_ids: BTreeSet<&str> = alive.iter().map(|&i| self.nodes[i].id.as_str()).collect();
+            let alive_ids: BTreeSet<&str> =
+                alive.iter().map(|&i| self.nodes[i].id.as_str()).collect();
             let mut shared: BTreeSet<&str> = BTreeSet::new();
             for &i in &alive {
                 for s in self.nodes[i].task.shared_partitions() {
@@ -978,8 +1131,14 @@ impl Sim {
                 }
             }
             for t in &self.created {
-                if !self.finished.contains(t) && !owned.contains_key(t.as_str()) && !shared.contains(t.as_str()) {
-                    return Err(format!("loss: {t} is neither owned by nor shared to a live task; {}", self.describe()));
+                if !self.finished.contains(t)
+                    && !owned.contains_key(t.as_str())
+                    && !shared.contains(t.as_str())
+                {
+                    return Err(format!(
+                        "loss: {t} is neither owned by nor shared to a live task; {}",
+                        self.describe()
+                    ));
                 }
             }
         }

@@ -125,7 +125,10 @@ pub struct SyncTask {
 }
 
 fn invalid_partition(why: impl std::fmt::Display) -> SyncError {
-    SyncError::new(ErrorKind::InvalidPartition, format!("invalid partition: {why}"))
+    SyncError::new(
+        ErrorKind::InvalidPartition,
+        format!("invalid partition: {why}"),
+    )
 }
 
 /// Rendezvous (highest random weight) choice of a member for a token: the same on every task,
@@ -143,7 +146,12 @@ fn rendezvous(token: &str, members: &[String]) -> String {
     }
     members
         .iter()
-        .max_by_key(|m| (fnv(&[token.as_bytes(), m.as_bytes()]), std::cmp::Reverse((*m).clone())))
+        .max_by_key(|m| {
+            (
+                fnv(&[token.as_bytes(), m.as_bytes()]),
+                std::cmp::Reverse((*m).clone()),
+            )
+        })
         .cloned()
         .unwrap_or_default()
 }
@@ -159,11 +167,19 @@ fn absorb_into(cache: &mut BTreeMap<String, TaskState>, own: &TaskState, state: 
     let all = || std::iter::once(own).chain(cache.values());
     let known: HashSet<String> = all()
         .flat_map(|s| {
-            s.data.partitions.iter().map(|p| p.token.clone()).chain(s.share.partitions.iter().map(|p| p.token.clone()))
+            s.data
+                .partitions
+                .iter()
+                .map(|p| p.token.clone())
+                .chain(s.share.partitions.iter().map(|p| p.token.clone()))
         })
         .collect();
-    let owned: HashSet<String> = all().flat_map(|s| s.data.partitions.iter().map(|p| p.token.clone())).collect();
-    let cur = cache.entry(state.task_id.clone()).or_insert_with(|| TaskState::empty(state.task_id.clone()));
+    let owned: HashSet<String> = all()
+        .flat_map(|s| s.data.partitions.iter().map(|p| p.token.clone()))
+        .collect();
+    let cur = cache
+        .entry(state.task_id.clone())
+        .or_insert_with(|| TaskState::empty(state.task_id.clone()));
     cur.state_version = state.state_version;
     for p in &state.data.partitions {
         if let Some(q) = cur.data.partitions.iter_mut().find(|q| q.token == p.token) {
@@ -200,7 +216,11 @@ fn safe(n: Option<u64>, what: &str) -> Result<(), SyncError> {
 /// The leader named in an epoch id `"<generation>-<leader>"` or `"<generation>-<leader>-<attempt>"`.
 fn epoch_leader(id: &str, generation: u64, attempt: u32) -> String {
     let rest = id.strip_prefix(&format!("{generation}-")).unwrap_or("");
-    let rest = if attempt > 0 { rest.strip_suffix(&format!("-{attempt}")).unwrap_or("") } else { rest };
+    let rest = if attempt > 0 {
+        rest.strip_suffix(&format!("-{attempt}")).unwrap_or("")
+    } else {
+        rest
+    };
     rest.to_string()
 }
 
@@ -223,10 +243,16 @@ fn validate_state(s: &TaskState) -> Result<(), SyncError> {
     let mut seen = HashSet::new();
     for p in &s.data.partitions {
         if p.token.is_empty() {
-            return Err(malformed(format!("state of {} has a partition with an empty token", s.task_id)));
+            return Err(malformed(format!(
+                "state of {} has a partition with an empty token",
+                s.task_id
+            )));
         }
         if !seen.insert(p.token.as_str()) {
-            return Err(malformed(format!("state of {} owns {} twice", s.task_id, p.token)));
+            return Err(malformed(format!(
+                "state of {} owns {} twice",
+                s.task_id, p.token
+            )));
         }
     }
     let mut seen = HashSet::new();
@@ -238,7 +264,10 @@ fn validate_state(s: &TaskState) -> Result<(), SyncError> {
             )));
         }
         if !seen.insert(p.token.as_str()) {
-            return Err(malformed(format!("state of {} shares {} twice", s.task_id, p.token)));
+            return Err(malformed(format!(
+                "state of {} shares {} twice",
+                s.task_id, p.token
+            )));
         }
     }
     Ok(())
@@ -272,7 +301,10 @@ impl SyncTask {
     /// ```
     pub fn with_options(task_id: &str, opts: SyncOptions) -> Result<Self, SyncError> {
         if task_id.is_empty() {
-            return Err(SyncError::new(ErrorKind::InvalidTaskId, "invalid task id: must not be empty"));
+            return Err(SyncError::new(
+                ErrorKind::InvalidTaskId,
+                "invalid task id: must not be empty",
+            ));
         }
         if opts.rebalance_timeout == 0 || opts.epoch_ack_timeout == 0 {
             return Err(SyncError::new(
@@ -369,7 +401,8 @@ impl SyncTask {
 
     /// Whether a rebalance is in progress for this task (no epoch of its generation yet).
     pub fn rebalancing(&self) -> bool {
-        self.rebalance.is_some_and(|r| r.generation > self.epoch_generation())
+        self.rebalance
+            .is_some_and(|r| r.generation > self.epoch_generation())
     }
 
     /// Whether this task may share partitions now: a member of the epoch in force, no rebalance
@@ -392,7 +425,9 @@ impl SyncTask {
 
     /// Members the leader still waits for (empty unless this task is a leader collecting answers).
     pub fn waiting_for(&self) -> Vec<String> {
-        let Some(p) = &self.pending else { return Vec::new() };
+        let Some(p) = &self.pending else {
+            return Vec::new();
+        };
         let cur = self.lead_base();
         p.members
             .iter()
@@ -430,14 +465,20 @@ impl SyncTask {
         if let Some(p) = &self.pending {
             match &p.published {
                 Some((_, t)) if p.awaiting.is_some() => at(t.saturating_add(
-                    self.opts.rebalance_timeout.saturating_mul(1u64 << p.republished.min(4)),
+                    self.opts
+                        .rebalance_timeout
+                        .saturating_mul(1u64 << p.republished.min(4)),
                 )),
                 _ => at(p.since.saturating_add(self.opts.rebalance_timeout)),
             }
         }
         if let Some(l) = &self.lead {
             if l.members.iter().any(|m| !l.acked.contains(m)) {
-                at(l.last_publish.saturating_add(self.opts.epoch_ack_timeout.saturating_mul(1u64 << l.resends.min(4))));
+                at(l.last_publish.saturating_add(
+                    self.opts
+                        .epoch_ack_timeout
+                        .saturating_mul(1u64 << l.resends.min(4)),
+                ));
             }
         }
         if let Some(since) = self.behind_since {
@@ -467,15 +508,29 @@ impl SyncTask {
     /// # Errors
     /// `SYNC_INVALID_REBALANCE` if the generation is 0, or the event says `leader` without a
     /// member list that contains this task.
-    pub fn on_rebalance(&mut self, event: &RebalanceEvent, now: u64) -> Result<SyncOutput, SyncError> {
+    pub fn on_rebalance(
+        &mut self,
+        event: &RebalanceEvent,
+        now: u64,
+    ) -> Result<SyncOutput, SyncError> {
         if self.fenced.is_some() {
             return Ok(SyncOutput::default());
         }
-        self.on_rebalance_inner(event, now).map(|out| self.seal(out))
+        self.on_rebalance_inner(event, now)
+            .map(|out| self.seal(out))
     }
 
-    fn on_rebalance_inner(&mut self, event: &RebalanceEvent, now: u64) -> Result<SyncOutput, SyncError> {
-        let bad = |why: &str| SyncError::new(ErrorKind::InvalidRebalance, format!("invalid rebalance: {why}"));
+    fn on_rebalance_inner(
+        &mut self,
+        event: &RebalanceEvent,
+        now: u64,
+    ) -> Result<SyncOutput, SyncError> {
+        let bad = |why: &str| {
+            SyncError::new(
+                ErrorKind::InvalidRebalance,
+                format!("invalid rebalance: {why}"),
+            )
+        };
         if event.generation == 0 || event.generation > MAX_SAFE_INTEGER {
             return Err(bad("generation must be in 1..=2^53-1"));
         }
@@ -496,10 +551,16 @@ impl SyncTask {
         }
         self.clock(now);
         let mut out = SyncOutput::default();
-        if self.rebalance.is_some_and(|r| r.generation >= event.generation) {
+        if self
+            .rebalance
+            .is_some_and(|r| r.generation >= event.generation)
+        {
             return Ok(out);
         }
-        self.rebalance = Some(RebalanceInfo { generation: event.generation, leader: event.leader });
+        self.rebalance = Some(RebalanceInfo {
+            generation: event.generation,
+            leader: event.leader,
+        });
         if event.generation <= self.epoch_generation() {
             // an epoch for this generation is already in force
             self.finish(&mut out);
@@ -555,7 +616,9 @@ impl SyncTask {
             *last = (*last).max(seq);
         }
         if msg.task_id == self.id {
-            self.own_read = msg.message_seq.map_or(self.own_read + 1, |s| self.own_read.max(s));
+            self.own_read = msg
+                .message_seq
+                .map_or(self.own_read + 1, |s| self.own_read.max(s));
         }
         match msg.kind {
             MessageType::NewEpoch => self.on_new_epoch(msg, &mut out),
@@ -575,21 +638,33 @@ impl SyncTask {
     /// # Errors
     /// `SYNC_INVALID_PARTITION` for an empty token or parent, a partition that is its own parent,
     /// or a token given twice.
-    pub fn add_partitions(&mut self, specs: &[PartitionSpec], now: u64) -> Result<SyncOutput, SyncError> {
+    pub fn add_partitions(
+        &mut self,
+        specs: &[PartitionSpec],
+        now: u64,
+    ) -> Result<SyncOutput, SyncError> {
         if self.fenced.is_some() {
             return Ok(SyncOutput::default());
         }
-        self.add_partitions_inner(specs, now).map(|out| self.seal(out))
+        self.add_partitions_inner(specs, now)
+            .map(|out| self.seal(out))
     }
 
-    fn add_partitions_inner(&mut self, specs: &[PartitionSpec], now: u64) -> Result<SyncOutput, SyncError> {
+    fn add_partitions_inner(
+        &mut self,
+        specs: &[PartitionSpec],
+        now: u64,
+    ) -> Result<SyncOutput, SyncError> {
         let mut batch = HashSet::new();
         for s in specs {
             if s.token.is_empty() {
                 return Err(invalid_partition("empty token"));
             }
             if s.parents.iter().any(|p| p.is_empty()) {
-                return Err(invalid_partition(format!("{} has an empty parent token", s.token)));
+                return Err(invalid_partition(format!(
+                    "{} has an empty parent token",
+                    s.token
+                )));
             }
             if s.parents.contains(&s.token) {
                 return Err(invalid_partition(format!("{} is its own parent", s.token)));
@@ -597,13 +672,26 @@ impl SyncTask {
             if !batch.insert(s.token.as_str()) {
                 return Err(invalid_partition(format!("{} given twice", s.token)));
             }
-            if [s.start_timestamp, s.end_timestamp].iter().flatten().any(|&t| t > MAX_SAFE_INTEGER) {
-                return Err(invalid_partition(format!("{} has a timestamp above 2^53-1", s.token)));
+            if [s.start_timestamp, s.end_timestamp]
+                .iter()
+                .flatten()
+                .any(|&t| t > MAX_SAFE_INTEGER)
+            {
+                return Err(invalid_partition(format!(
+                    "{} has a timestamp above 2^53-1",
+                    s.token
+                )));
             }
         }
         self.clock(now);
         let mut known: HashSet<String> = self.all_tokens().into_iter().collect();
-        let own_tokens: HashSet<String> = self.own.data.partitions.iter().map(|p| p.token.clone()).collect();
+        let own_tokens: HashSet<String> = self
+            .own
+            .data
+            .partitions
+            .iter()
+            .map(|p| p.token.clone())
+            .collect();
         let sharing = self.sharing_enabled();
         let mut loads: BTreeMap<String, usize> = BTreeMap::new();
         if sharing {
@@ -658,7 +746,8 @@ impl SyncTask {
         if self.fenced.is_some() {
             return Ok(SyncOutput::default());
         }
-        self.partition_started_inner(token, now).map(|out| self.seal(out))
+        self.partition_started_inner(token, now)
+            .map(|out| self.seal(out))
     }
 
     fn partition_started_inner(&mut self, token: &str, now: u64) -> Result<SyncOutput, SyncError> {
@@ -686,7 +775,8 @@ impl SyncTask {
         if self.fenced.is_some() {
             return Ok(SyncOutput::default());
         }
-        self.partition_finished_inner(token, now).map(|out| self.seal(out))
+        self.partition_finished_inner(token, now)
+            .map(|out| self.seal(out))
     }
 
     fn partition_finished_inner(&mut self, token: &str, now: u64) -> Result<SyncOutput, SyncError> {
@@ -730,8 +820,13 @@ impl SyncTask {
             }
         }
         if let Some(l) = &self.lead {
-            let wait = self.opts.epoch_ack_timeout.saturating_mul(1u64 << l.resends.min(4));
-            if l.members.iter().any(|m| !l.acked.contains(m)) && self.now >= l.last_publish.saturating_add(wait) {
+            let wait = self
+                .opts
+                .epoch_ack_timeout
+                .saturating_mul(1u64 << l.resends.min(4));
+            if l.members.iter().any(|m| !l.acked.contains(m))
+                && self.now >= l.last_publish.saturating_add(wait)
+            {
                 self.resend(&mut out);
                 if let Some(l) = &mut self.lead {
                     l.last_publish = self.now;
@@ -753,7 +848,11 @@ impl SyncTask {
             self.seq += 1;
             m.message_seq = Some(self.seq);
         }
-        self.behind_since = if self.behind { Some(self.behind_since.unwrap_or(self.now)) } else { None };
+        self.behind_since = if self.behind {
+            Some(self.behind_since.unwrap_or(self.now))
+        } else {
+            None
+        };
         out
     }
 
@@ -813,12 +912,17 @@ impl SyncTask {
     }
 
     fn own_index(&self, token: &str) -> Result<usize, SyncError> {
-        self.own.data.partitions.iter().position(|p| p.token == token).ok_or_else(|| {
-            SyncError::new(
-                ErrorKind::UnknownPartition,
-                format!("unknown partition: {token} is not owned by {}", self.id),
-            )
-        })
+        self.own
+            .data
+            .partitions
+            .iter()
+            .position(|p| p.token == token)
+            .ok_or_else(|| {
+                SyncError::new(
+                    ErrorKind::UnknownPartition,
+                    format!("unknown partition: {token} is not owned by {}", self.id),
+                )
+            })
     }
 
     fn bad_transition(&self, token: &str, s: PartitionStatus, what: &str) -> SyncError {
@@ -851,8 +955,11 @@ impl SyncTask {
         safe(msg.message_seq, "messageSeq")?;
         match msg.kind {
             MessageType::Regular | MessageType::RebalanceAnswer => {
-                let own: Vec<&TaskState> =
-                    msg.connector_state.iter().filter(|s| s.task_id == msg.task_id).collect();
+                let own: Vec<&TaskState> = msg
+                    .connector_state
+                    .iter()
+                    .filter(|s| s.task_id == msg.task_id)
+                    .collect();
                 if own.len() != 1 {
                     return Err(malformed(format!(
                         "a {:?} message must carry exactly one state of its sender {}",
@@ -866,7 +973,9 @@ impl SyncTask {
             }
             MessageType::NewEpoch => {
                 if msg.sync_epoch.is_empty() || msg.epoch_generation == 0 {
-                    return Err(malformed("a NewEpoch needs a syncEpoch and a positive epochGeneration"));
+                    return Err(malformed(
+                        "a NewEpoch needs a syncEpoch and a positive epochGeneration",
+                    ));
                 }
                 if !msg.resend && !msg.connector_state.iter().any(|s| s.task_id == msg.task_id) {
                     return Err(malformed("a NewEpoch must carry the state of its leader"));
@@ -938,9 +1047,18 @@ impl SyncTask {
 
     fn on_answer(&mut self, msg: &SyncMessage, out: &mut SyncOutput) {
         let g = msg.rebalance_generation.unwrap_or(0);
-        let newer = self.answers.get(&msg.task_id).is_none_or(|a| g >= a.generation);
+        let newer = self
+            .answers
+            .get(&msg.task_id)
+            .is_none_or(|a| g >= a.generation);
         if newer {
-            self.answers.insert(msg.task_id.clone(), Answer { generation: g, base: msg.sync_epoch.clone() });
+            self.answers.insert(
+                msg.task_id.clone(),
+                Answer {
+                    generation: g,
+                    base: msg.sync_epoch.clone(),
+                },
+            );
         }
         let cur = self.cur_id();
         if msg.sync_epoch == cur {
@@ -951,7 +1069,10 @@ impl SyncTask {
             // the sender has not applied our epoch: if it missed it, re-publish it once
             // the sender has not applied our epoch: if it missed it, any member re-publishes it
             // once (the epoch's leader may be slow or gone)
-            if self.in_epoch && msg.task_id != self.id && self.resent_for.insert((msg.task_id.clone(), g)) {
+            if self.in_epoch
+                && msg.task_id != self.id
+                && self.resent_for.insert((msg.task_id.clone(), g))
+            {
                 self.resend(out);
             }
         } else if msg.epoch_generation > self.epoch_generation() {
@@ -966,7 +1087,10 @@ impl SyncTask {
         }
         let st = Self::sender_state(msg);
         let key = (msg.sync_epoch.clone(), msg.task_id.clone());
-        let newer = self.future.get(&key).is_none_or(|(_, s)| st.state_version > s.state_version);
+        let newer = self
+            .future
+            .get(&key)
+            .is_none_or(|(_, s)| st.state_version > s.state_version);
         if newer {
             self.future.insert(key, (msg.epoch_generation, st.clone()));
         }
@@ -1003,7 +1127,8 @@ impl SyncTask {
                 && base == e.base
                 && l.acked.iter().all(|a| *a == self.id)
             {
-                let (generation, attempt, members) = (e.generation, e.attempt + 1, l.members.clone());
+                let (generation, attempt, members) =
+                    (e.generation, e.attempt + 1, l.members.clone());
                 self.apply_epoch(msg, base, out);
                 self.pending = Some(Pending {
                     generation,
@@ -1021,7 +1146,9 @@ impl SyncTask {
         // did not miss an epoch applied the replacement, so follow it
         let superseded = !msg.resend
             && self.epoch.as_ref().is_some_and(|e| {
-                e.generation == msg.epoch_generation && e.leader == msg.task_id && msg.epoch_attempt > e.attempt
+                e.generation == msg.epoch_generation
+                    && e.leader == msg.task_id
+                    && msg.epoch_attempt > e.attempt
             });
         let valid = valid || superseded;
         if !valid {
@@ -1029,7 +1156,12 @@ impl SyncTask {
                 self.behind = true;
             }
             // built on an epoch older than ours: its leader missed ours; show it (once)
-            if newer && self.in_epoch && base != cur_id && self.history.iter().any(|h| h == base) && self.resent_for.insert((msg.sync_epoch.clone(), 0)) {
+            if newer
+                && self.in_epoch
+                && base != cur_id
+                && self.history.iter().any(|h| h == base)
+                && self.resent_for.insert((msg.sync_epoch.clone(), 0))
+            {
                 self.resend(out);
             }
             if msg.task_id == self.id {
@@ -1052,7 +1184,11 @@ impl SyncTask {
             id: msg.sync_epoch.clone(),
             generation: msg.epoch_generation,
             base: base.to_string(),
-            leader: if msg.resend { epoch_leader(&msg.sync_epoch, msg.epoch_generation, msg.epoch_attempt) } else { msg.task_id.clone() },
+            leader: if msg.resend {
+                epoch_leader(&msg.sync_epoch, msg.epoch_generation, msg.epoch_attempt)
+            } else {
+                msg.task_id.clone()
+            },
             attempt: msg.epoch_attempt,
         });
         self.behind = false;
@@ -1060,7 +1196,11 @@ impl SyncTask {
         if self.history.len() > 64 {
             self.history.pop_front();
         }
-        self.members = msg.connector_state.iter().map(|s| s.task_id.clone()).collect();
+        self.members = msg
+            .connector_state
+            .iter()
+            .map(|s| s.task_id.clone())
+            .collect();
         // counters of departed senders are no longer needed (bounded memory)
         let (members, me) = (&self.members, &self.id);
         self.heard.retain(|t, _| members.contains(t) || t == me);
@@ -1082,7 +1222,9 @@ impl SyncTask {
         {
             let mut claims: HashMap<String, Option<String>> = HashMap::new();
             fn claim(claims: &mut HashMap<String, Option<String>>, token: &str, who: &str) {
-                let e = claims.entry(token.to_string()).or_insert_with(|| Some(who.to_string()));
+                let e = claims
+                    .entry(token.to_string())
+                    .or_insert_with(|| Some(who.to_string()));
                 if e.as_deref() != Some(who) {
                     *e = None; // ambiguous: leave it to the epoch
                 }
@@ -1121,7 +1263,11 @@ impl SyncTask {
                 });
             }
             for (m, p) in moved {
-                let target = if m == self.id { mine_entry.as_mut() } else { self.cache.get_mut(&m) };
+                let target = if m == self.id {
+                    mine_entry.as_mut()
+                } else {
+                    self.cache.get_mut(&m)
+                };
                 if let Some(t) = target {
                     if !t.data.partitions.iter().any(|q| q.token == p.token) {
                         t.data.partitions.push(p);
@@ -1170,8 +1316,17 @@ impl SyncTask {
                 if self.members.contains(&st.task_id) || member_list.is_empty() {
                     continue;
                 }
-                let shares = st.share.partitions.iter().map(|sh| (sh.to_partition(), Some(sh.assignee.as_str())));
-                let datas = st.data.partitions.iter().filter(|p| !p.state.is_done()).map(|p| (p.reset(), None));
+                let shares = st
+                    .share
+                    .partitions
+                    .iter()
+                    .map(|sh| (sh.to_partition(), Some(sh.assignee.as_str())));
+                let datas = st
+                    .data
+                    .partitions
+                    .iter()
+                    .filter(|p| !p.state.is_done())
+                    .map(|p| (p.reset(), None));
                 for (p, assignee) in datas.chain(shares) {
                     if known.contains(&p.token) || done_before.contains_key(&p.token) {
                         continue;
@@ -1209,10 +1364,20 @@ impl SyncTask {
             });
             out.stop.extend(stop);
             // additions: what the leader gave this task
-            let have: HashSet<String> = self.own.data.partitions.iter().map(|p| p.token.clone()).collect();
+            let have: HashSet<String> = self
+                .own
+                .data
+                .partitions
+                .iter()
+                .map(|p| p.token.clone())
+                .collect();
             for p in &entry.data.partitions {
                 if !have.contains(&p.token) {
-                    let mut p = if p.state.is_active() { p.reset() } else { p.clone() };
+                    let mut p = if p.state.is_active() {
+                        p.reset()
+                    } else {
+                        p.clone()
+                    };
                     if let (false, Some(f)) = (p.state.is_done(), done_before.get(&p.token)) {
                         p.state = PartitionStatus::Finished;
                         p.finished_timestamp = *f;
@@ -1220,7 +1385,13 @@ impl SyncTask {
                     self.own.data.partitions.push(p);
                 }
             }
-            let have: HashSet<String> = self.own.data.partitions.iter().map(|p| p.token.clone()).collect();
+            let have: HashSet<String> = self
+                .own
+                .data
+                .partitions
+                .iter()
+                .map(|p| p.token.clone())
+                .collect();
             for p in orphans_mine {
                 if !have.contains(&p.token) {
                     self.own.data.partitions.push(p);
@@ -1232,7 +1403,13 @@ impl SyncTask {
                 .iter()
                 .flat_map(|s| s.data.partitions.iter().map(|p| p.token.as_str()))
                 .collect();
-            let own_data: HashSet<String> = self.own.data.partitions.iter().map(|p| p.token.clone()).collect();
+            let own_data: HashSet<String> = self
+                .own
+                .data
+                .partitions
+                .iter()
+                .map(|p| p.token.clone())
+                .collect();
             self.own
                 .share
                 .partitions
@@ -1241,7 +1418,9 @@ impl SyncTask {
             self.in_epoch = true;
         } else {
             self.in_epoch = false;
-            let expected = self.rebalance.is_none_or(|r| r.generation <= msg.epoch_generation);
+            let expected = self
+                .rebalance
+                .is_none_or(|r| r.generation <= msg.epoch_generation);
             if expected {
                 // left out of an epoch of our generation: the group considers us gone (fenced)
                 for p in &self.own.data.partitions {
@@ -1294,7 +1473,11 @@ impl SyncTask {
         // (a newcomer with a rebalance pending answers again from this epoch: its leader waits
         // for answers from the epoch it applied)
         if self.in_epoch || self.rebalancing() || !out.stop.is_empty() {
-            let kind = if self.rebalancing() { MessageType::RebalanceAnswer } else { MessageType::Regular };
+            let kind = if self.rebalancing() {
+                MessageType::RebalanceAnswer
+            } else {
+                MessageType::Regular
+            };
             self.publish_own(kind, out);
         }
     }
@@ -1392,11 +1575,19 @@ impl SyncTask {
         // asks for that); only if none does within twice the timeout does it build on the
         // members' own words
         let all = self.waiting_for().is_empty() && self.missed().is_none();
-        let wait = if self.missed().is_some() { timeout.saturating_mul(2) } else { timeout };
+        let wait = if self.missed().is_some() {
+            timeout.saturating_mul(2)
+        } else {
+            timeout
+        };
         if !all && now < since.saturating_add(wait) {
             return;
         }
-        let members = self.pending.as_ref().map(|p| p.members.clone()).unwrap_or_default();
+        let members = self
+            .pending
+            .as_ref()
+            .map(|p| p.members.clone())
+            .unwrap_or_default();
         // a leader that missed an epoch knows its members' own words from their messages
         let mut cache = self.cache.clone();
         let mut deferred: Vec<&(u64, TaskState)> = self.future.values().collect();
@@ -1422,7 +1613,9 @@ impl SyncTask {
                     }
                 }
                 if held_by_departed {
-                    let entry = cache.entry(st.task_id.clone()).or_insert_with(|| TaskState::empty(st.task_id.clone()));
+                    let entry = cache
+                        .entry(st.task_id.clone())
+                        .or_insert_with(|| TaskState::empty(st.task_id.clone()));
                     if !entry.data.partitions.iter().any(|q| q.token == p.token) {
                         entry.data.partitions.push(p.clone());
                     }
@@ -1469,7 +1662,13 @@ impl SyncTask {
     /// delayed removal of finished partitions and the purge of tombstones. Each step scans the
     /// whole view only when the own state gives it something to look for, and copies no token.
     fn settle_with(&mut self, out: &mut SyncOutput, timers: bool) {
-        let own_tokens: HashSet<&str> = self.own.data.partitions.iter().map(|p| p.token.as_str()).collect();
+        let own_tokens: HashSet<&str> = self
+            .own
+            .data
+            .partitions
+            .iter()
+            .map(|p| p.token.as_str())
+            .collect();
         // pick up shares addressed to this task
         let mut picked: Vec<PartitionState> = Vec::new();
         if self.in_epoch {
@@ -1477,7 +1676,10 @@ impl SyncTask {
             let mut seen: HashSet<&str> = HashSet::new();
             for s in self.cache.values() {
                 for sh in &s.share.partitions {
-                    if sh.assignee == self.id && !own_tokens.contains(sh.token.as_str()) && seen.insert(sh.token.as_str()) {
+                    if sh.assignee == self.id
+                        && !own_tokens.contains(sh.token.as_str())
+                        && seen.insert(sh.token.as_str())
+                    {
                         candidates.push(sh);
                     }
                 }
@@ -1501,7 +1703,13 @@ impl SyncTask {
         // the sharer clears a share once the partition is owned
         let mut cleared: HashSet<String> = HashSet::new();
         if !self.own.share.partitions.is_empty() {
-            let mine: HashSet<&str> = self.own.share.partitions.iter().map(|p| p.token.as_str()).collect();
+            let mine: HashSet<&str> = self
+                .own
+                .share
+                .partitions
+                .iter()
+                .map(|p| p.token.as_str())
+                .collect();
             cleared = self
                 .cache
                 .values()
@@ -1518,15 +1726,26 @@ impl SyncTask {
             self.dirty = true;
         }
         if !cleared.is_empty() {
-            self.own.share.partitions.retain(|s| !cleared.contains(&s.token));
+            self.own
+                .share
+                .partitions
+                .retain(|s| !cleared.contains(&s.token));
             self.dirty = true;
         }
         // a share addressed to a task that left the epoch goes to the least-loaded member
         if self.sharing_enabled()
-            && self.own.share.partitions.iter().any(|s| !self.members.contains(&s.assignee))
+            && self
+                .own
+                .share
+                .partitions
+                .iter()
+                .any(|s| !self.members.contains(&s.assignee))
         {
-            let mut loads: BTreeMap<String, usize> =
-                self.members.iter().map(|m| (m.clone(), self.load_of(m))).collect();
+            let mut loads: BTreeMap<String, usize> = self
+                .members
+                .iter()
+                .map(|m| (m.clone(), self.load_of(m)))
+                .collect();
             let mut shares = std::mem::take(&mut self.own.share.partitions);
             for sh in &mut shares {
                 if self.members.contains(&sh.assignee) {
@@ -1543,9 +1762,13 @@ impl SyncTask {
                     sh.assignee = t;
                 }
             }
-            let (mine, others): (Vec<_>, Vec<_>) = shares.into_iter().partition(|s| s.assignee == self.id);
+            let (mine, others): (Vec<_>, Vec<_>) =
+                shares.into_iter().partition(|s| s.assignee == self.id);
             self.own.share.partitions = others;
-            self.own.data.partitions.extend(mine.iter().map(|s| s.to_partition()));
+            self.own
+                .data
+                .partitions
+                .extend(mine.iter().map(|s| s.to_partition()));
             self.dirty = true;
         }
         // readiness: Created -> ReadyForStreaming -> Scheduled when every parent is done (or
@@ -1610,8 +1833,14 @@ impl SyncTask {
                 _ => false,
             }
         };
-        let candidates: HashSet<&str> =
-            self.own.data.partitions.iter().filter(|p| due(p)).map(|p| p.token.as_str()).collect();
+        let candidates: HashSet<&str> = self
+            .own
+            .data
+            .partitions
+            .iter()
+            .filter(|p| due(p))
+            .map(|p| p.token.as_str())
+            .collect();
         if candidates.is_empty() {
             return;
         }

@@ -183,7 +183,11 @@ impl TaskState {
     /// Load of this task as its own state sees it: owned partitions not Finished/Removed.
     /// (Shares addressed to the task are added by the caller, who sees every share section.)
     pub fn owned_load(&self) -> usize {
-        self.data.partitions.iter().filter(|p| !p.state.is_done()).count()
+        self.data
+            .partitions
+            .iter()
+            .filter(|p| !p.state.is_done())
+            .count()
     }
 }
 
@@ -303,7 +307,10 @@ pub struct SyncOutput {
 impl SyncOutput {
     /// Nothing to do.
     pub fn is_empty(&self) -> bool {
-        self.publish.is_empty() && self.start.is_empty() && self.stop.is_empty() && self.fenced.is_none()
+        self.publish.is_empty()
+            && self.start.is_empty()
+            && self.stop.is_empty()
+            && self.fenced.is_none()
     }
 }
 

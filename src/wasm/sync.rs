@@ -12,7 +12,9 @@ use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 use super::error::{throw, JsError};
-use crate::sync::{self, PartitionSpec, RebalanceEvent, SyncError, SyncMessage, SyncOptions, MAX_SAFE_INTEGER};
+use crate::sync::{
+    self, PartitionSpec, RebalanceEvent, SyncError, SyncMessage, SyncOptions, MAX_SAFE_INTEGER,
+};
 
 type Result<T> = std::result::Result<T, JsError>;
 
@@ -33,10 +35,15 @@ fn parse<T: DeserializeOwned>(text: &str, code: &str, what: &str) -> Result<T> {
 }
 
 fn now(value: f64) -> Result<u64> {
-    if value.is_finite() && value >= 0.0 && value.fract() == 0.0 && value <= MAX_SAFE_INTEGER as f64 {
+    if value.is_finite() && value >= 0.0 && value.fract() == 0.0 && value <= MAX_SAFE_INTEGER as f64
+    {
         Ok(value as u64)
     } else {
-        Err(JsError(throw("sync", "INVALID_ARGUMENT", "now must be an integer in 0..=Number.MAX_SAFE_INTEGER")))
+        Err(JsError(throw(
+            "sync",
+            "INVALID_ARGUMENT",
+            "now must be an integer in 0..=Number.MAX_SAFE_INTEGER",
+        )))
     }
 }
 
@@ -55,7 +62,9 @@ impl WasmSyncTask {
             Some(text) => parse(&text, "SYNC_INVALID_OPTIONS", "invalid options")?,
             None => SyncOptions::default(),
         };
-        Ok(WasmSyncTask { inner: sync::SyncTask::with_options(task_id, opts)? })
+        Ok(WasmSyncTask {
+            inner: sync::SyncTask::with_options(task_id, opts)?,
+        })
     }
 
     #[wasm_bindgen(js_name = onRebalanceJson)]
