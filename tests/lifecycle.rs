@@ -22,12 +22,25 @@ impl Harness {
         }
     }
 
+    /// Stamps the event 1 s after the previous one, unless it carries its own `timestamp`
+    /// (then the clock moves to it if that is later).
     fn event(&mut self, mut v: Value) -> BuildEvent {
-        self.now += 1000;
-        v.as_object_mut()
-            .unwrap()
-            .insert("timestamp".into(), json!(self.now));
+        match v["timestamp"].as_u64() {
+            Some(ts) => self.now = self.now.max(ts),
+            None => {
+                self.now += 1000;
+                v.as_object_mut()
+                    .unwrap()
+                    .insert("timestamp".into(), json!(self.now));
+            }
+        }
         BuildEvent::from_value(v).unwrap()
+    }
+
+    /// `v` with this `timestamp`.
+    fn at(ts: u64, mut v: Value) -> Value {
+        v["timestamp"] = json!(ts);
+        v
     }
 
     /// Applies an event that must be accepted; checks the invariants after it.
@@ -694,6 +707,119 @@ fn taint_reopens_only_wants_within_ttl() {
     );
     assert_eq!(h.schedulable(), vec!["long", "forever"]);
     h.check_replay_and_snapshot();
+}
+
+/// Events are applied in non-decreasing timestamp order: an equal timestamp is accepted, an
+/// earlier one is refused (state untouched) before anything else is checked, and replay
+/// reports its index.
+#[test]
+fn timestamps_never_go_backwards() {
+    let mut h = Harness::new();
+    let t0 = h.now;
+    assert_eq!(h.state.last_event_at(), None);
+    h.ok(Harness::at(t0, want_create("w1", &["a"])));
+    h.ok(Harness::at(t0, buffer("j1", &["a"])));
+    h.ok(Harness::at(t0 + 5000, job_event("JobRunHeartbeat", "j1")));
+    assert_eq!(h.state.last_event_at(), Some(t0 + 5000));
+    let err = h.refused(
+        Harness::at(t0 + 4999, job_event("JobRunSuccess", "j1")),
+        "TIMESTAMP_NOT_MONOTONIC",
+    );
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "timestamp {} is earlier than {}, the timestamp of the last applied event",
+            t0 + 4999,
+            t0 + 5000
+        )
+    );
+    // Checked before the state: an earlier event that is also wrong otherwise names the time.
+    h.refused(
+        Harness::at(t0, job_event("JobRunSuccess", "nope")),
+        "TIMESTAMP_NOT_MONOTONIC",
+    );
+    // Shape errors come first.
+    h.refused(
+        Harness::at(t0, json!({"type": "WantCancel", "wantId": ""})),
+        "INVALID_EVENT",
+    );
+    // A refused event does not move the clock; the same event on time is fine.
+    assert_eq!(h.state.last_event_at(), Some(t0 + 5000));
+    h.ok(Harness::at(t0 + 5000, job_event("JobRunSuccess", "j1")));
+    assert_eq!(h.want("w1"), W::Successful);
+    let w1 = h.state.want("w1").unwrap();
+    assert_eq!((w1.created_at, w1.updated_at), (t0, t0 + 5000));
+
+    // A snapshot carries the clock: the latest time it records.
+    let restored = BuildState::from_snapshot(&h.state.snapshot()).unwrap();
+    assert_eq!(restored.last_event_at(), Some(t0 + 5000));
+    let mut restored = restored;
+    let late = BuildEvent::from_value(
+        json!({"type": "TaintCreate", "timestamp": t0 + 4000, "taintId": "t", "partitions": ["a"]}),
+    )
+    .unwrap();
+    assert_eq!(
+        restored.apply(&late).unwrap_err().code(),
+        "TIMESTAMP_NOT_MONOTONIC"
+    );
+    h.check_replay_and_snapshot();
+
+    // Replay stops at the event that goes back, with its index, on every path.
+    let log: Vec<Value> = vec![
+        json!({"type": "WantCreate", "timestamp": 10, "wantId": "w", "partitions": ["a"]}),
+        json!({"type": "JobRunBuffer", "timestamp": 10, "jobRunId": "j", "buildingPartitions": ["a"]}),
+        json!({"type": "JobRunSuccess", "timestamp": 9, "jobRunId": "j"}),
+    ];
+    let events: Vec<BuildEvent> = log
+        .iter()
+        .map(|v| BuildEvent::from_value(v.clone()).unwrap())
+        .collect();
+    for err in [
+        BuildState::replay(&events).unwrap_err(),
+        BuildState::replay_values(&log).unwrap_err(),
+        BuildState::replay_json(&serde_json::to_string(&log).unwrap()).unwrap_err(),
+    ] {
+        assert_eq!(
+            (err.code(), err.event_index()),
+            ("TIMESTAMP_NOT_MONOTONIC", Some(2))
+        );
+        assert_eq!(
+            err.to_string(),
+            "event 2: timestamp 9 is earlier than 10, the timestamp of the last applied event"
+        );
+    }
+}
+
+/// A snapshot whose times contradict the order of events is refused.
+#[test]
+fn snapshot_with_inconsistent_times_is_refused() {
+    let mut h = Harness::new();
+    h.ok(want_create("w", &["a"]));
+    h.ok(buffer("j", &["a"]));
+    h.ok(job_event("JobRunHeartbeat", "j"));
+    h.ok(job_event("JobRunSuccess", "j"));
+    let snap = h.state.snapshot_value();
+    type Edit = fn(&mut Value);
+    let edits: [(&str, Edit); 4] = [
+        ("want updated before created", |s| {
+            s["wants"][0]["updatedAt"] = json!(1)
+        }),
+        ("job updated before created", |s| {
+            s["jobRuns"][0]["createdAt"] = json!(9_000_000_000_000u64)
+        }),
+        ("heartbeat after the last update", |s| {
+            s["jobRuns"][0]["lastHeartbeatAt"] = json!(9_000_000_000_000u64)
+        }),
+        ("instance updated before created", |s| {
+            s["partitions"][0]["updatedAt"] = json!(1)
+        }),
+    ];
+    for (what, edit) in edits {
+        let mut s = snap.clone();
+        edit(&mut s);
+        let err = BuildState::from_snapshot_json(&s.to_string()).expect_err(what);
+        assert_eq!(err.code(), "INVALID_SNAPSHOT", "{what}: {err}");
+    }
 }
 
 #[test]

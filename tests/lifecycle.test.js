@@ -310,6 +310,35 @@ describe('refused events', () => {
     expect(catchError(() => h.state.apply({type: 'WantCancel', wantId: 'w1'})).code).toBe('INVALID_EVENT'); // no timestamp
   });
 
+  test('an event stamped before the last applied one is TIMESTAMP_NOT_MONOTONIC; an equal stamp is fine', () => {
+    const h = new Harness();
+    h.ok(want('w1', ['a']));
+    h.ok(buffer('j1', ['a']));
+    const last = h.now;
+    const before = h.state.snapshot();
+    const error = catchError(() => h.state.apply({...job('JobRunSuccess', 'j1'), timestamp: last - 1}));
+    expect(error).toBeInstanceOf(LifecycleError);
+    expect(error.code).toBe('TIMESTAMP_NOT_MONOTONIC');
+    expect(error.message).toBe(`timestamp ${last - 1} is earlier than ${last}, the timestamp of the last applied event`);
+    expect(h.state.snapshot()).toEqual(before);
+    h.state.checkInvariants();
+    // Checked right after the shape: an early event that is also wrong otherwise names the time.
+    expect(catchError(() => h.state.apply({...job('JobRunSuccess', 'nope'), timestamp: 0})).code).toBe('TIMESTAMP_NOT_MONOTONIC');
+    expect(h.state.snapshot()).toEqual(before);
+    const same = {...job('JobRunSuccess', 'j1'), timestamp: last};
+    h.state.apply(same);
+    h.log.push(same);
+    expect(h.state.want('w1')).toMatchObject({state: 'Successful', updatedAt: last});
+    // Replay reports the index; a restored snapshot keeps the clock.
+    const late = {...taint('t1', ['a']), timestamp: last - 1};
+    const replayError = catchError(() => BuildState.replay([...h.log, late]));
+    expect([replayError.code, replayError.eventIndex]).toEqual(['TIMESTAMP_NOT_MONOTONIC', h.log.length]);
+    const restored = BuildState.fromSnapshot(h.state.snapshot());
+    expect(catchError(() => restored.apply(late)).code).toBe('TIMESTAMP_NOT_MONOTONIC');
+    restored.apply({...late, timestamp: last});
+    h.checkReplayAndSnapshot();
+  });
+
   test('non-string ids and non-array logs are INVALID_ARGUMENT', () => {
     const s = new BuildState();
     for (const fn of [
@@ -354,7 +383,7 @@ describe('replay and snapshots', () => {
     // Long logs cross in chunks; the index still counts from the start of the log.
     const long = Array.from({length: 25_000}, (_, i) => ({type: 'WantCreate', timestamp: i, wantId: `w${i}`, partitions: [`p${i % 100}`]}));
     expect(BuildState.replay(long).stats()).toMatchObject({wants: 25_000, refs: 100});
-    long[23_456] = {type: 'WantCancel', timestamp: 1, wantId: 'nope'};
+    long[23_456] = {type: 'WantCancel', timestamp: 23_456, wantId: 'nope'};
     const far = catchError(() => BuildState.replay(long));
     expect([far.code, far.eventIndex, far.message]).toEqual(['UNKNOWN_WANT', 23_456, "event 23456: unknown want 'nope'"]);
     long[23_456] = {type: 'WantCancel', timestamp: 1n, wantId: 'nope'};
@@ -479,7 +508,7 @@ const op = fc.record({
 });
 
 /** Turns a random op into an event against the current state: mostly plausible, often wrong. */
-function eventFor(o, state, ids, ts) {
+function eventFor(o, state, ids, ts, last) {
   const pick = (list, k, fallback) => (list.length ? list[k % list.length] : fallback);
   const dedup = (list) => (o.flag % 11 === 0 ? list : [...new Set(list)]);
   const activeJobs = ids.jobs.filter((j) => ['Queued', 'Running'].includes(state.jobRun(j).state));
@@ -524,7 +553,14 @@ function eventFor(o, state, ids, ts) {
     case 11:
       return {type: 'TaintCreate', timestamp: ts, taintId: o.flag % 6 === 0 ? 't0' : `t${ids.n}`, partitions: [...new Set(o.refs)]};
     default:
-      return [{type: 'Bogus', timestamp: ts}, {type: 'WantCancel', timestamp: -1, wantId: 'w'}, null, {type: 'JobRunSuccess', timestamp: ts}][o.flag % 4];
+      return [
+        {type: 'Bogus', timestamp: ts},
+        {type: 'WantCancel', timestamp: -1, wantId: 'w'},
+        null,
+        {type: 'JobRunSuccess', timestamp: ts},
+        // Stamped before the last applied event (otherwise a valid want).
+        {type: 'WantCreate', timestamp: last > 0 ? last - 1 - (o.b % Math.min(last, 5)) : ts, wantId: `w${ids.n}`, partitions: dedup(o.refs.length ? o.refs : ['r0'])},
+      ][o.flag % 5];
   }
 }
 
@@ -532,18 +568,21 @@ describe('random event sequences (fast-check)', () => {
   test('invariants hold after every step; refusals change nothing; replay and snapshots agree', () => {
     let accepted = 0;
     let refused = 0;
+    let backwards = 0;
     fc.assert(
       fc.property(fc.array(op, {minLength: 20, maxLength: 60}), (ops) => {
         const state = new BuildState();
         const ids = {wants: [], jobs: [], n: 0};
         const log = [];
         const transitions = [];
-        let ts = 0;
+        let ts = 0; // never decreases: events are applied in timestamp order
+        let last = -1; // timestamp of the last accepted event
         for (const o of ops) {
           ids.n++;
           ts += o.b % 3;
-          const event = eventFor(o, state, ids, ts);
+          const event = eventFor(o, state, ids, ts, last);
           const before = state.snapshot();
+          const early = typeof event?.timestamp === 'number' && event.timestamp >= 0 && event.timestamp < last;
           let t;
           try {
             t = state.apply(event);
@@ -551,8 +590,12 @@ describe('random event sequences (fast-check)', () => {
             refused++;
             expect(error).toBeInstanceOf(LifecycleError);
             expect(state.snapshot()).toEqual(before);
+            if (early) backwards++;
+            expect(error.code === 'TIMESTAMP_NOT_MONOTONIC').toBe(early && error.code !== 'INVALID_EVENT');
             continue;
           }
+          expect(early).toBe(false);
+          last = event.timestamp;
           accepted++;
           state.checkInvariants();
           log.push(event);
@@ -573,6 +616,7 @@ describe('random event sequences (fast-check)', () => {
     );
     expect(accepted).toBeGreaterThan(1500);
     expect(refused).toBeGreaterThan(500);
+    expect(backwards).toBeGreaterThan(20);
   });
 });
 

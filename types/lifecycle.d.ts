@@ -31,7 +31,9 @@ export interface MissingDeps {
 
 /**
  * Events are plain JSON: timestamps are integer milliseconds in `0..=Number.MAX_SAFE_INTEGER`,
- * strings well-formed Unicode; unknown fields are refused.
+ * strings well-formed Unicode; unknown fields are refused. Events are applied in timestamp
+ * order: a timestamp earlier than the last applied event's is refused
+ * (`TIMESTAMP_NOT_MONOTONIC`); an equal one is fine.
  */
 interface EventBase {
   timestamp: number;
@@ -187,7 +189,7 @@ export interface BuildStateSnapshot {
  * first and throws LifecycleError, leaving the state unchanged, for: `INVALID_EVENT`,
  * `UNKNOWN_WANT`, `DUPLICATE_WANT`, `WANT_WRONG_STATE`, `UNKNOWN_JOB_RUN`, `DUPLICATE_JOB_RUN`,
  * `JOB_RUN_WRONG_STATE`, `DUPLICATE_REF_IN_JOB`, `PARTITION_LEASED`, `DUPLICATE_TAINT`,
- * `DEPENDENCY_CYCLE`. Non-string ids are `INVALID_ARGUMENT`.
+ * `DEPENDENCY_CYCLE`, `TIMESTAMP_NOT_MONOTONIC`. Non-string ids are `INVALID_ARGUMENT`.
  */
 export declare class BuildState {
   constructor();

@@ -12,6 +12,8 @@
 //! untouched) or applies it and returns the [`AppliedTransition`]s it caused.
 //! [`BuildState::replay`] rebuilds a state from a log; [`BuildState::snapshot`] /
 //! [`BuildState::from_snapshot`] save and restore it as plain JSON-safe data.
+//! Events are applied in timestamp order: an event stamped earlier than the last applied one is
+//! refused (`TIMESTAMP_NOT_MONOTONIC`); equal timestamps are fine.
 //!
 //! # Partition states
 //! `Building` (lease) → `Live` | `Failed` | `UpstreamBuilding` (lease, on a dep miss) |

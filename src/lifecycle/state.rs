@@ -53,6 +53,9 @@ pub struct BuildState {
     pub(crate) taint_ids: HashMap<Box<str>, Ix>,
     /// Wants in state Idle, by creation order.
     pub(crate) idle_wants: BTreeSet<Ix>,
+    /// The timestamp of the last applied event (`None` before the first): events are applied
+    /// in non-decreasing timestamp order.
+    pub(crate) last_event_at: Option<u64>,
 }
 
 /// Everything known about one partition ref.
@@ -242,10 +245,39 @@ impl BuildState {
     /// A [`LifecycleError`] whose [`code`](LifecycleError::code) says why the event was refused
     /// (`INVALID_EVENT`, `UNKNOWN_WANT`, `DUPLICATE_WANT`, `WANT_WRONG_STATE`,
     /// `UNKNOWN_JOB_RUN`, `DUPLICATE_JOB_RUN`, `JOB_RUN_WRONG_STATE`, `DUPLICATE_REF_IN_JOB`,
-    /// `PARTITION_LEASED`, `DUPLICATE_TAINT`, `DEPENDENCY_CYCLE`).
+    /// `PARTITION_LEASED`, `DUPLICATE_TAINT`, `DEPENDENCY_CYCLE`, `TIMESTAMP_NOT_MONOTONIC`).
+    /// The shape of the event is checked first, then its timestamp (it may equal, but not
+    /// precede, the last applied event's), then everything else.
     pub fn apply(&mut self, event: &BuildEvent) -> Result<Vec<AppliedTransition>, LifecycleError> {
         event.check_shape()?;
         let ts = event.timestamp();
+        if let Some(last) = self.last_event_at {
+            if ts < last {
+                return Err(LifecycleError::new(ErrorKind::TimestampNotMonotonic {
+                    timestamp: ts,
+                    last,
+                }));
+            }
+        }
+        let transitions = self.apply_checked(event, ts)?;
+        self.last_event_at = Some(ts);
+        Ok(transitions)
+    }
+
+    /// The time of the last applied event (`None` for a state no event has touched). The next
+    /// event's `timestamp` must be at least this. A state restored from a snapshot takes the
+    /// latest time the snapshot records, which is the same value.
+    pub fn last_event_at(&self) -> Option<u64> {
+        self.last_event_at
+    }
+
+    /// [`apply`](BuildState::apply) after the shape and timestamp checks: validates the event
+    /// against the state (no change on error), then applies it.
+    fn apply_checked(
+        &mut self,
+        event: &BuildEvent,
+        ts: u64,
+    ) -> Result<Vec<AppliedTransition>, LifecycleError> {
         match event {
             BuildEvent::WantCreate(e) => {
                 let source = self.check_want_create(e)?;
