@@ -160,6 +160,9 @@ impl Driver {
                     v["ttlSeconds"] = json!(o.b as u64 * 60);
                     v["comment"] = json!("c");
                 }
+                if o.flag % 7 == 0 {
+                    v["slaSeconds"] = json!(o.a as u64 % 5 * 100);
+                }
                 v
             }
             2 => {
@@ -373,6 +376,26 @@ proptest! {
         let restored = BuildState::from_snapshot_json(&text).unwrap();
         prop_assert_eq!(&restored.snapshot(), &live);
         prop_assert_eq!(restored.schedulable_wants(), out.final_state.schedulable_wants());
+
+        // TTL and SLA queries agree with a brute-force reading of the want views, also on the
+        // restored state.
+        let last = out.final_state.last_event_at().unwrap_or(0);
+        for now in [0, last / 2, last, last + 100_000, last + 10_000_000, u64::MAX] {
+            let within_ttl = |w: &partkit::lifecycle::Want| {
+                w.ttl_seconds.is_none_or(|ttl| now < w.created_at + ttl * 1000)
+            };
+            let expected: Vec<_> = out.final_state.schedulable_wants().into_iter().filter(within_ttl).collect();
+            prop_assert_eq!(&out.final_state.schedulable_wants_at(now), &expected);
+            prop_assert_eq!(&restored.schedulable_wants_at(now), &expected);
+            let past_sla: Vec<_> = live
+                .wants
+                .iter()
+                .filter(|w| w.state.is_active() && w.sla_seconds.is_some_and(|sla| w.created_at + sla * 1000 <= now))
+                .cloned()
+                .collect();
+            prop_assert_eq!(&out.final_state.wants_past_sla(now), &past_sla);
+            prop_assert_eq!(&restored.wants_past_sla(now), &past_sla);
+        }
 
         // Restoring a snapshot taken mid-log and applying the rest gives the same result.
         if let Some((at, snap)) = &out.mid_snapshot {

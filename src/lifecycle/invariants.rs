@@ -485,6 +485,7 @@ impl BuildState {
         let mut active: Vec<BTreeSet<Ix>> = vec![BTreeSet::new(); self.refs.len()];
         let mut successful: Vec<BTreeSet<(u64, Ix)>> = vec![BTreeSet::new(); self.refs.len()];
         let mut idle = BTreeSet::new();
+        let mut sla_open = BTreeSet::new();
         for (w, want) in self.wants.iter().enumerate() {
             let w = w as Ix;
             ensure!(
@@ -513,6 +514,9 @@ impl BuildState {
                 } else if want.state == WantState::Successful {
                     successful[r as usize].insert((want.ttl_end(), w));
                 }
+            }
+            if let (true, Some(sla_end)) = (want.state.is_active(), want.sla_end()) {
+                sla_open.insert((sla_end, w));
             }
             if want.state == WantState::Idle {
                 idle.insert(w);
@@ -585,6 +589,10 @@ impl BuildState {
         ensure!(
             self.idle_wants == idle,
             "the Idle want set does not match the want states"
+        );
+        ensure!(
+            self.sla_open_wants == sla_open,
+            "the set of open wants with an SLA does not match the want states"
         );
         Ok(())
     }

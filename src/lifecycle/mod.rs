@@ -33,6 +33,12 @@
 //! of one of its refs reopens a Successful want that is still within its TTL at the taint's
 //! timestamp (`createdAt + ttlSeconds * 1000 > timestamp`; no TTL = never expires): it is
 //! sensed again (→ Idle, schedulable), so it triggers the rebuild.
+//!
+//! # TTL and SLA
+//! Neither is a state (the seed defines no expired want state). TTL says how long the
+//! orchestrator keeps trying: [`BuildState::schedulable_wants_at`] leaves out wants whose TTL
+//! has ended at the caller's `now`, and a taint reopens only wants within their TTL. SLA is an
+//! alarm threshold: [`BuildState::wants_past_sla`] lists the wants still open past it.
 
 mod error;
 mod event;

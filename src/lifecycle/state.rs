@@ -53,6 +53,9 @@ pub struct BuildState {
     pub(crate) taint_ids: HashMap<Box<str>, Ix>,
     /// Wants in state Idle, by creation order.
     pub(crate) idle_wants: BTreeSet<Ix>,
+    /// Wants in state Idle, Building or UpstreamBuilding that have an SLA, keyed by its end
+    /// (`createdAt + slaSeconds * 1000`): [`BuildState::wants_past_sla`] is a range query.
+    pub(crate) sla_open_wants: BTreeSet<(u64, Ix)>,
     /// The timestamp of the last applied event (`None` before the first): events are applied
     /// in non-decreasing timestamp order.
     pub(crate) last_event_at: Option<u64>,
@@ -130,12 +133,24 @@ pub(crate) struct WantRec {
 }
 
 impl WantRec {
-    /// When the want's TTL ends, in milliseconds (`u64::MAX` without TTL).
+    /// When the want's TTL ends, in milliseconds (`u64::MAX` without TTL): the want is within
+    /// its TTL at time `t` while `t < ttl_end()`.
     pub(crate) fn ttl_end(&self) -> u64 {
         match self.ttl_seconds {
             Some(ttl) => self.created_at.saturating_add(ttl.saturating_mul(1000)),
             None => u64::MAX,
         }
+    }
+
+    /// Whether the want is within its TTL at time `t` (always, without TTL).
+    pub(crate) fn within_ttl(&self, t: u64) -> bool {
+        self.ttl_seconds.is_none() || t < self.ttl_end()
+    }
+
+    /// When the want's SLA ends, in milliseconds, if it has one.
+    pub(crate) fn sla_end(&self) -> Option<u64> {
+        self.sla_seconds
+            .map(|sla| self.created_at.saturating_add(sla.saturating_mul(1000)))
     }
 }
 
@@ -1004,6 +1019,9 @@ impl BuildState {
         if state == WantState::Idle {
             self.idle_wants.insert(w);
         }
+        if let (true, Some(sla_end)) = (state.is_active(), want.sla_end()) {
+            self.sla_open_wants.insert((sla_end, w));
+        }
         for &r in want.refs.iter() {
             let entry = &mut self.refs[r as usize];
             if state.is_active() {
@@ -1017,6 +1035,9 @@ impl BuildState {
     fn unlist_want(&mut self, w: Ix) {
         let want = &self.wants[w as usize];
         let expiry = want.ttl_end();
+        if let Some(sla_end) = want.sla_end() {
+            self.sla_open_wants.remove(&(sla_end, w));
+        }
         self.idle_wants.remove(&w);
         for &r in want.refs.iter() {
             let entry = &mut self.refs[r as usize];
@@ -1104,14 +1125,46 @@ impl BuildState {
 
     /// The wants the orchestrator may start a job for, in creation order: Idle wants for which
     /// every ref that is not Live has no canonical instance, or a Tainted or UpForRetry one
-    /// (Building and UpstreamBuilding are leases). TTL is not applied here (the core has no
-    /// clock): the caller compares `createdAt + ttlSeconds` with its own time.
+    /// (Building and UpstreamBuilding are leases). TTL is not applied (the core has no clock):
+    /// see [`schedulable_wants_at`](BuildState::schedulable_wants_at).
     pub fn schedulable_wants(&self) -> Vec<Want> {
+        self.schedulable(None)
+    }
+
+    /// [`schedulable_wants`](BuildState::schedulable_wants) without the wants whose TTL has
+    /// ended at `now` (milliseconds): those with `createdAt + ttlSeconds * 1000 <= now`. A want
+    /// without `ttlSeconds` never expires. Expiry is not a state: an expired want keeps its
+    /// state (an Idle one stays Idle), the orchestrator just stops being offered it.
+    pub fn schedulable_wants_at(&self, now: u64) -> Vec<Want> {
+        self.schedulable(Some(now))
+    }
+
+    fn schedulable(&self, now: Option<u64>) -> Vec<Want> {
         self.idle_wants
             .iter()
+            .filter(|&&w| now.is_none_or(|now| self.wants[w as usize].within_ttl(now)))
             .filter(|&&w| self.is_schedulable(w))
             .map(|&w| self.want_view(w))
             .collect()
+    }
+
+    /// The wants past their SLA at `now` (milliseconds), in creation order: wants with
+    /// `slaSeconds` that are still Idle, Building or UpstreamBuilding although
+    /// `createdAt + slaSeconds * 1000 <= now`. The SLA is an alarm threshold, not a state
+    /// change: these wants keep their state and are still scheduled (within their TTL). Wants
+    /// that ended (Successful, Failed, UpstreamFailed, Canceled) are not listed; a Successful
+    /// want reopened by a taint is listed again once it is past its SLA.
+    pub fn wants_past_sla(&self, now: u64) -> Vec<Want> {
+        let mut due: Vec<Ix> = match now.checked_add(1) {
+            Some(end) => self
+                .sla_open_wants
+                .range(..(end, 0))
+                .map(|&(_, w)| w)
+                .collect(),
+            None => self.sla_open_wants.iter().map(|&(_, w)| w).collect(),
+        };
+        due.sort_unstable();
+        due.into_iter().map(|w| self.want_view(w)).collect()
     }
 
     pub(crate) fn is_schedulable(&self, w: Ix) -> bool {
