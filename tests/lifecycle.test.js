@@ -363,6 +363,93 @@ describe('refused events', () => {
   });
 });
 
+describe('want TTL and SLA (no clock in the core: the caller passes now)', () => {
+  /** A state fed events with explicit timestamps; invariants checked after each. */
+  function timed(events) {
+    const state = new BuildState();
+    for (const [timestamp, event] of events) {
+      state.apply({...event, timestamp});
+      state.checkInvariants();
+    }
+    return state;
+  }
+  const ids = (wants) => wants.map((w) => w.wantId);
+  const t0 = 1_700_000_000_000;
+
+  test('schedulableWants(now) leaves out wants at or past createdAt + ttlSeconds * 1000; no TTL never expires', () => {
+    const state = timed([
+      [t0, want('ten', ['a'], {ttlSeconds: 10})],
+      [t0, want('zero', ['b'], {ttlSeconds: 0})],
+      [t0, want('forever', ['c'])],
+    ]);
+    expect(ids(state.schedulableWants())).toEqual(['ten', 'zero', 'forever']);
+    expect(ids(state.schedulableWants(undefined))).toEqual(['ten', 'zero', 'forever']);
+    expect(ids(state.schedulableWants(t0 - 1))).toEqual(['ten', 'zero', 'forever']);
+    expect(ids(state.schedulableWants(t0))).toEqual(['ten', 'forever']);
+    expect(ids(state.schedulableWants(t0 + 9_999))).toEqual(['ten', 'forever']);
+    expect(ids(state.schedulableWants(t0 + 10_000))).toEqual(['forever']); // exactly at expiry
+    expect(ids(state.schedulableWants(Number.MAX_SAFE_INTEGER))).toEqual(['forever']);
+    expect(state.want('ten').state).toBe('Idle'); // expiry is not a state
+    const restored = BuildState.fromSnapshot(state.snapshot());
+    expect(restored.schedulableWants(t0 + 10_000)).toEqual(state.schedulableWants(t0 + 10_000));
+  });
+
+  test('after a taint, wants are schedulable again only within their TTL', () => {
+    const state = timed([
+      [t0, want('minute', ['a'], {ttlSeconds: 60})],
+      [t0, want('brief', ['a'], {ttlSeconds: 5})],
+      [t0, want('forever', ['a'])],
+      [t0 + 1000, buffer('j1', ['a'])],
+      [t0 + 2000, job('JobRunSuccess', 'j1')],
+    ]);
+    expect(state.schedulableWants(t0 + 2000)).toEqual([]);
+    const transitions = state.apply({...taint('t1', ['a']), timestamp: t0 + 30_000});
+    expect(transitions).toEqual([
+      partT('j1', 'a', 'Live', 'Tainted'),
+      wantT('minute', 'Successful', 'Idle'),
+      wantT('forever', 'Successful', 'Idle'),
+    ]);
+    expect(state.want('brief').state).toBe('Successful'); // past its TTL at the taint
+    expect(ids(state.schedulableWants(t0 + 59_999))).toEqual(['minute', 'forever']);
+    expect(ids(state.schedulableWants(t0 + 60_000))).toEqual(['forever']);
+    state.apply({...buffer('j2', ['a']), timestamp: t0 + 70_000});
+    state.apply({...job('JobRunSuccess', 'j2'), timestamp: t0 + 71_000});
+    expect(['minute', 'brief', 'forever'].map((w) => state.want(w).state)).toEqual(['Successful', 'Successful', 'Successful']);
+    state.checkInvariants();
+  });
+
+  test('wantsPastSla(now): open wants at or past createdAt + slaSeconds * 1000, creation order', () => {
+    const state = timed([
+      [t0, want('s60', ['a'], {slaSeconds: 60})],
+      [t0, want('s10', ['b'], {slaSeconds: 10})],
+      [t0, want('none', ['a'])],
+      [t0 + 1000, buffer('jb', ['b'])],
+    ]);
+    expect(state.wantsPastSla(t0 + 9_999)).toEqual([]);
+    expect(ids(state.wantsPastSla(t0 + 10_000))).toEqual(['s10']); // Building, still open
+    expect(ids(state.wantsPastSla(t0 + 60_000))).toEqual(['s60', 's10']);
+    state.apply({...job('JobRunSuccess', 'jb'), timestamp: t0 + 61_000});
+    expect(ids(state.wantsPastSla(t0 + 61_000))).toEqual(['s60']);
+    expect(state.want('s60').state).toBe('Idle'); // an alarm, not a state change
+    expect(BuildState.fromSnapshot(state.snapshot()).wantsPastSla(t0 + 61_000)).toEqual(state.wantsPastSla(t0 + 61_000));
+  });
+
+  test('now must be an integer number of milliseconds in 0..=MAX_SAFE_INTEGER', () => {
+    const state = timed([[t0, want('w', ['a'], {ttlSeconds: 1, slaSeconds: 1})]]);
+    for (const bad of [-1, 1.5, NaN, Infinity, -Infinity, 2 ** 53, '5', null, 5n, {}, [1]]) {
+      for (const fn of [() => state.schedulableWants(bad), () => state.wantsPastSla(bad)]) {
+        const error = catchError(fn);
+        expect(error).toBeInstanceOf(LifecycleError);
+        expect(error.code).toBe('INVALID_ARGUMENT');
+      }
+    }
+    expect(catchError(() => state.wantsPastSla()).code).toBe('INVALID_ARGUMENT');
+    expect(ids(state.schedulableWants(0))).toEqual(['w']);
+    expect(ids(state.wantsPastSla(Number.MAX_SAFE_INTEGER))).toEqual(['w']);
+    state.checkInvariants(); // still usable
+  });
+});
+
 describe('replay and snapshots', () => {
   const log = [
     {type: 'WantCreate', timestamp: 1, wantId: 'w', partitions: ['a']},
@@ -523,6 +610,7 @@ function eventFor(o, state, ids, ts, last) {
         if (jr.state === 'DepMissed' && o.flag % 2 === 0) e.partitions = [...new Set(jr.missingDeps.flatMap((m) => m.missing))];
       }
       if (o.flag % 5 === 0) e.ttlSeconds = o.b;
+      if (o.flag % 7 === 0) e.slaSeconds = o.a % 4;
       return e;
     }
     case 2:
@@ -610,6 +698,16 @@ describe('random event sequences (fast-check)', () => {
         const restored = BuildState.fromSnapshot(JSON.parse(JSON.stringify(live)));
         expect(restored.snapshot()).toEqual(live);
         expect(restored.schedulableWants()).toEqual(state.schedulableWants());
+        // TTL and SLA queries against a brute-force reading of the snapshot.
+        for (const now of [0, ts, ts + 1_000, ts + 1_000_000]) {
+          const within = (w) => w.ttlSeconds === undefined || now < w.createdAt + w.ttlSeconds * 1000;
+          expect(state.schedulableWants(now)).toEqual(state.schedulableWants().filter(within));
+          expect(restored.schedulableWants(now)).toEqual(state.schedulableWants(now));
+          const open = ['Idle', 'Building', 'UpstreamBuilding'];
+          const past = live.wants.filter((w) => open.includes(w.state) && w.slaSeconds !== undefined && w.createdAt + w.slaSeconds * 1000 <= now);
+          expect(state.wantsPastSla(now)).toEqual(past);
+          expect(restored.wantsPastSla(now)).toEqual(past);
+        }
         state.free();
       }),
       {numRuns: 150},
