@@ -11,6 +11,13 @@ function requireString(name, value) {
   if (typeof value !== 'string') throw argError(`${name} must be a string, got ${describe(value)}`);
 }
 
+/** A time in integer milliseconds, like event timestamps: a safe integer >= 0. */
+function requireMillis(name, value) {
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw argError(`${name} must be an integer number of milliseconds in 0..=Number.MAX_SAFE_INTEGER, got ${describe(value)}`);
+  }
+}
+
 function isObject(value) {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
@@ -155,9 +162,23 @@ export class BuildState {
     return this.#inner.taint(taintId);
   }
 
-  /** Idle wants none of whose refs is leased, failed or otherwise blocked, in creation order. */
-  schedulableWants() {
-    return this.#inner.schedulableWants();
+  /**
+   * Idle wants none of whose refs is leased, failed or otherwise blocked, in creation order.
+   * With `now` (integer ms), without the wants whose TTL has ended: `createdAt + ttlSeconds *
+   * 1000 <= now` (no TTL never expires). Expiry changes no state.
+   */
+  schedulableWants(now) {
+    if (now !== undefined) requireMillis('now', now);
+    return run(() => this.#inner.schedulableWants(now));
+  }
+
+  /**
+   * Wants still Idle, Building or UpstreamBuilding although `createdAt + slaSeconds * 1000 <=
+   * now` (integer ms), in creation order. SLA is an alarm threshold: it changes no state.
+   */
+  wantsPastSla(now) {
+    requireMillis('now', now);
+    return run(() => this.#inner.wantsPastSla(now));
   }
 
   /** The whole state as plain JSON-safe data. */

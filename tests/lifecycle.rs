@@ -22,12 +22,25 @@ impl Harness {
         }
     }
 
+    /// Stamps the event 1 s after the previous one, unless it carries its own `timestamp`
+    /// (then the clock moves to it if that is later).
     fn event(&mut self, mut v: Value) -> BuildEvent {
-        self.now += 1000;
-        v.as_object_mut()
-            .unwrap()
-            .insert("timestamp".into(), json!(self.now));
+        match v["timestamp"].as_u64() {
+            Some(ts) => self.now = self.now.max(ts),
+            None => {
+                self.now += 1000;
+                v.as_object_mut()
+                    .unwrap()
+                    .insert("timestamp".into(), json!(self.now));
+            }
+        }
         BuildEvent::from_value(v).unwrap()
+    }
+
+    /// `v` with this `timestamp`.
+    fn at(ts: u64, mut v: Value) -> Value {
+        v["timestamp"] = json!(ts);
+        v
     }
 
     /// Applies an event that must be accepted; checks the invariants after it.
@@ -694,6 +707,273 @@ fn taint_reopens_only_wants_within_ttl() {
     );
     assert_eq!(h.schedulable(), vec!["long", "forever"]);
     h.check_replay_and_snapshot();
+}
+
+fn ids(wants: Vec<partkit::lifecycle::Want>) -> Vec<String> {
+    wants.into_iter().map(|w| w.want_id).collect()
+}
+
+/// `schedulable_wants_at(now)` leaves out wants whose TTL has ended
+/// (`createdAt + ttlSeconds * 1000 <= now`); no TTL never expires; without `now` nothing is
+/// left out. Expiry changes no state.
+#[test]
+fn schedulable_wants_respect_ttl() {
+    let mut h = Harness::new();
+    let t0 = h.now;
+    h.ok(Harness::at(
+        t0,
+        json!({"type": "WantCreate", "wantId": "ten", "partitions": ["a"], "ttlSeconds": 10}),
+    ));
+    h.ok(Harness::at(
+        t0,
+        json!({"type": "WantCreate", "wantId": "zero", "partitions": ["b"], "ttlSeconds": 0}),
+    ));
+    h.ok(Harness::at(t0, want_create("forever", &["c"])));
+    h.ok(Harness::at(
+        t0 + 2000,
+        json!({"type": "WantCreate", "wantId": "later", "partitions": ["a"], "ttlSeconds": 10}),
+    ));
+    assert_eq!(h.schedulable(), vec!["ten", "zero", "forever", "later"]);
+    let at = |now: u64| ids(h.state.schedulable_wants_at(now));
+    assert_eq!(at(t0 - 1), vec!["ten", "zero", "forever", "later"]);
+    assert_eq!(
+        at(t0),
+        vec!["ten", "forever", "later"],
+        "a TTL of 0 ends at creation"
+    );
+    assert_eq!(at(t0 + 9_999), vec!["ten", "forever", "later"]);
+    assert_eq!(
+        at(t0 + 10_000),
+        vec!["forever", "later"],
+        "ends exactly at createdAt + ttl"
+    );
+    assert_eq!(at(t0 + 12_000), vec!["forever"]);
+    assert_eq!(at(u64::MAX), vec!["forever"]);
+    // Expired wants keep their state: still Idle, still following their partitions.
+    assert_eq!(h.want("ten"), W::Idle);
+    h.ok(Harness::at(t0 + 20_000, buffer("j1", &["a"])));
+    assert_eq!((h.want("ten"), h.want("later")), (W::Building, W::Building));
+    h.ok(job_event("JobRunSuccess", "j1"));
+    assert_eq!(h.want("ten"), W::Successful);
+    h.check_replay_and_snapshot();
+    let restored = BuildState::from_snapshot(&h.state.snapshot()).unwrap();
+    assert_eq!(
+        ids(restored.schedulable_wants_at(t0 + 12_000)),
+        ids(h.state.schedulable_wants_at(t0 + 12_000))
+    );
+}
+
+/// After a taint, wants come back to the orchestrator only while within their TTL: a
+/// Successful want past its TTL at the taint is not reopened, and a reopened (Idle) want is no
+/// longer offered once its TTL ends.
+#[test]
+fn rescheduling_after_a_taint_only_within_ttl() {
+    let mut h = Harness::new();
+    let t0 = h.now;
+    h.ok(Harness::at(
+        t0,
+        json!({"type": "WantCreate", "wantId": "minute", "partitions": ["a"], "ttlSeconds": 60}),
+    ));
+    h.ok(Harness::at(
+        t0,
+        json!({"type": "WantCreate", "wantId": "brief", "partitions": ["a"], "ttlSeconds": 5}),
+    ));
+    h.ok(Harness::at(t0, want_create("forever", &["a"])));
+    h.ok(Harness::at(t0 + 1000, buffer("j1", &["a"])));
+    h.ok(Harness::at(t0 + 2000, job_event("JobRunSuccess", "j1")));
+    assert_eq!(h.want("brief"), W::Successful);
+    let t = h.ok(Harness::at(t0 + 30_000, taint("t1", &["a"])));
+    assert_eq!(
+        t,
+        vec![
+            part_t("j1", "a", Some(P::Live), P::Tainted),
+            want_t("minute", Some(W::Successful), W::Idle),
+            want_t("forever", Some(W::Successful), W::Idle),
+        ]
+    );
+    let at = |now: u64| ids(h.state.schedulable_wants_at(now));
+    assert_eq!(at(t0 + 30_000), vec!["minute", "forever"]);
+    assert_eq!(at(t0 + 59_999), vec!["minute", "forever"]);
+    assert_eq!(at(t0 + 60_000), vec!["forever"]);
+    assert_eq!(h.want("minute"), W::Idle, "expiry is not a state");
+    // The rebuild (for "forever") completes the expired want too.
+    h.ok(Harness::at(t0 + 70_000, buffer("j2", &["a"])));
+    h.ok(job_event("JobRunSuccess", "j2"));
+    assert_eq!(
+        (h.want("minute"), h.want("brief"), h.want("forever")),
+        (W::Successful, W::Successful, W::Successful)
+    );
+    // A taint after every TTL but one reopens only the want without TTL.
+    h.ok(taint("t2", &["a"]));
+    assert_eq!(h.schedulable(), vec!["forever"]);
+    assert_eq!(h.want("minute"), W::Successful);
+    h.check_replay_and_snapshot();
+}
+
+/// `wants_past_sla(now)`: wants still Idle, Building or UpstreamBuilding at or after
+/// `createdAt + slaSeconds * 1000`, in creation order; an alarm, not a state.
+#[test]
+fn wants_past_sla() {
+    let mut h = Harness::new();
+    let t0 = h.now;
+    h.ok(Harness::at(
+        t0,
+        json!({"type": "WantCreate", "wantId": "s60", "partitions": ["a"], "slaSeconds": 60}),
+    ));
+    h.ok(Harness::at(
+        t0,
+        json!({"type": "WantCreate", "wantId": "s10", "partitions": ["b"], "slaSeconds": 10}),
+    ));
+    h.ok(Harness::at(t0, want_create("no-sla", &["a"])));
+    h.ok(Harness::at(
+        t0,
+        json!({"type": "WantCreate", "wantId": "canceled", "partitions": ["c"], "slaSeconds": 1}),
+    ));
+    h.ok(Harness::at(
+        t0,
+        json!({"type": "WantCancel", "wantId": "canceled"}),
+    ));
+    let past = |h: &Harness, now: u64| ids(h.state.wants_past_sla(now));
+    assert!(past(&h, t0 + 9_999).is_empty());
+    assert_eq!(past(&h, t0 + 10_000), vec!["s10"]);
+    assert_eq!(past(&h, t0 + 60_000), vec!["s60", "s10"], "creation order");
+    assert_eq!(past(&h, u64::MAX), vec!["s60", "s10"]);
+    // Building and UpstreamBuilding wants are still past their SLA; ended ones are not.
+    h.ok(Harness::at(t0 + 1000, buffer("ja", &["a"])));
+    h.ok(dep_miss("ja", &["a"], &["up"]));
+    assert_eq!(h.want("s60"), W::UpstreamBuilding);
+    h.ok(buffer("jb", &["b"]));
+    assert_eq!(past(&h, t0 + 60_000), vec!["s60", "s10"]);
+    h.ok(job_event("JobRunSuccess", "jb"));
+    assert_eq!(past(&h, t0 + 60_000), vec!["s60"]);
+    assert_eq!(
+        h.want("s60"),
+        W::UpstreamBuilding,
+        "the SLA changes no state"
+    );
+    // A taint reopens a Successful want: it is open, and past its SLA, again.
+    h.ok(taint("t", &["b"]));
+    assert_eq!(h.want("s10"), W::Idle);
+    assert_eq!(past(&h, t0 + 60_000), vec!["s60", "s10"]);
+    h.check_replay_and_snapshot();
+    let restored = BuildState::from_snapshot(&h.state.snapshot()).unwrap();
+    assert_eq!(
+        ids(restored.wants_past_sla(t0 + 60_000)),
+        past(&h, t0 + 60_000)
+    );
+}
+
+/// Events are applied in non-decreasing timestamp order: an equal timestamp is accepted, an
+/// earlier one is refused (state untouched) before anything else is checked, and replay
+/// reports its index.
+#[test]
+fn timestamps_never_go_backwards() {
+    let mut h = Harness::new();
+    let t0 = h.now;
+    assert_eq!(h.state.last_event_at(), None);
+    h.ok(Harness::at(t0, want_create("w1", &["a"])));
+    h.ok(Harness::at(t0, buffer("j1", &["a"])));
+    h.ok(Harness::at(t0 + 5000, job_event("JobRunHeartbeat", "j1")));
+    assert_eq!(h.state.last_event_at(), Some(t0 + 5000));
+    let err = h.refused(
+        Harness::at(t0 + 4999, job_event("JobRunSuccess", "j1")),
+        "TIMESTAMP_NOT_MONOTONIC",
+    );
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "timestamp {} is earlier than {}, the timestamp of the last applied event",
+            t0 + 4999,
+            t0 + 5000
+        )
+    );
+    // Checked before the state: an earlier event that is also wrong otherwise names the time.
+    h.refused(
+        Harness::at(t0, job_event("JobRunSuccess", "nope")),
+        "TIMESTAMP_NOT_MONOTONIC",
+    );
+    // Shape errors come first.
+    h.refused(
+        Harness::at(t0, json!({"type": "WantCancel", "wantId": ""})),
+        "INVALID_EVENT",
+    );
+    // A refused event does not move the clock; the same event on time is fine.
+    assert_eq!(h.state.last_event_at(), Some(t0 + 5000));
+    h.ok(Harness::at(t0 + 5000, job_event("JobRunSuccess", "j1")));
+    assert_eq!(h.want("w1"), W::Successful);
+    let w1 = h.state.want("w1").unwrap();
+    assert_eq!((w1.created_at, w1.updated_at), (t0, t0 + 5000));
+
+    // A snapshot carries the clock: the latest time it records.
+    let restored = BuildState::from_snapshot(&h.state.snapshot()).unwrap();
+    assert_eq!(restored.last_event_at(), Some(t0 + 5000));
+    let mut restored = restored;
+    let late = BuildEvent::from_value(
+        json!({"type": "TaintCreate", "timestamp": t0 + 4000, "taintId": "t", "partitions": ["a"]}),
+    )
+    .unwrap();
+    assert_eq!(
+        restored.apply(&late).unwrap_err().code(),
+        "TIMESTAMP_NOT_MONOTONIC"
+    );
+    h.check_replay_and_snapshot();
+
+    // Replay stops at the event that goes back, with its index, on every path.
+    let log: Vec<Value> = vec![
+        json!({"type": "WantCreate", "timestamp": 10, "wantId": "w", "partitions": ["a"]}),
+        json!({"type": "JobRunBuffer", "timestamp": 10, "jobRunId": "j", "buildingPartitions": ["a"]}),
+        json!({"type": "JobRunSuccess", "timestamp": 9, "jobRunId": "j"}),
+    ];
+    let events: Vec<BuildEvent> = log
+        .iter()
+        .map(|v| BuildEvent::from_value(v.clone()).unwrap())
+        .collect();
+    for err in [
+        BuildState::replay(&events).unwrap_err(),
+        BuildState::replay_values(&log).unwrap_err(),
+        BuildState::replay_json(&serde_json::to_string(&log).unwrap()).unwrap_err(),
+    ] {
+        assert_eq!(
+            (err.code(), err.event_index()),
+            ("TIMESTAMP_NOT_MONOTONIC", Some(2))
+        );
+        assert_eq!(
+            err.to_string(),
+            "event 2: timestamp 9 is earlier than 10, the timestamp of the last applied event"
+        );
+    }
+}
+
+/// A snapshot whose times contradict the order of events is refused.
+#[test]
+fn snapshot_with_inconsistent_times_is_refused() {
+    let mut h = Harness::new();
+    h.ok(want_create("w", &["a"]));
+    h.ok(buffer("j", &["a"]));
+    h.ok(job_event("JobRunHeartbeat", "j"));
+    h.ok(job_event("JobRunSuccess", "j"));
+    let snap = h.state.snapshot_value();
+    type Edit = fn(&mut Value);
+    let edits: [(&str, Edit); 4] = [
+        ("want updated before created", |s| {
+            s["wants"][0]["updatedAt"] = json!(1)
+        }),
+        ("job updated before created", |s| {
+            s["jobRuns"][0]["createdAt"] = json!(9_000_000_000_000u64)
+        }),
+        ("heartbeat after the last update", |s| {
+            s["jobRuns"][0]["lastHeartbeatAt"] = json!(9_000_000_000_000u64)
+        }),
+        ("instance updated before created", |s| {
+            s["partitions"][0]["updatedAt"] = json!(1)
+        }),
+    ];
+    for (what, edit) in edits {
+        let mut s = snap.clone();
+        edit(&mut s);
+        let err = BuildState::from_snapshot_json(&s.to_string()).expect_err(what);
+        assert_eq!(err.code(), "INVALID_SNAPSHOT", "{what}: {err}");
+    }
 }
 
 #[test]

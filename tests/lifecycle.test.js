@@ -310,6 +310,35 @@ describe('refused events', () => {
     expect(catchError(() => h.state.apply({type: 'WantCancel', wantId: 'w1'})).code).toBe('INVALID_EVENT'); // no timestamp
   });
 
+  test('an event stamped before the last applied one is TIMESTAMP_NOT_MONOTONIC; an equal stamp is fine', () => {
+    const h = new Harness();
+    h.ok(want('w1', ['a']));
+    h.ok(buffer('j1', ['a']));
+    const last = h.now;
+    const before = h.state.snapshot();
+    const error = catchError(() => h.state.apply({...job('JobRunSuccess', 'j1'), timestamp: last - 1}));
+    expect(error).toBeInstanceOf(LifecycleError);
+    expect(error.code).toBe('TIMESTAMP_NOT_MONOTONIC');
+    expect(error.message).toBe(`timestamp ${last - 1} is earlier than ${last}, the timestamp of the last applied event`);
+    expect(h.state.snapshot()).toEqual(before);
+    h.state.checkInvariants();
+    // Checked right after the shape: an early event that is also wrong otherwise names the time.
+    expect(catchError(() => h.state.apply({...job('JobRunSuccess', 'nope'), timestamp: 0})).code).toBe('TIMESTAMP_NOT_MONOTONIC');
+    expect(h.state.snapshot()).toEqual(before);
+    const same = {...job('JobRunSuccess', 'j1'), timestamp: last};
+    h.state.apply(same);
+    h.log.push(same);
+    expect(h.state.want('w1')).toMatchObject({state: 'Successful', updatedAt: last});
+    // Replay reports the index; a restored snapshot keeps the clock.
+    const late = {...taint('t1', ['a']), timestamp: last - 1};
+    const replayError = catchError(() => BuildState.replay([...h.log, late]));
+    expect([replayError.code, replayError.eventIndex]).toEqual(['TIMESTAMP_NOT_MONOTONIC', h.log.length]);
+    const restored = BuildState.fromSnapshot(h.state.snapshot());
+    expect(catchError(() => restored.apply(late)).code).toBe('TIMESTAMP_NOT_MONOTONIC');
+    restored.apply({...late, timestamp: last});
+    h.checkReplayAndSnapshot();
+  });
+
   test('non-string ids and non-array logs are INVALID_ARGUMENT', () => {
     const s = new BuildState();
     for (const fn of [
@@ -334,6 +363,93 @@ describe('refused events', () => {
   });
 });
 
+describe('want TTL and SLA (no clock in the core: the caller passes now)', () => {
+  /** A state fed events with explicit timestamps; invariants checked after each. */
+  function timed(events) {
+    const state = new BuildState();
+    for (const [timestamp, event] of events) {
+      state.apply({...event, timestamp});
+      state.checkInvariants();
+    }
+    return state;
+  }
+  const ids = (wants) => wants.map((w) => w.wantId);
+  const t0 = 1_700_000_000_000;
+
+  test('schedulableWants(now) leaves out wants at or past createdAt + ttlSeconds * 1000; no TTL never expires', () => {
+    const state = timed([
+      [t0, want('ten', ['a'], {ttlSeconds: 10})],
+      [t0, want('zero', ['b'], {ttlSeconds: 0})],
+      [t0, want('forever', ['c'])],
+    ]);
+    expect(ids(state.schedulableWants())).toEqual(['ten', 'zero', 'forever']);
+    expect(ids(state.schedulableWants(undefined))).toEqual(['ten', 'zero', 'forever']);
+    expect(ids(state.schedulableWants(t0 - 1))).toEqual(['ten', 'zero', 'forever']);
+    expect(ids(state.schedulableWants(t0))).toEqual(['ten', 'forever']);
+    expect(ids(state.schedulableWants(t0 + 9_999))).toEqual(['ten', 'forever']);
+    expect(ids(state.schedulableWants(t0 + 10_000))).toEqual(['forever']); // exactly at expiry
+    expect(ids(state.schedulableWants(Number.MAX_SAFE_INTEGER))).toEqual(['forever']);
+    expect(state.want('ten').state).toBe('Idle'); // expiry is not a state
+    const restored = BuildState.fromSnapshot(state.snapshot());
+    expect(restored.schedulableWants(t0 + 10_000)).toEqual(state.schedulableWants(t0 + 10_000));
+  });
+
+  test('after a taint, wants are schedulable again only within their TTL', () => {
+    const state = timed([
+      [t0, want('minute', ['a'], {ttlSeconds: 60})],
+      [t0, want('brief', ['a'], {ttlSeconds: 5})],
+      [t0, want('forever', ['a'])],
+      [t0 + 1000, buffer('j1', ['a'])],
+      [t0 + 2000, job('JobRunSuccess', 'j1')],
+    ]);
+    expect(state.schedulableWants(t0 + 2000)).toEqual([]);
+    const transitions = state.apply({...taint('t1', ['a']), timestamp: t0 + 30_000});
+    expect(transitions).toEqual([
+      partT('j1', 'a', 'Live', 'Tainted'),
+      wantT('minute', 'Successful', 'Idle'),
+      wantT('forever', 'Successful', 'Idle'),
+    ]);
+    expect(state.want('brief').state).toBe('Successful'); // past its TTL at the taint
+    expect(ids(state.schedulableWants(t0 + 59_999))).toEqual(['minute', 'forever']);
+    expect(ids(state.schedulableWants(t0 + 60_000))).toEqual(['forever']);
+    state.apply({...buffer('j2', ['a']), timestamp: t0 + 70_000});
+    state.apply({...job('JobRunSuccess', 'j2'), timestamp: t0 + 71_000});
+    expect(['minute', 'brief', 'forever'].map((w) => state.want(w).state)).toEqual(['Successful', 'Successful', 'Successful']);
+    state.checkInvariants();
+  });
+
+  test('wantsPastSla(now): open wants at or past createdAt + slaSeconds * 1000, creation order', () => {
+    const state = timed([
+      [t0, want('s60', ['a'], {slaSeconds: 60})],
+      [t0, want('s10', ['b'], {slaSeconds: 10})],
+      [t0, want('none', ['a'])],
+      [t0 + 1000, buffer('jb', ['b'])],
+    ]);
+    expect(state.wantsPastSla(t0 + 9_999)).toEqual([]);
+    expect(ids(state.wantsPastSla(t0 + 10_000))).toEqual(['s10']); // Building, still open
+    expect(ids(state.wantsPastSla(t0 + 60_000))).toEqual(['s60', 's10']);
+    state.apply({...job('JobRunSuccess', 'jb'), timestamp: t0 + 61_000});
+    expect(ids(state.wantsPastSla(t0 + 61_000))).toEqual(['s60']);
+    expect(state.want('s60').state).toBe('Idle'); // an alarm, not a state change
+    expect(BuildState.fromSnapshot(state.snapshot()).wantsPastSla(t0 + 61_000)).toEqual(state.wantsPastSla(t0 + 61_000));
+  });
+
+  test('now must be an integer number of milliseconds in 0..=MAX_SAFE_INTEGER', () => {
+    const state = timed([[t0, want('w', ['a'], {ttlSeconds: 1, slaSeconds: 1})]]);
+    for (const bad of [-1, 1.5, NaN, Infinity, -Infinity, 2 ** 53, '5', null, 5n, {}, [1]]) {
+      for (const fn of [() => state.schedulableWants(bad), () => state.wantsPastSla(bad)]) {
+        const error = catchError(fn);
+        expect(error).toBeInstanceOf(LifecycleError);
+        expect(error.code).toBe('INVALID_ARGUMENT');
+      }
+    }
+    expect(catchError(() => state.wantsPastSla()).code).toBe('INVALID_ARGUMENT');
+    expect(ids(state.schedulableWants(0))).toEqual(['w']);
+    expect(ids(state.wantsPastSla(Number.MAX_SAFE_INTEGER))).toEqual(['w']);
+    state.checkInvariants(); // still usable
+  });
+});
+
 describe('replay and snapshots', () => {
   const log = [
     {type: 'WantCreate', timestamp: 1, wantId: 'w', partitions: ['a']},
@@ -354,7 +470,7 @@ describe('replay and snapshots', () => {
     // Long logs cross in chunks; the index still counts from the start of the log.
     const long = Array.from({length: 25_000}, (_, i) => ({type: 'WantCreate', timestamp: i, wantId: `w${i}`, partitions: [`p${i % 100}`]}));
     expect(BuildState.replay(long).stats()).toMatchObject({wants: 25_000, refs: 100});
-    long[23_456] = {type: 'WantCancel', timestamp: 1, wantId: 'nope'};
+    long[23_456] = {type: 'WantCancel', timestamp: 23_456, wantId: 'nope'};
     const far = catchError(() => BuildState.replay(long));
     expect([far.code, far.eventIndex, far.message]).toEqual(['UNKNOWN_WANT', 23_456, "event 23456: unknown want 'nope'"]);
     long[23_456] = {type: 'WantCancel', timestamp: 1n, wantId: 'nope'};
@@ -479,7 +595,7 @@ const op = fc.record({
 });
 
 /** Turns a random op into an event against the current state: mostly plausible, often wrong. */
-function eventFor(o, state, ids, ts) {
+function eventFor(o, state, ids, ts, last) {
   const pick = (list, k, fallback) => (list.length ? list[k % list.length] : fallback);
   const dedup = (list) => (o.flag % 11 === 0 ? list : [...new Set(list)]);
   const activeJobs = ids.jobs.filter((j) => ['Queued', 'Running'].includes(state.jobRun(j).state));
@@ -494,6 +610,7 @@ function eventFor(o, state, ids, ts) {
         if (jr.state === 'DepMissed' && o.flag % 2 === 0) e.partitions = [...new Set(jr.missingDeps.flatMap((m) => m.missing))];
       }
       if (o.flag % 5 === 0) e.ttlSeconds = o.b;
+      if (o.flag % 7 === 0) e.slaSeconds = o.a % 4;
       return e;
     }
     case 2:
@@ -524,7 +641,14 @@ function eventFor(o, state, ids, ts) {
     case 11:
       return {type: 'TaintCreate', timestamp: ts, taintId: o.flag % 6 === 0 ? 't0' : `t${ids.n}`, partitions: [...new Set(o.refs)]};
     default:
-      return [{type: 'Bogus', timestamp: ts}, {type: 'WantCancel', timestamp: -1, wantId: 'w'}, null, {type: 'JobRunSuccess', timestamp: ts}][o.flag % 4];
+      return [
+        {type: 'Bogus', timestamp: ts},
+        {type: 'WantCancel', timestamp: -1, wantId: 'w'},
+        null,
+        {type: 'JobRunSuccess', timestamp: ts},
+        // Stamped before the last applied event (otherwise a valid want).
+        {type: 'WantCreate', timestamp: last > 0 ? last - 1 - (o.b % Math.min(last, 5)) : ts, wantId: `w${ids.n}`, partitions: dedup(o.refs.length ? o.refs : ['r0'])},
+      ][o.flag % 5];
   }
 }
 
@@ -532,18 +656,21 @@ describe('random event sequences (fast-check)', () => {
   test('invariants hold after every step; refusals change nothing; replay and snapshots agree', () => {
     let accepted = 0;
     let refused = 0;
+    let backwards = 0;
     fc.assert(
       fc.property(fc.array(op, {minLength: 20, maxLength: 60}), (ops) => {
         const state = new BuildState();
         const ids = {wants: [], jobs: [], n: 0};
         const log = [];
         const transitions = [];
-        let ts = 0;
+        let ts = 0; // never decreases: events are applied in timestamp order
+        let last = -1; // timestamp of the last accepted event
         for (const o of ops) {
           ids.n++;
           ts += o.b % 3;
-          const event = eventFor(o, state, ids, ts);
+          const event = eventFor(o, state, ids, ts, last);
           const before = state.snapshot();
+          const early = typeof event?.timestamp === 'number' && event.timestamp >= 0 && event.timestamp < last;
           let t;
           try {
             t = state.apply(event);
@@ -551,8 +678,12 @@ describe('random event sequences (fast-check)', () => {
             refused++;
             expect(error).toBeInstanceOf(LifecycleError);
             expect(state.snapshot()).toEqual(before);
+            if (early) backwards++;
+            expect(error.code === 'TIMESTAMP_NOT_MONOTONIC').toBe(early && error.code !== 'INVALID_EVENT');
             continue;
           }
+          expect(early).toBe(false);
+          last = event.timestamp;
           accepted++;
           state.checkInvariants();
           log.push(event);
@@ -567,12 +698,23 @@ describe('random event sequences (fast-check)', () => {
         const restored = BuildState.fromSnapshot(JSON.parse(JSON.stringify(live)));
         expect(restored.snapshot()).toEqual(live);
         expect(restored.schedulableWants()).toEqual(state.schedulableWants());
+        // TTL and SLA queries against a brute-force reading of the snapshot.
+        for (const now of [0, ts, ts + 1_000, ts + 1_000_000]) {
+          const within = (w) => w.ttlSeconds === undefined || now < w.createdAt + w.ttlSeconds * 1000;
+          expect(state.schedulableWants(now)).toEqual(state.schedulableWants().filter(within));
+          expect(restored.schedulableWants(now)).toEqual(state.schedulableWants(now));
+          const open = ['Idle', 'Building', 'UpstreamBuilding'];
+          const past = live.wants.filter((w) => open.includes(w.state) && w.slaSeconds !== undefined && w.createdAt + w.slaSeconds * 1000 <= now);
+          expect(state.wantsPastSla(now)).toEqual(past);
+          expect(restored.wantsPastSla(now)).toEqual(past);
+        }
         state.free();
       }),
       {numRuns: 150},
     );
     expect(accepted).toBeGreaterThan(1500);
     expect(refused).toBeGreaterThan(500);
+    expect(backwards).toBeGreaterThan(20);
   });
 });
 

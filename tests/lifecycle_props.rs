@@ -108,13 +108,22 @@ impl Driver {
 
     fn event(&mut self, o: &Op) -> Value {
         self.counter += 1;
-        // Timestamps mostly increase, sometimes repeat or go back: the core must not care.
-        self.now = match o.flag % 23 {
-            0 => self.now.saturating_sub(5),
-            1 => self.now + 200_000,
-            _ => self.now + (o.b as u64 % 3),
+        // Timestamps never decrease (often repeat, sometimes jump) except for the invalid
+        // case: an event stamped before the last applied one, which must be refused.
+        let ts = match o.flag % 23 {
+            0 => match self.state.last_event_at() {
+                Some(last) if last > 0 => last - 1 - (o.b as u64 % last.min(5)),
+                _ => self.now,
+            },
+            1 => {
+                self.now += 200_000;
+                self.now
+            }
+            _ => {
+                self.now += o.b as u64 % 3;
+                self.now
+            }
         };
-        let ts = self.now;
         let fresh = |p: &str, n: usize| format!("{p}{n}");
         match o.kind {
             0 | 1 => {
@@ -150,6 +159,9 @@ impl Driver {
                 if o.flag % 5 == 0 {
                     v["ttlSeconds"] = json!(o.b as u64 * 60);
                     v["comment"] = json!("c");
+                }
+                if o.flag % 7 == 0 {
+                    v["slaSeconds"] = json!(o.a as u64 % 5 * 100);
                 }
                 v
             }
@@ -259,6 +271,8 @@ struct Outcome {
     mid_snapshot: Option<(usize, String)>,
     final_state: BuildState,
     refused: usize,
+    /// Refused as TIMESTAMP_NOT_MONOTONIC.
+    backwards: usize,
 }
 
 fn run(ops: &[Op]) -> Result<Outcome, TestCaseError> {
@@ -266,6 +280,7 @@ fn run(ops: &[Op]) -> Result<Outcome, TestCaseError> {
     let mut log = Vec::new();
     let mut transitions = Vec::new();
     let mut refused = 0;
+    let mut backwards_refused = 0;
     let mut mid_snapshot = None;
     for (k, o) in ops.iter().enumerate() {
         if k == ops.len() / 2 {
@@ -284,8 +299,17 @@ fn run(ops: &[Op]) -> Result<Outcome, TestCaseError> {
             }
         };
         let before = d.state.snapshot();
+        let last = d.state.last_event_at();
+        let backwards = last.is_some_and(|last| event.timestamp() < last);
         match d.state.apply(&event) {
             Ok(t) => {
+                prop_assert!(
+                    !backwards,
+                    "accepted {} although the last event was at {:?}",
+                    value,
+                    last
+                );
+                prop_assert_eq!(d.state.last_event_at(), Some(event.timestamp()));
                 if let Err(e) = d.state.check_invariants() {
                     return Err(TestCaseError::fail(format!("after {value}: {e}")));
                 }
@@ -303,6 +327,19 @@ fn run(ops: &[Op]) -> Result<Outcome, TestCaseError> {
                     err
                 );
                 prop_assert!(!err.code().is_empty() && !err.to_string().is_empty());
+                prop_assert_eq!(d.state.last_event_at(), last);
+                // Only the shape is checked before the timestamp.
+                if backwards {
+                    backwards_refused += usize::from(err.code() == "TIMESTAMP_NOT_MONOTONIC");
+                    prop_assert!(
+                        matches!(err.code(), "TIMESTAMP_NOT_MONOTONIC" | "INVALID_EVENT"),
+                        "{} refused with {}",
+                        value,
+                        err
+                    );
+                } else {
+                    prop_assert_ne!(err.code(), "TIMESTAMP_NOT_MONOTONIC");
+                }
             }
         }
     }
@@ -312,6 +349,7 @@ fn run(ops: &[Op]) -> Result<Outcome, TestCaseError> {
         mid_snapshot,
         final_state: d.state,
         refused,
+        backwards: backwards_refused,
     })
 }
 
@@ -339,6 +377,26 @@ proptest! {
         prop_assert_eq!(&restored.snapshot(), &live);
         prop_assert_eq!(restored.schedulable_wants(), out.final_state.schedulable_wants());
 
+        // TTL and SLA queries agree with a brute-force reading of the want views, also on the
+        // restored state.
+        let last = out.final_state.last_event_at().unwrap_or(0);
+        for now in [0, last / 2, last, last + 100_000, last + 10_000_000, u64::MAX] {
+            let within_ttl = |w: &partkit::lifecycle::Want| {
+                w.ttl_seconds.is_none_or(|ttl| now < w.created_at + ttl * 1000)
+            };
+            let expected: Vec<_> = out.final_state.schedulable_wants().into_iter().filter(within_ttl).collect();
+            prop_assert_eq!(&out.final_state.schedulable_wants_at(now), &expected);
+            prop_assert_eq!(&restored.schedulable_wants_at(now), &expected);
+            let past_sla: Vec<_> = live
+                .wants
+                .iter()
+                .filter(|w| w.state.is_active() && w.sla_seconds.is_some_and(|sla| w.created_at + sla * 1000 <= now))
+                .cloned()
+                .collect();
+            prop_assert_eq!(&out.final_state.wants_past_sla(now), &past_sla);
+            prop_assert_eq!(&restored.wants_past_sla(now), &past_sla);
+        }
+
         // Restoring a snapshot taken mid-log and applying the rest gives the same result.
         if let Some((at, snap)) = &out.mid_snapshot {
             let mut resumed = BuildState::from_snapshot_json(snap).unwrap();
@@ -349,14 +407,23 @@ proptest! {
         }
 
         // A log with a bad event appended at a random place stops there.
-        let bad = BuildEvent::from_value(json!({"type": "JobRunSuccess", "timestamp": 1, "jobRunId": "never-buffered"})).unwrap();
         let at = ops.len() % (out.log.len() + 1);
+        let on_time = at.checked_sub(1).map_or(0, |k| out.log[k].timestamp());
+        let bad = BuildEvent::from_value(json!({"type": "JobRunSuccess", "timestamp": on_time, "jobRunId": "never-buffered"})).unwrap();
         let mut broken = out.log.clone();
         broken.insert(at, bad);
         let err = BuildState::replay(&broken).unwrap_err();
         prop_assert_eq!(err.event_index(), Some(at));
         prop_assert_eq!(err.code(), "UNKNOWN_JOB_RUN");
-        let _ = out.refused;
+        // An event stamped before its predecessor stops the replay there too.
+        if let Some(k) = (1..out.log.len()).find(|&k| out.log[k - 1].timestamp() > 0) {
+            let early = out.log[k - 1].timestamp() - 1;
+            let mut broken = out.log.clone();
+            broken.insert(k, BuildEvent::from_value(json!({"type": "WantCreate", "timestamp": early, "wantId": "late-want", "partitions": ["r0"]})).unwrap());
+            let err = BuildState::replay(&broken).unwrap_err();
+            prop_assert_eq!((err.code(), err.event_index()), ("TIMESTAMP_NOT_MONOTONIC", Some(k)));
+        }
+        let _ = (out.refused, out.backwards);
     }
 
     #[test]
@@ -399,7 +466,7 @@ proptest! {
                 prop_assert!(st.check_invariants().is_ok());
                 prop_assert_eq!(BuildState::from_snapshot(&st.snapshot()).unwrap().snapshot(), st.snapshot());
                 let mut d = Driver::new();
-                d.now = 10;
+                d.now = st.last_event_at().unwrap_or(0);
                 for o in &ops {
                     let v = d.event(o);
                     if let Ok(e) = BuildEvent::from_value(v) {
@@ -501,7 +568,7 @@ fn the_random_driver_reaches_every_state() {
     let mut partition_states = std::collections::HashSet::new();
     let mut want_states = std::collections::HashSet::new();
     let mut job_states = std::collections::HashSet::new();
-    let (mut accepted, mut refused) = (0, 0);
+    let (mut accepted, mut refused, mut backwards) = (0, 0, 0);
     let (mut deep_failures, mut wakeups) = (0, 0);
     for _ in 0..200 {
         let ops = prop::collection::vec(op(), 60)
@@ -511,6 +578,7 @@ fn the_random_driver_reaches_every_state() {
         let out = run(&ops).unwrap();
         accepted += out.log.len();
         refused += out.refused;
+        backwards += out.backwards;
         for ts in &out.transitions {
             let cascaded = ts
                 .iter()
@@ -565,8 +633,9 @@ fn the_random_driver_reaches_every_state() {
     assert_eq!(want_states.len(), 7, "{want_states:?}");
     assert_eq!(job_states.len(), 6, "{job_states:?}");
     eprintln!(
-        "accepted {accepted}, refused {refused}, cascades {deep_failures}, wake-ups {wakeups}"
+        "accepted {accepted}, refused {refused} ({backwards} going back in time), cascades {deep_failures}, wake-ups {wakeups}"
     );
+    assert!(backwards > 50, "only {backwards} events went back in time");
     assert!(
         deep_failures > 0 && wakeups > 0,
         "cascades {deep_failures}, wake-ups {wakeups}"

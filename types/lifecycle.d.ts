@@ -31,7 +31,9 @@ export interface MissingDeps {
 
 /**
  * Events are plain JSON: timestamps are integer milliseconds in `0..=Number.MAX_SAFE_INTEGER`,
- * strings well-formed Unicode; unknown fields are refused.
+ * strings well-formed Unicode; unknown fields are refused. Events are applied in timestamp
+ * order: a timestamp earlier than the last applied event's is refused
+ * (`TIMESTAMP_NOT_MONOTONIC`); an equal one is fine.
  */
 interface EventBase {
   timestamp: number;
@@ -43,8 +45,13 @@ export interface WantCreateEvent extends EventBase {
   /** Partition refs, non-empty, no repeats. */
   partitions: string[];
   dataTimestamp?: number;
-  /** A taint within `createdAt + ttlSeconds * 1000` reopens the want once it is Successful. */
+  /**
+   * How long after creation the orchestrator keeps trying: `schedulableWants(now)` leaves the
+   * want out once `createdAt + ttlSeconds * 1000 <= now`, and only a taint before that reopens
+   * it once it is Successful. Without it the want never expires. Expiry is not a state.
+   */
   ttlSeconds?: number;
+  /** Alarm threshold: `wantsPastSla(now)` lists the want while it is open past `createdAt + slaSeconds * 1000`. */
   slaSeconds?: number;
   comment?: string;
   /**
@@ -187,7 +194,7 @@ export interface BuildStateSnapshot {
  * first and throws LifecycleError, leaving the state unchanged, for: `INVALID_EVENT`,
  * `UNKNOWN_WANT`, `DUPLICATE_WANT`, `WANT_WRONG_STATE`, `UNKNOWN_JOB_RUN`, `DUPLICATE_JOB_RUN`,
  * `JOB_RUN_WRONG_STATE`, `DUPLICATE_REF_IN_JOB`, `PARTITION_LEASED`, `DUPLICATE_TAINT`,
- * `DEPENDENCY_CYCLE`. Non-string ids are `INVALID_ARGUMENT`.
+ * `DEPENDENCY_CYCLE`, `TIMESTAMP_NOT_MONOTONIC`. Non-string ids are `INVALID_ARGUMENT`.
  */
 export declare class BuildState {
   constructor();
@@ -208,9 +215,18 @@ export declare class BuildState {
   taint(taintId: string): Taint | undefined;
   /**
    * Idle wants for which every ref that is not Live has no canonical instance, or a Tainted or
-   * UpForRetry one. TTL is not applied (the core has no clock).
+   * UpForRetry one, in creation order. With `now` (integer milliseconds, like timestamps),
+   * wants whose TTL has ended (`createdAt + ttlSeconds * 1000 <= now`) are left out; wants
+   * without TTL never expire. Without `now`, TTL is not applied (the core has no clock).
+   * @throws LifecycleError `INVALID_ARGUMENT` if `now` is not an integer in `0..=Number.MAX_SAFE_INTEGER`.
    */
-  schedulableWants(): Want[];
+  schedulableWants(now?: number): Want[];
+  /**
+   * Wants still Idle, Building or UpstreamBuilding at or past `createdAt + slaSeconds * 1000`
+   * (`now` in integer milliseconds), in creation order. An alarm, not a state change.
+   * @throws LifecycleError `INVALID_ARGUMENT` if `now` is not an integer in `0..=Number.MAX_SAFE_INTEGER`.
+   */
+  wantsPastSla(now: number): Want[];
   snapshot(): BuildStateSnapshot;
   /** Throws LifecycleError `INVARIANT_VIOLATION` naming the first broken invariant. */
   checkInvariants(): void;

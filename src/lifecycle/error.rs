@@ -41,6 +41,10 @@ pub(crate) enum ErrorKind {
     },
     DuplicateTaint(String),
     DependencyCycle(String),
+    TimestampNotMonotonic {
+        timestamp: u64,
+        last: u64,
+    },
     InvalidSnapshot(String),
     InvariantViolation(String),
 }
@@ -90,6 +94,7 @@ impl LifecycleError {
     /// | `PARTITION_LEASED` | `JobRunBuffer` for a ref whose canonical partition is Building or UpstreamBuilding |
     /// | `DUPLICATE_TAINT` | `TaintCreate` with a used `taintId` |
     /// | `DEPENDENCY_CYCLE` | `JobRunDepMiss` whose missing deps would make partitions wait for each other forever |
+    /// | `TIMESTAMP_NOT_MONOTONIC` | an event whose `timestamp` is earlier than the last applied event's (equal is fine) |
     /// | `INVALID_SNAPSHOT` | `from_snapshot` input that is malformed or inconsistent |
     /// | `INVARIANT_VIOLATION` | `check_invariants` found a broken invariant |
     pub fn code(&self) -> &'static str {
@@ -105,6 +110,7 @@ impl LifecycleError {
             ErrorKind::PartitionLeased { .. } => "PARTITION_LEASED",
             ErrorKind::DuplicateTaint(_) => "DUPLICATE_TAINT",
             ErrorKind::DependencyCycle(_) => "DEPENDENCY_CYCLE",
+            ErrorKind::TimestampNotMonotonic { .. } => "TIMESTAMP_NOT_MONOTONIC",
             ErrorKind::InvalidSnapshot(_) => "INVALID_SNAPSHOT",
             ErrorKind::InvariantViolation(_) => "INVARIANT_VIOLATION",
         }
@@ -160,6 +166,10 @@ impl fmt::Display for LifecycleError {
             ),
             ErrorKind::DuplicateTaint(id) => write!(f, "taint '{id}' already exists"),
             ErrorKind::DependencyCycle(m) => write!(f, "dependency cycle: {m}"),
+            ErrorKind::TimestampNotMonotonic { timestamp, last } => write!(
+                f,
+                "timestamp {timestamp} is earlier than {last}, the timestamp of the last applied event"
+            ),
             ErrorKind::InvalidSnapshot(m) => write!(f, "invalid snapshot: {m}"),
             ErrorKind::InvariantViolation(m) => write!(f, "invariant violated: {m}"),
         }

@@ -38,7 +38,10 @@ impl BuildState {
     /// - every Idle, Building or UpstreamBuilding want is in the state its canonical
     ///   partitions call for, and every Idle want is schedulable;
     /// - derivative wants and their source job runs point at each other; taints and Tainted
-    ///   instances point at each other.
+    ///   instances point at each other;
+    /// - times are consistent: no want, job run or instance was updated before it was created
+    ///   (a job run's last heartbeat lies in between), and the time of the last applied event
+    ///   is the latest time the state records (events are applied in timestamp order).
     ///
     /// # Errors
     /// `INVARIANT_VIOLATION` naming the first broken invariant found.
@@ -49,6 +52,72 @@ impl BuildState {
         self.check_waiting()?;
         self.check_wants()?;
         self.check_taints()?;
+        self.check_times()?;
+        Ok(())
+    }
+
+    /// The latest time anything in the state records: with events applied in non-decreasing
+    /// timestamp order, the timestamp of the last applied event (every event records its own
+    /// timestamp somewhere: a creation, an `updatedAt`, a taint). `None` for an empty state.
+    pub(crate) fn latest_recorded_time(&self) -> Option<u64> {
+        let wants = self.wants.iter().map(|w| w.created_at.max(w.updated_at));
+        let jobs = self.jobs.iter().map(|j| {
+            j.created_at
+                .max(j.updated_at)
+                .max(j.last_heartbeat_at.unwrap_or(0))
+        });
+        let instances = self
+            .instances
+            .iter()
+            .map(|i| i.created_at.max(i.updated_at));
+        let taints = self.taints.iter().map(|t| t.created_at);
+        wants.chain(jobs).chain(instances).chain(taints).max()
+    }
+
+    fn check_times(&self) -> Result<(), LifecycleError> {
+        for want in &self.wants {
+            ensure!(
+                want.created_at <= want.updated_at,
+                "want '{}' was updated ({}) before it was created ({})",
+                want.id,
+                want.updated_at,
+                want.created_at
+            );
+        }
+        for job in &self.jobs {
+            ensure!(
+                job.created_at <= job.updated_at,
+                "job run '{}' was updated ({}) before it was created ({})",
+                job.id,
+                job.updated_at,
+                job.created_at
+            );
+            if let Some(hb) = job.last_heartbeat_at {
+                ensure!(
+                    job.created_at <= hb && hb <= job.updated_at,
+                    "job run '{}' has its last heartbeat ({hb}) outside {}..={}",
+                    job.id,
+                    job.created_at,
+                    job.updated_at
+                );
+            }
+        }
+        for inst in &self.instances {
+            ensure!(
+                inst.created_at <= inst.updated_at,
+                "instance {} was updated ({}) before it was created ({})",
+                inst.uuid,
+                inst.updated_at,
+                inst.created_at
+            );
+        }
+        let latest = self.latest_recorded_time();
+        ensure!(
+            self.last_event_at == latest,
+            "the last applied event's time is {:?}, but the latest time recorded is {:?}",
+            self.last_event_at,
+            latest
+        );
         Ok(())
     }
 
@@ -416,6 +485,7 @@ impl BuildState {
         let mut active: Vec<BTreeSet<Ix>> = vec![BTreeSet::new(); self.refs.len()];
         let mut successful: Vec<BTreeSet<(u64, Ix)>> = vec![BTreeSet::new(); self.refs.len()];
         let mut idle = BTreeSet::new();
+        let mut sla_open = BTreeSet::new();
         for (w, want) in self.wants.iter().enumerate() {
             let w = w as Ix;
             ensure!(
@@ -444,6 +514,9 @@ impl BuildState {
                 } else if want.state == WantState::Successful {
                     successful[r as usize].insert((want.ttl_end(), w));
                 }
+            }
+            if let (true, Some(sla_end)) = (want.state.is_active(), want.sla_end()) {
+                sla_open.insert((sla_end, w));
             }
             if want.state == WantState::Idle {
                 idle.insert(w);
@@ -516,6 +589,10 @@ impl BuildState {
         ensure!(
             self.idle_wants == idle,
             "the Idle want set does not match the want states"
+        );
+        ensure!(
+            self.sla_open_wants == sla_open,
+            "the set of open wants with an SLA does not match the want states"
         );
         Ok(())
     }

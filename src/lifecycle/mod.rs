@@ -12,6 +12,8 @@
 //! untouched) or applies it and returns the [`AppliedTransition`]s it caused.
 //! [`BuildState::replay`] rebuilds a state from a log; [`BuildState::snapshot`] /
 //! [`BuildState::from_snapshot`] save and restore it as plain JSON-safe data.
+//! Events are applied in timestamp order: an event stamped earlier than the last applied one is
+//! refused (`TIMESTAMP_NOT_MONOTONIC`); equal timestamps are fine.
 //!
 //! # Partition states
 //! `Building` (lease) → `Live` | `Failed` | `UpstreamBuilding` (lease, on a dep miss) |
@@ -31,6 +33,12 @@
 //! of one of its refs reopens a Successful want that is still within its TTL at the taint's
 //! timestamp (`createdAt + ttlSeconds * 1000 > timestamp`; no TTL = never expires): it is
 //! sensed again (→ Idle, schedulable), so it triggers the rebuild.
+//!
+//! # TTL and SLA
+//! Neither is a state (the seed defines no expired want state). TTL says how long the
+//! orchestrator keeps trying: [`BuildState::schedulable_wants_at`] leaves out wants whose TTL
+//! has ended at the caller's `now`, and a taint reopens only wants within their TTL. SLA is an
+//! alarm threshold: [`BuildState::wants_past_sla`] lists the wants still open past it.
 
 mod error;
 mod event;

@@ -373,6 +373,9 @@ impl BuildState {
             }
         }
 
+        // Events are applied in timestamp order, so the last one's time is the latest recorded.
+        st.last_event_at = st.latest_recorded_time();
+
         st.check_invariants().map_err(|e| bad(e.to_string()))?;
         Ok(st)
     }

@@ -53,6 +53,12 @@ pub struct BuildState {
     pub(crate) taint_ids: HashMap<Box<str>, Ix>,
     /// Wants in state Idle, by creation order.
     pub(crate) idle_wants: BTreeSet<Ix>,
+    /// Wants in state Idle, Building or UpstreamBuilding that have an SLA, keyed by its end
+    /// (`createdAt + slaSeconds * 1000`): [`BuildState::wants_past_sla`] is a range query.
+    pub(crate) sla_open_wants: BTreeSet<(u64, Ix)>,
+    /// The timestamp of the last applied event (`None` before the first): events are applied
+    /// in non-decreasing timestamp order.
+    pub(crate) last_event_at: Option<u64>,
 }
 
 /// Everything known about one partition ref.
@@ -127,12 +133,24 @@ pub(crate) struct WantRec {
 }
 
 impl WantRec {
-    /// When the want's TTL ends, in milliseconds (`u64::MAX` without TTL).
+    /// When the want's TTL ends, in milliseconds (`u64::MAX` without TTL): the want is within
+    /// its TTL at time `t` while `t < ttl_end()`.
     pub(crate) fn ttl_end(&self) -> u64 {
         match self.ttl_seconds {
             Some(ttl) => self.created_at.saturating_add(ttl.saturating_mul(1000)),
             None => u64::MAX,
         }
+    }
+
+    /// Whether the want is within its TTL at time `t` (always, without TTL).
+    pub(crate) fn within_ttl(&self, t: u64) -> bool {
+        self.ttl_seconds.is_none() || t < self.ttl_end()
+    }
+
+    /// When the want's SLA ends, in milliseconds, if it has one.
+    pub(crate) fn sla_end(&self) -> Option<u64> {
+        self.sla_seconds
+            .map(|sla| self.created_at.saturating_add(sla.saturating_mul(1000)))
     }
 }
 
@@ -242,10 +260,39 @@ impl BuildState {
     /// A [`LifecycleError`] whose [`code`](LifecycleError::code) says why the event was refused
     /// (`INVALID_EVENT`, `UNKNOWN_WANT`, `DUPLICATE_WANT`, `WANT_WRONG_STATE`,
     /// `UNKNOWN_JOB_RUN`, `DUPLICATE_JOB_RUN`, `JOB_RUN_WRONG_STATE`, `DUPLICATE_REF_IN_JOB`,
-    /// `PARTITION_LEASED`, `DUPLICATE_TAINT`, `DEPENDENCY_CYCLE`).
+    /// `PARTITION_LEASED`, `DUPLICATE_TAINT`, `DEPENDENCY_CYCLE`, `TIMESTAMP_NOT_MONOTONIC`).
+    /// The shape of the event is checked first, then its timestamp (it may equal, but not
+    /// precede, the last applied event's), then everything else.
     pub fn apply(&mut self, event: &BuildEvent) -> Result<Vec<AppliedTransition>, LifecycleError> {
         event.check_shape()?;
         let ts = event.timestamp();
+        if let Some(last) = self.last_event_at {
+            if ts < last {
+                return Err(LifecycleError::new(ErrorKind::TimestampNotMonotonic {
+                    timestamp: ts,
+                    last,
+                }));
+            }
+        }
+        let transitions = self.apply_checked(event, ts)?;
+        self.last_event_at = Some(ts);
+        Ok(transitions)
+    }
+
+    /// The time of the last applied event (`None` for a state no event has touched). The next
+    /// event's `timestamp` must be at least this. A state restored from a snapshot takes the
+    /// latest time the snapshot records, which is the same value.
+    pub fn last_event_at(&self) -> Option<u64> {
+        self.last_event_at
+    }
+
+    /// [`apply`](BuildState::apply) after the shape and timestamp checks: validates the event
+    /// against the state (no change on error), then applies it.
+    fn apply_checked(
+        &mut self,
+        event: &BuildEvent,
+        ts: u64,
+    ) -> Result<Vec<AppliedTransition>, LifecycleError> {
         match event {
             BuildEvent::WantCreate(e) => {
                 let source = self.check_want_create(e)?;
@@ -972,6 +1019,9 @@ impl BuildState {
         if state == WantState::Idle {
             self.idle_wants.insert(w);
         }
+        if let (true, Some(sla_end)) = (state.is_active(), want.sla_end()) {
+            self.sla_open_wants.insert((sla_end, w));
+        }
         for &r in want.refs.iter() {
             let entry = &mut self.refs[r as usize];
             if state.is_active() {
@@ -985,6 +1035,9 @@ impl BuildState {
     fn unlist_want(&mut self, w: Ix) {
         let want = &self.wants[w as usize];
         let expiry = want.ttl_end();
+        if let Some(sla_end) = want.sla_end() {
+            self.sla_open_wants.remove(&(sla_end, w));
+        }
         self.idle_wants.remove(&w);
         for &r in want.refs.iter() {
             let entry = &mut self.refs[r as usize];
@@ -1072,14 +1125,46 @@ impl BuildState {
 
     /// The wants the orchestrator may start a job for, in creation order: Idle wants for which
     /// every ref that is not Live has no canonical instance, or a Tainted or UpForRetry one
-    /// (Building and UpstreamBuilding are leases). TTL is not applied here (the core has no
-    /// clock): the caller compares `createdAt + ttlSeconds` with its own time.
+    /// (Building and UpstreamBuilding are leases). TTL is not applied (the core has no clock):
+    /// see [`schedulable_wants_at`](BuildState::schedulable_wants_at).
     pub fn schedulable_wants(&self) -> Vec<Want> {
+        self.schedulable(None)
+    }
+
+    /// [`schedulable_wants`](BuildState::schedulable_wants) without the wants whose TTL has
+    /// ended at `now` (milliseconds): those with `createdAt + ttlSeconds * 1000 <= now`. A want
+    /// without `ttlSeconds` never expires. Expiry is not a state: an expired want keeps its
+    /// state (an Idle one stays Idle), the orchestrator just stops being offered it.
+    pub fn schedulable_wants_at(&self, now: u64) -> Vec<Want> {
+        self.schedulable(Some(now))
+    }
+
+    fn schedulable(&self, now: Option<u64>) -> Vec<Want> {
         self.idle_wants
             .iter()
+            .filter(|&&w| now.is_none_or(|now| self.wants[w as usize].within_ttl(now)))
             .filter(|&&w| self.is_schedulable(w))
             .map(|&w| self.want_view(w))
             .collect()
+    }
+
+    /// The wants past their SLA at `now` (milliseconds), in creation order: wants with
+    /// `slaSeconds` that are still Idle, Building or UpstreamBuilding although
+    /// `createdAt + slaSeconds * 1000 <= now`. The SLA is an alarm threshold, not a state
+    /// change: these wants keep their state and are still scheduled (within their TTL). Wants
+    /// that ended (Successful, Failed, UpstreamFailed, Canceled) are not listed; a Successful
+    /// want reopened by a taint is listed again once it is past its SLA.
+    pub fn wants_past_sla(&self, now: u64) -> Vec<Want> {
+        let mut due: Vec<Ix> = match now.checked_add(1) {
+            Some(end) => self
+                .sla_open_wants
+                .range(..(end, 0))
+                .map(|&(_, w)| w)
+                .collect(),
+            None => self.sla_open_wants.iter().map(|&(_, w)| w).collect(),
+        };
+        due.sort_unstable();
+        due.into_iter().map(|w| self.want_view(w)).collect()
     }
 
     pub(crate) fn is_schedulable(&self, w: Ix) -> bool {

@@ -46,6 +46,21 @@ fn opt_to_js<T: Serialize>(value: &Option<T>) -> Result<JsValue> {
     }
 }
 
+/// A time argument in integer milliseconds (`now`), checked here as well as in JS: a finite
+/// integer in `0..=2^53-1`, else `INVALID_ARGUMENT`.
+fn millis(name: &str, value: f64) -> Result<u64> {
+    let max = lc::MAX_SAFE_INTEGER as f64;
+    if value.is_finite() && value.fract() == 0.0 && (0.0..=max).contains(&value) {
+        Ok(value as u64)
+    } else {
+        Err(JsError(throw(
+            "lifecycle",
+            "INVALID_ARGUMENT",
+            &format!("{name} must be an integer number of milliseconds in 0..=2^53-1, got {value}"),
+        )))
+    }
+}
+
 /// The build state (see `crate::lifecycle::BuildState`).
 #[wasm_bindgen(js_name = BuildState)]
 pub struct WasmBuildState {
@@ -114,9 +129,18 @@ impl WasmBuildState {
         opt_to_js(&self.inner.taint(taint_id))
     }
 
+    /// Without `now`: every schedulable want; with `now`: only those within their TTL.
     #[wasm_bindgen(js_name = schedulableWants)]
-    pub fn schedulable_wants(&self) -> Result<JsValue> {
-        to_js(&self.inner.schedulable_wants())
+    pub fn schedulable_wants(&self, now: Option<f64>) -> Result<JsValue> {
+        match now {
+            None => to_js(&self.inner.schedulable_wants()),
+            Some(now) => to_js(&self.inner.schedulable_wants_at(millis("now", now)?)),
+        }
+    }
+
+    #[wasm_bindgen(js_name = wantsPastSla)]
+    pub fn wants_past_sla(&self, now: f64) -> Result<JsValue> {
+        to_js(&self.inner.wants_past_sla(millis("now", now)?))
     }
 
     /// The snapshot as JSON text (the packed form of `snapshot`).

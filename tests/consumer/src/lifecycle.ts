@@ -11,10 +11,10 @@ import {
   Want,
 } from 'partkit';
 
-/** Schedules one job run per schedulable want; returns the events it appended. */
+/** Schedules one job run per schedulable want within its TTL; returns the events it appended. */
 export function scheduleAll(state: BuildState, now: number, nextJobId: () => string): BuildEvent[] {
   const events: BuildEvent[] = [];
-  for (const want of state.schedulableWants()) {
+  for (const want of state.schedulableWants(now)) {
     const event: BuildEvent = {type: 'JobRunBuffer', timestamp: now, jobRunId: nextJobId(), buildingPartitions: want.partitions};
     try {
       state.apply(event);
@@ -50,6 +50,11 @@ export function derivativeWants(state: BuildState, want: Want): string[] {
     if (job?.state === 'DepMissed') out.push(...job.derivativeWantIds);
   }
   return out;
+}
+
+/** Alarm lines for the wants still open past their SLA. */
+export function slaAlarms(state: BuildState, now: number): string[] {
+  return state.wantsPastSla(now).map((w: Want) => `${w.wantId} (${w.state}) is past its SLA of ${w.slaSeconds}s`);
 }
 
 export function wantTransitions(transitions: AppliedTransition[]): string[] {

@@ -1,5 +1,5 @@
 import {BuildEvent, BuildState} from 'partkit';
-import {derivativeWants, describePartition, exampleUuid, replayOrIndex, restore, scheduleAll, wantTransitions} from '../src/lifecycle';
+import {derivativeWants, describePartition, exampleUuid, replayOrIndex, restore, scheduleAll, slaAlarms, wantTransitions} from '../src/lifecycle';
 
 describe('an orchestrator using the partkit lifecycle from the packed tarball', () => {
   it('schedules, dep-misses, links derivative wants, and restores a snapshot', () => {
@@ -16,5 +16,15 @@ describe('an orchestrator using the partkit lifecycle from the packed tarball', 
     expect(exampleUuid).toBe('b9fdaee2-c421-8dda-b7ad-0d0b3b24b0d4');
     const bad: BuildEvent[] = [{type: 'WantCancel', timestamp: 1, wantId: 'nope'}];
     expect(replayOrIndex(bad)).toBe(0);
+  });
+
+  it('leaves expired wants unscheduled and reports SLA breaches', () => {
+    const state = new BuildState();
+    state.apply({type: 'WantCreate', timestamp: 0, wantId: 'old', partitions: ['a'], ttlSeconds: 1});
+    state.apply({type: 'WantCreate', timestamp: 0, wantId: 'late', partitions: ['b'], slaSeconds: 2});
+    expect(scheduleAll(state, 1000, () => 'job-1').map((e) => e.type === 'JobRunBuffer' && e.buildingPartitions)).toEqual([['b']]);
+    expect(state.want('old')!.state).toBe('Idle');
+    expect(slaAlarms(state, 1999)).toEqual([]);
+    expect(slaAlarms(state, 2000)).toEqual(['late (Building) is past its SLA of 2s']);
   });
 });
