@@ -844,6 +844,11 @@ impl SyncTask {
     /// Common end of every input: stamps the sender counter on everything it publishes, and
     /// notes since when the task is behind.
     fn seal(&mut self, mut out: SyncOutput) -> SyncOutput {
+        if out.fenced.is_some() {
+            // nothing a fenced task computed on the way may reach the topic or the connector
+            out.publish.clear();
+            out.start.clear();
+        }
         for m in &mut out.publish {
             self.seq += 1;
             m.message_seq = Some(self.seq);
@@ -1572,15 +1577,22 @@ impl SyncTask {
             return;
         }
         // a leader that missed an epoch waits for a member to re-publish it (its own answer
-        // asks for that); only if none does within twice the timeout does it build on the
-        // members' own words
-        let all = self.waiting_for().is_empty() && self.missed().is_none();
-        let wait = if self.missed().is_some() {
+        // asks for that); if none does within twice the timeout it fences itself rather than
+        // build on an epoch whose assignment it never read (it may have been given partitions
+        // it does not know it has), and the group elects another leader
+        let missed = self.missed();
+        let all = self.waiting_for().is_empty() && missed.is_none();
+        let wait = if missed.is_some() {
             timeout.saturating_mul(2)
         } else {
             timeout
         };
         if !all && now < since.saturating_add(wait) {
+            return;
+        }
+        if let Some((_, e)) = missed {
+            let why = format!("leading generation {generation}, it missed epoch {e} and no member re-published it");
+            self.fence(why, out);
             return;
         }
         let members = self
