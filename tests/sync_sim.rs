@@ -46,3 +46,24 @@ fn simulation_is_deterministic() {
     let b = run(&SimConfig::from_seed(12345));
     assert_eq!(format!("{a:?}"), format!("{b:?}"));
 }
+
+/// Seeds that once broke safety or convergence (a task that missed a NewEpoch and later applied,
+/// or led, an epoch forked from it; a task stuck behind forever). They must keep passing.
+#[test]
+fn simulation_seeds_that_once_failed() {
+    let seeds = [
+        658, 1173, 1390, 1713, 2095, 2925, 3196, 3420, 4037, 4395, 4447, 4876, 5019, 5185, 5482,
+        5808, 6457, 7191, 8117, 8502, 8786, 37753,
+    ];
+    let failures: Vec<String> = seeds
+        .iter()
+        .filter_map(|&s| run(&SimConfig::from_seed(s)).err())
+        .map(|f| format!("{f}"))
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{} seeds failed; first:\n{}",
+        failures.len(),
+        failures[0]
+    );
+}
