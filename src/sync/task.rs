@@ -118,6 +118,8 @@ pub struct SyncTask {
     /// Own messages read back (the highest own `messageSeq` read, or a count where the
     /// transport dropped it).
     own_read: u64,
+    /// NewEpoch ids read (applied or not) of generations above the epoch in force.
+    read_epochs: BTreeSet<(u64, String)>,
     /// Why this task fenced itself, once it has.
     fenced: Option<String>,
     /// Since when this task has been behind (read messages of an epoch it could not apply).
@@ -334,6 +336,7 @@ impl SyncTask {
             seq: 0,
             heard: BTreeMap::new(),
             own_read: 0,
+            read_epochs: BTreeSet::new(),
             fenced: None,
             behind_since: None,
         })
@@ -619,6 +622,10 @@ impl SyncTask {
             self.own_read = msg
                 .message_seq
                 .map_or(self.own_read + 1, |s| self.own_read.max(s));
+        }
+        if msg.kind == MessageType::NewEpoch && msg.epoch_generation > self.epoch_generation() {
+            self.read_epochs
+                .insert((msg.epoch_generation, msg.sync_epoch.clone()));
         }
         match msg.kind {
             MessageType::NewEpoch => self.on_new_epoch(msg, &mut out),
@@ -1206,6 +1213,8 @@ impl SyncTask {
             .iter()
             .map(|s| s.task_id.clone())
             .collect();
+        let applied = msg.epoch_generation;
+        self.read_epochs.retain(|(g, _)| *g > applied);
         // counters of departed senders are no longer needed (bounded memory)
         let (members, me) = (&self.members, &self.id);
         self.heard.retain(|t, _| members.contains(t) || t == me);
@@ -1590,7 +1599,8 @@ impl SyncTask {
         if !all && now < since.saturating_add(wait) {
             return;
         }
-        if let Some((_, e)) = missed {
+        // (an epoch it read and rejected is not missed: its messages come from a fork)
+        if let Some((_, e)) = missed.as_ref().filter(|m| !self.read_epochs.contains(*m)) {
             let why = format!("leading generation {generation}, it missed epoch {e} and no member re-published it");
             self.fence(why, out);
             return;
