@@ -22,6 +22,10 @@
 //!   that have not acknowledged after `epochAckTimeout`, or at once when one answers from an
 //!   older epoch. A task left out of an epoch of its own generation is fenced: it stops
 //!   everything.
+//! - **Holes**: every message carries its sender's counter (`messageSeq`). A task that sees a
+//!   counter jump, that stays behind with no epoch it can apply, or that would have to lead from
+//!   an epoch it never read, cannot trust its view: it stops everything, publishes nothing more
+//!   and reports `fenced`; the caller replaces it with a task under a new id.
 //! - **Incremental messages** carry the sender's own state only and are merged by the per-task
 //!   monotonic `stateVersion`; messages of other epochs are ignored; unknown senders are accepted.
 //! - **Sharing** (enabled between applying an epoch and the next rebalance): a new partition goes

@@ -885,7 +885,7 @@ impl SyncTask {
     /// hands to live tasks once it has left the group.
     fn fence(&mut self, why: String, out: &mut SyncOutput) {
         for p in &self.own.data.partitions {
-            if p.state.is_active() {
+            if p.state.is_active() && !out.stop.contains(&p.token) {
                 out.stop.push(p.token.clone());
             }
         }
