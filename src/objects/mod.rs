@@ -647,28 +647,38 @@ impl ObjectPartitioner {
                 let key = sanitize_bytes(key, self.prefix.as_bytes());
                 // Go: key[:min(len(key), len(dateFormat))] — bytes, possibly mid-character.
                 let date = &key[..key.len().min(layout.as_bytes().len())];
-                let Some((k, slot)) = DateCache::key(date) else {
-                    return self.date_hash(layout, date, &mut scratch.buf);
-                };
-                let cache = match &mut scratch.dates {
-                    Some(c) if c.owner == self.id => c,
-                    other => other.insert(DateCache::new(self.id)),
-                };
-                let entry = &mut cache.slots[slot];
-                if usize::from(entry.len) != date.len() || entry.bytes != k {
-                    let hash = match self.date_hash(layout, date, &mut scratch.buf) {
-                        Assignment::Hashed(_) => Some(fnv1a32(&scratch.buf)),
-                        _ => None,
-                    };
-                    *entry = DateSlot {
-                        len: date.len() as u8,
-                        bytes: k,
-                        hash,
-                    };
-                }
-                entry.hash.map_or(Assignment::Fallback, |h| self.hashed(h))
+                self.date_cached(layout, date, scratch)
             }
         }
+    }
+
+    /// The assignment of a date prefix, through the scratch's cache.
+    fn date_cached(
+        &self,
+        layout: &gotime::Layout,
+        date: &[u8],
+        scratch: &mut Scratch,
+    ) -> Assignment {
+        let Some((k, slot)) = DateCache::key(date) else {
+            return self.date_hash(layout, date, &mut scratch.buf);
+        };
+        let cache = match &mut scratch.dates {
+            Some(c) if c.owner == self.id => c,
+            other => other.insert(DateCache::new(self.id)),
+        };
+        let entry = &mut cache.slots[slot];
+        if usize::from(entry.len) != date.len() || entry.bytes != k {
+            let hash = match self.date_hash(layout, date, &mut scratch.buf) {
+                Assignment::Hashed(_) => Some(fnv1a32(&scratch.buf)),
+                _ => None,
+            };
+            *entry = DateSlot {
+                len: date.len() as u8,
+                bytes: k,
+                hash,
+            };
+        }
+        entry.hash.map_or(Assignment::Fallback, |h| self.hashed(h))
     }
 
     /// Go's parse of `date` with the layout, re-formatted into `buf` and hashed.
@@ -743,6 +753,47 @@ impl ObjectPartitioner {
         }
     }
 
+    /// [`ObjectPartitioner::assign_utf8`] for an ASCII key given as code units (each its
+    /// UTF-8 byte), without encoding it first; `None` where the strategy needs the bytes.
+    fn assign_ascii(&self, key: &[u16], scratch: &mut Scratch) -> Option<Assignment> {
+        let sanitized = || {
+            // An ASCII key cannot start with a prefix that is not ASCII.
+            let p = self.prefix.as_bytes();
+            let key = match key.get(..p.len()) {
+                Some(head) if head.iter().zip(p).all(|(&u, &b)| u == u16::from(b)) => {
+                    &key[p.len()..]
+                }
+                _ => key,
+            };
+            key.strip_prefix(&[u16::from(b'/')]).unwrap_or(key)
+        };
+        let fnv = |units: &[u16]| {
+            units
+                .iter()
+                .fold(fnv1a32(b""), |h, &u| fnv1a32_step(h, u32::from(u)))
+        };
+        match &self.strategy {
+            Rule::Object => Some(self.hashed(fnv(key))),
+            Rule::Substring { start, end } => Some(match sanitized().get(*start..*end) {
+                Some(sub) => self.hashed(fnv(sub)),
+                None => Assignment::Fallback,
+            }),
+            Rule::Date(layout) => {
+                let key = sanitized();
+                let date = &key[..key.len().min(layout.as_bytes().len())];
+                if date.len() > DATE_CACHE_MAX {
+                    return None;
+                }
+                let mut bytes = [0u8; DATE_CACHE_MAX];
+                for (b, &u) in bytes.iter_mut().zip(date) {
+                    *b = u as u8;
+                }
+                Some(self.date_cached(layout, &bytes[..date.len()], scratch))
+            }
+            Rule::All | Rule::Regex(_) => None,
+        }
+    }
+
     /// One key of [`ObjectPartitioner::assign_utf16`].
     #[inline]
     fn assign_one(&self, key: &[u16], is_dir: bool, scratch: &mut Scratch) -> Assignment {
@@ -751,6 +802,11 @@ impl ObjectPartitioner {
         }
         if matches!(self.strategy, Rule::All) {
             return Assignment::All;
+        }
+        if is_ascii_utf16(key) {
+            if let Some(a) = self.assign_ascii(key, scratch) {
+                return a;
+            }
         }
         let mut utf8 = std::mem::take(&mut scratch.key);
         utf8.clear();

@@ -1606,7 +1606,7 @@ proptest! {
         flags in prop::collection::vec(0u8..4, 0..24),
         cfg in arb_config(),
         total in 1i64..7,
-        prefix in prop_oneof![Just(String::new()), Just("pre/".to_owned())],
+        prefix in prop_oneof![Just(String::new()), Just("pre/".to_owned()), Just("é/".to_owned()), Just("pre".to_owned())],
     ) {
         let Ok(p) = ObjectPartitioner::new(total, &prefix, &cfg) else { return Ok(()) };
         let units: Vec<u16> = keys.concat();
