@@ -75,7 +75,10 @@ export function mapPacked(items, name, fail, Out, fn) {
   } while (start < n);
   return out;
 }
-/** Old format, being migrated: one joined string (UTF-8 via wasm-bindgen) plus UTF-16 lengths. */
+/**
+ * Bucketing's format: one joined string (encoded to UTF-8 by wasm-bindgen) plus UTF-16 lengths,
+ * split by `PackedSplitter` in src/packed.rs.
+ */
 const CHUNK_CHARS = 1 << 24;
 
 /**
