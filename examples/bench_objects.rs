@@ -1,7 +1,10 @@
 //! Native baseline for `npm run bench`: assigns N listing keys to 16 partitions with one
 //! compiled `ObjectPartitioner` per partition type, the same keys the JS bench generates.
-//! Prints nanoseconds per key for each type as JSON.
+//! Prints nanoseconds per key for each type as JSON: `nsPerKey` one `&str` at a time
+//! (`assign_with`), `nsPerKeyBatch` for the whole batch as UTF-16 code units
+//! (`assign_utf16`, the path `indexMany` runs in wasm).
 use partkit::objects::{ObjectPartitioner, PartitionConfig};
+use partkit::packed::Utf16Batch;
 use std::time::Instant;
 
 /// The bench keys (keep in sync with `bench/objects.mjs`).
@@ -18,7 +21,13 @@ fn main() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(1_000_000);
     let keys: Vec<String> = (0..n).map(key).collect();
+    let units: Vec<u16> = keys.iter().flat_map(|k| k.encode_utf16()).collect();
+    let lens: Vec<u32> = keys.iter().map(|k| k.encode_utf16().count() as u32).collect();
+    let Ok(batch) = Utf16Batch::new(&units, &lens) else {
+        return;
+    };
     let configs = [
+        ("none", PartitionConfig::of_type("none")),
         ("object", PartitionConfig::of_type("object")),
         ("regex", PartitionConfig::regex(r"user(\d+)")),
         ("substring", PartitionConfig::substring(0, 10)),
@@ -30,17 +39,31 @@ fn main() {
             return;
         };
         let mut best = f64::MAX;
+        let mut best_batch = f64::MAX;
         let mut check = 0u64;
-        let mut scratch = p.scratch();
+        let mut check_batch = 0u64;
+        let mut out = Vec::with_capacity(n);
         for _ in 0..3 {
+            let mut scratch = p.scratch();
             let start = Instant::now();
             for k in &keys {
                 check += u64::from(p.assign_with(k, false, &mut scratch).index().unwrap_or(0));
             }
             best = best.min(start.elapsed().as_nanos() as f64 / n as f64);
+
+            let mut scratch = p.scratch();
+            out.clear();
+            let start = Instant::now();
+            p.assign_utf16(&batch, &[], &mut scratch, |a| out.push(a));
+            best_batch = best_batch.min(start.elapsed().as_nanos() as f64 / n as f64);
+            check_batch += out.iter().map(|a| u64::from(a.index().unwrap_or(0))).sum::<u64>();
+        }
+        if check != check_batch {
+            eprintln!("bench_objects: {name}: batch and per-key results differ");
+            std::process::exit(1);
         }
         parts.push(format!(
-            "\"{name}\": {{\"nsPerKey\": {best:.2}, \"checksum\": {check}}}"
+            "\"{name}\": {{\"nsPerKey\": {best:.2}, \"nsPerKeyBatch\": {best_batch:.2}, \"checksum\": {check}}}"
         ));
     }
     println!("{{{}}}", parts.join(", "));

@@ -2,7 +2,7 @@
 // Type checks of JS values happen here; every value rule lives in the Rust core.
 import * as wasm from '#wasm';
 import {BucketingError, call, describe, rethrow} from './errors.mjs';
-import {mapPacked} from './packed.mjs';
+import {mapJoined as mapPacked} from './packed.mjs';
 
 const STATE_KEY = '__bucket_execution_state';
 const MAX_RANGE_ITEMS = 100000;

@@ -14,6 +14,8 @@ const FILE = 0;
 const DIR = 1;
 const AUTO = 2; // a directory when the key ends in '/'
 
+const NO_FLAGS = new Uint8Array(0); // every key: AUTO
+
 const argError = (message) => new PartitionError(message, 'INVALID_ARGUMENT');
 
 function isPlainObject(value) {
@@ -61,10 +63,16 @@ function readSource(source) {
   return [key ?? '', readConfig(partition, 'source.partition')];
 }
 
-/** Keys and directory flags of `objects` (strings or ObjectSummary objects). */
+/**
+ * Keys and directory flags of `objects` (strings or ObjectSummary objects). When every object
+ * is a string, `keys` is `objects` itself and `dirs` is empty (every key AUTO).
+ */
 function readObjects(objects, name = 'objects') {
   if (!Array.isArray(objects)) throw argError(`${name} must be an array, got ${describe(objects)}`);
   const n = objects.length;
+  let strings = 0;
+  while (strings < n && typeof objects[strings] === 'string') strings++;
+  if (strings === n) return {keys: objects, dirs: NO_FLAGS};
   const keys = new Array(n);
   const dirs = new Uint8Array(n);
   for (let i = 0; i < n; i++) {
@@ -86,14 +94,10 @@ function readObjects(objects, name = 'objects') {
   return {keys, dirs};
 }
 
-/** Runs `fn(joined, lens, dirs)` over packed keys, chunk by chunk (see packed.mjs). */
+/** Runs `fn(packed, dirs)` over packed keys, chunk by chunk (see packed.mjs). */
 function packed(keys, dirs, Out, fn) {
-  return mapPacked(keys, 'keys', argError, Out, (joined, lens) => {
-    // `lens` is the whole lengths array or a chunk of it (a subarray): its offset locates
-    // the chunk's directory flags.
-    const start = lens.byteOffset / Uint32Array.BYTES_PER_ELEMENT;
-    return fn(joined, lens, dirs.subarray(start, start + lens.length));
-  });
+  return mapPacked(keys, 'keys', argError, Out, (p, start, end) =>
+    fn(p, dirs.length === 0 ? NO_FLAGS : dirs.subarray(start, end)));
 }
 
 /**
@@ -115,19 +119,20 @@ export function partitionObjects(objects, totalPartitions, partitionIndex, sourc
   requireInteger(totalPartitions, 'totalPartitions');
   requireInteger(partitionIndex, 'partitionIndex');
   const [prefix, c] = readSource(source);
-  // Go validates config, total and index (in that order) before looking at the objects:
-  // a call with no keys runs exactly those checks in the core.
-  call(() => wasm.partitionPacked(totalPartitions, partitionIndex, prefix, ...c, '', new Uint32Array(0), new Uint8Array(0)));
-  const {keys, dirs} = readObjects(objects);
-  const out = [];
-  mapPacked(keys, 'keys', argError, Uint32Array, (joined, lens) => {
-    const start = lens.byteOffset / Uint32Array.BYTES_PER_ELEMENT;
-    const picked = call(() => wasm.partitionPacked(
-      totalPartitions, partitionIndex, prefix, ...c, joined, lens, dirs.subarray(start, start + lens.length)));
-    for (let i = 0; i < picked.length; i++) out.push(objects[start + picked[i]]);
-    return new Uint32Array(lens.length);
-  });
-  return out;
+  // Go validates config, total and index (in that order) before looking at the objects.
+  const selector = call(() => new wasm.PartitionSelector(totalPartitions, partitionIndex, prefix, ...c));
+  try {
+    const {keys, dirs} = readObjects(objects);
+    const out = [];
+    mapPacked(keys, 'keys', argError, Uint32Array, (p, start, end) => {
+      const picked = call(() => selector.select(p, dirs.length === 0 ? NO_FLAGS : dirs.subarray(start, end)));
+      for (let i = 0; i < picked.length; i++) out.push(objects[start + picked[i]]);
+      return new Uint32Array(end - start);
+    });
+    return out;
+  } finally {
+    selector.free();
+  }
 }
 
 /** A partitioner for one total and source: the config is validated and compiled once. */
@@ -169,9 +174,7 @@ export class ObjectPartitioner {
   /** indexOf of every key, in one call: an Int32Array. */
   indexMany(keys) {
     if (!Array.isArray(keys)) throw argError(`keys must be an array of strings, got ${describe(keys)}`);
-    return mapPacked(keys, 'keys', argError, Int32Array, (joined, lens) =>
-      call(() => this.#inner.indexPacked(joined, lens, new Uint8Array(lens.length).fill(AUTO))),
-    );
+    return mapPacked(keys, 'keys', argError, Int32Array, (p) => call(() => this.#inner.indexPacked(p, NO_FLAGS)));
   }
 
   /** The objects of partition `partitionIndex`, as the same references, in input order. */
@@ -192,14 +195,26 @@ export class ObjectPartitioner {
     if (!Array.isArray(objects)) throw argError(`objects must be an array, got ${describe(objects)}`);
     this.#checkListed();
     const idx = this.#indices(objects);
-    const parts = Array.from({length: this.#total}, () => []);
-    const all = [];
-    for (let i = 0; i < idx.length; i++) {
+    const n = idx.length;
+    // Counted first, so each partition's array is allocated once at its final size.
+    const counts = new Uint32Array(this.#total);
+    let all = 0;
+    for (let i = 0; i < n; i++) {
       const p = idx[i];
-      if (p >= 0) parts[p].push(objects[i]);
-      else if (p === ALL_PARTITIONS) all.push(objects[i]);
+      if (p >= 0) counts[p]++;
+      else if (p === ALL_PARTITIONS) all++;
     }
-    if (all.length) return parts.map(() => all.slice());
+    if (all > 0) {
+      const every = [];
+      for (let i = 0; i < n; i++) if (idx[i] === ALL_PARTITIONS) every.push(objects[i]);
+      return Array.from({length: this.#total}, () => every.slice());
+    }
+    const parts = Array.from(counts, (c) => new Array(c));
+    const filled = new Uint32Array(this.#total);
+    for (let i = 0; i < n; i++) {
+      const p = idx[i];
+      if (p >= 0) parts[p][filled[p]++] = objects[i];
+    }
     return parts;
   }
 
@@ -213,19 +228,19 @@ export class ObjectPartitioner {
     let fallback = 0;
     let directories = 0;
     const counts = new Array(this.#total).fill(0);
-    packed(k, dirs, Uint32Array, (joined, lens, d) => {
-      const s = call(() => this.#inner.statsPacked(joined, lens, d));
+    packed(k, dirs, Uint32Array, (p, d) => {
+      const s = call(() => this.#inner.statsPacked(p, d));
       fallback += s[0];
       directories += s[1];
       for (let i = 2; i < s.length; i++) counts[i - 2] += s[i];
-      return new Uint32Array(lens.length);
+      return new Uint32Array(0);
     });
     return {counts, fallback, directories};
   }
 
   #indices(objects) {
     const {keys, dirs} = readObjects(objects);
-    return packed(keys, dirs, Int32Array, (joined, lens, d) => call(() => this.#inner.indexPacked(joined, lens, d)));
+    return packed(keys, dirs, Int32Array, (p, d) => call(() => this.#inner.indexPacked(p, d)));
   }
 
   #checkListed() {

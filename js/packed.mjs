@@ -1,6 +1,84 @@
-// Strings cross into wasm packed: one joined string plus a Uint32Array of UTF-16 lengths
-// (see src/packed.rs). Large batches go in chunks to bound wasm memory and string size.
+// Strings cross into wasm packed: JavaScript writes every string's UTF-16 code units, as they
+// are, straight into a buffer in wasm memory, plus each string's length (see src/packed.rs
+// and src/wasm/packed.rs); Rust encodes each string to UTF-8 on its own (lone surrogates as
+// U+FFFD). Large batches go in chunks, so the buffer stays small and cache-resident.
+import * as wasm from '#wasm';
 
+/** Code units per wasm call. */
+const CHUNK_UNITS = 1 << 18;
+/** Code units concatenated per `Buffer.write` (a young-generation string for V8). */
+const GROUP_UNITS = 1 << 14;
+
+let shared = null;
+
+/** Writes `items[start..end)` as UTF-16 code units into `units` (a Uint16Array). */
+function writeUnits(items, start, end, units) {
+  const NodeBuffer = globalThis.Buffer;
+  let o = 0;
+  if (typeof NodeBuffer === 'function' && typeof NodeBuffer.from === 'function') {
+    // Node: concatenate a group of strings, then one native copy of its code units.
+    const buf = NodeBuffer.from(units.buffer, units.byteOffset, units.byteLength);
+    let i = start;
+    while (i < end) {
+      let s = items[i++];
+      while (i < end && s.length < GROUP_UNITS) s += items[i++];
+      o += buf.write(s, o * 2, 'utf16le') / 2;
+    }
+    return o;
+  }
+  for (let i = start; i < end; i++) {
+    const s = items[i];
+    for (let j = 0; j < s.length; j++) units[o++] = s.charCodeAt(j);
+  }
+  return o;
+}
+
+/**
+ * Maps `items` (an array of strings) through `fn(packed, start, end)`, which returns one typed
+ * array entry per item of `items[start..end)`, read from the wasm `PackedStrings` `packed`;
+ * returns one typed array of class `Out`. `fail(message)` builds the error thrown for a
+ * non-array or a non-string item.
+ */
+export function mapPacked(items, name, fail, Out, fn) {
+  if (!Array.isArray(items)) throw fail(`${name} must be an array of strings`);
+  const n = items.length;
+  const lens = new Uint32Array(n);
+  for (let i = 0; i < n; i++) {
+    const s = items[i];
+    if (typeof s !== 'string') throw fail(`${name}[${i}] must be a string`);
+    lens[i] = s.length;
+  }
+  if (shared === null) shared = new wasm.PackedStrings();
+  const packed = shared;
+  let out = null;
+  let start = 0;
+  do {
+    let end = start;
+    let size = 0;
+    while (end < n && (end === start || size + lens[end] <= CHUNK_UNITS)) size += lens[end++];
+    packed.reset(size, end - start);
+    const {buffer} = wasm.wasmMemory();
+    new Uint32Array(buffer, packed.lensPtr(), end - start).set(lens.subarray(start, end));
+    if (writeUnits(items, start, end, new Uint16Array(buffer, packed.unitsPtr(), size)) !== size) {
+      throw new Error('partkit: packed strings were not written whole');
+    }
+    let res;
+    try {
+      res = fn(packed, start, end);
+    } finally {
+      if (size > CHUNK_UNITS) packed.shrink();
+    }
+    if (start === 0 && end === n) return res;
+    if (out === null) out = new Out(n);
+    out.set(res, start);
+    start = end;
+  } while (start < n);
+  return out;
+}
+/**
+ * Bucketing's format: one joined string (encoded to UTF-8 by wasm-bindgen) plus UTF-16 lengths,
+ * split by `PackedSplitter` in src/packed.rs.
+ */
 const CHUNK_CHARS = 1 << 24;
 
 /**
@@ -8,7 +86,7 @@ const CHUNK_CHARS = 1 << 24;
  * entry per item, chunk by chunk; returns one typed array of class `Out`.
  * `fail(message)` builds the error thrown for a non-array or a non-string item.
  */
-export function mapPacked(items, name, fail, Out, fn) {
+export function mapJoined(items, name, fail, Out, fn) {
   if (!Array.isArray(items)) throw fail(`${name} must be an array of strings`);
   const n = items.length;
   const lens = new Uint32Array(n);

@@ -271,6 +271,29 @@ describe('keys, prefixes and directories', () => {
     expect(fnv1a32('\uD800')).toBe(refFnv('\uFFFD'));
   });
 
+  test('keys cross as UTF-16 code units: the same with and without Node\'s Buffer', () => {
+    // Surrogate pairs split between keys, lone halves at chunk and group edges, long keys.
+    const pieces = ['a', '\uD83E', '\uDD84', '\uD83E\uDD84', 'é', '日', '/', '', 'x'.repeat(70000), '2024-01-02'];
+    const keys = Array.from({length: 4000}, (_, i) => pieces[i % pieces.length] + pieces[(i * 7) % pieces.length]);
+    const sources = [{partition: {type: 'object'}}, {partition: {type: 'substring', startIndex: 0, endIndex: 2}},
+      {partition: {type: 'regex', pattern: '(.)$'}}, {partition: {type: 'date', dateFormat: '2006-01-02'}}];
+    for (const source of sources) {
+      const p = new ObjectPartitioner(13, source);
+      const want = keys.map((k) => p.indexOf(k));
+      const withBuffer = Array.from(p.indexMany(keys));
+      const saved = globalThis.Buffer;
+      let without;
+      try {
+        globalThis.Buffer = undefined;
+        without = Array.from(p.indexMany(keys));
+      } finally {
+        globalThis.Buffer = saved;
+      }
+      expect(withBuffer).toEqual(want);
+      expect(without).toEqual(want);
+    }
+  });
+
   test('large batches cross in chunks with their directory flags', () => {
     // More than 2^24 UTF-16 units in all: mapPacked splits the batch.
     const n = 9000;

@@ -26,6 +26,9 @@ mod error;
 pub mod goregex;
 pub mod gotime;
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::packed::{is_ascii_utf16, push_utf8, Utf16Batch};
 use error::ErrorKind;
 pub use error::PartitionError;
 
@@ -91,6 +94,13 @@ pub fn listing_prefix(source_key: &str) -> &str {
 pub fn sanitize_key_for_pattern_matching<'a>(key: &'a str, prefix: &str) -> &'a str {
     let key = key.strip_prefix(prefix).unwrap_or(key);
     key.strip_prefix('/').unwrap_or(key)
+}
+
+/// [`sanitize_key_for_pattern_matching`] on UTF-8 bytes.
+#[inline]
+fn sanitize_bytes<'a>(key: &'a [u8], prefix: &[u8]) -> &'a [u8] {
+    let key = key.strip_prefix(prefix).unwrap_or(key);
+    key.strip_prefix(b"/").unwrap_or(key)
 }
 
 /// The partition key type, as Go spells it.
@@ -260,12 +270,106 @@ enum Rule {
     Date(Box<gotime::Layout>),
 }
 
-/// Buffers reused across keys (regex capture slots, the re-formatted date): get one from
-/// [`ObjectPartitioner::scratch`] for a batch and pass it to [`ObjectPartitioner::assign_with`].
+/// Date prefixes up to this many bytes are cached (see [`DateCache`]).
+const DATE_CACHE_MAX: usize = 32;
+const DATE_CACHE_SLOTS: usize = 256;
+
+/// One cached date prefix and the FNV-1a of its re-formatted date (`None`: unparsable).
+#[derive(Clone, Copy, Debug)]
+struct DateSlot {
+    len: u8,
+    bytes: [u8; DATE_CACHE_MAX],
+    hash: Option<u32>,
+}
+
+/// Parsing and re-formatting a date costs far more than hashing it, and a listing holds few
+/// distinct dates: a direct-mapped cache from the date prefix to its hash, for one
+/// partitioner (`owner`, see [`ObjectPartitioner::id`]).
+#[derive(Clone, Debug)]
+struct DateCache {
+    owner: u64,
+    slots: Box<[DateSlot]>,
+}
+
+impl DateCache {
+    fn new(owner: u64) -> Self {
+        let empty = DateSlot {
+            len: u8::MAX,
+            bytes: [0; DATE_CACHE_MAX],
+            hash: None,
+        };
+        DateCache {
+            owner,
+            slots: vec![empty; DATE_CACHE_SLOTS].into_boxed_slice(),
+        }
+    }
+
+    /// The padded prefix and its slot index; `None` for prefixes too long to cache.
+    #[inline]
+    fn key(date: &[u8]) -> Option<([u8; DATE_CACHE_MAX], usize)> {
+        if date.len() > DATE_CACHE_MAX {
+            return None;
+        }
+        let mut k = [0u8; DATE_CACHE_MAX];
+        k[..date.len()].copy_from_slice(date);
+        let mut h = date.len() as u64;
+        for (i, w) in k.chunks_exact(8).enumerate() {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(w);
+            h ^= u64::from_le_bytes(b).rotate_left(i as u32 * 17);
+        }
+        let slot = (h.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize % DATE_CACHE_SLOTS;
+        Some((k, slot))
+    }
+}
+
+/// Buffers reused across keys (regex capture slots, the re-formatted date, a cache of parsed
+/// dates, the UTF-8 form of a batch key): get one from [`ObjectPartitioner::scratch`] for a
+/// batch and pass it to [`ObjectPartitioner::assign_with`]. A scratch may be shared between
+/// partitioners (each recognises its own cache), but is cheapest with one.
 #[derive(Debug, Default)]
 pub struct Scratch {
     locs: Option<regex::CaptureLocations>,
     buf: Vec<u8>,
+    key: Vec<u8>,
+    dates: Option<DateCache>,
+}
+
+/// A batch key's directory flag: a file.
+pub const DIR_FLAG_FILE: u8 = 0;
+/// A batch key's directory flag: a directory.
+pub const DIR_FLAG_DIRECTORY: u8 = 1;
+/// A batch key's directory flag: a directory when the key ends in `/` (any other value, and
+/// the flag of every key when the flags are empty).
+pub const DIR_FLAG_AUTO: u8 = 2;
+
+/// Distinguishes compiled partitioners, for [`DateCache`].
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+#[inline]
+fn fnv1a32_step(h: u32, b: u32) -> u32 {
+    (h ^ b).wrapping_mul(0x0100_0193)
+}
+
+/// FNV-1a of four strings of code units at once, taking each unit as one byte: four
+/// independent multiply chains instead of one, over the common length, then each tail.
+#[inline]
+fn fnv1a32_x4(keys: [&[u16]; 4]) -> [u32; 4] {
+    let m = keys.iter().map(|k| k.len()).min().unwrap_or(0);
+    let (a, b, c, d) = (&keys[0][..m], &keys[1][..m], &keys[2][..m], &keys[3][..m]);
+    let mut h = [0x811C_9DC5u32; 4];
+    for i in 0..m {
+        h[0] = fnv1a32_step(h[0], u32::from(a[i]));
+        h[1] = fnv1a32_step(h[1], u32::from(b[i]));
+        h[2] = fnv1a32_step(h[2], u32::from(c[i]));
+        h[3] = fnv1a32_step(h[3], u32::from(d[i]));
+    }
+    for (h, k) in h.iter_mut().zip(keys) {
+        *h = k[m..]
+            .iter()
+            .fold(*h, |h, &u| fnv1a32_step(h, u32::from(u)));
+    }
+    h
 }
 
 /// Where one object goes.
@@ -378,6 +482,8 @@ pub struct ObjectPartitioner {
     modulus: u32,
     prefix: String,
     strategy: Rule,
+    /// Unique per compiled config (clones share it): tags the date cache in a [`Scratch`].
+    id: u64,
 }
 
 impl ObjectPartitioner {
@@ -415,6 +521,7 @@ impl ObjectPartitioner {
             modulus,
             prefix: listing_prefix(source_key).to_owned(),
             strategy,
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
         })
     }
 
@@ -458,7 +565,7 @@ impl ObjectPartitioner {
                 Rule::Regex(re) => Some(re.capture_locations()),
                 _ => None,
             },
-            buf: Vec::new(),
+            ..Scratch::default()
         }
     }
 
@@ -472,11 +579,23 @@ impl ObjectPartitioner {
         if is_dir {
             return Assignment::Directory;
         }
+        self.assign_utf8(key.as_bytes(), scratch)
+    }
+
+    /// Where a file key goes, from its UTF-8 bytes. Every caller passes valid UTF-8 (a `&str`
+    /// or [`push_utf8`] output); the byte-level code below relies on it only for its results,
+    /// never for memory safety or to avoid panics.
+    fn assign_utf8(&self, key: &[u8], scratch: &mut Scratch) -> Assignment {
         match &self.strategy {
             Rule::All => Assignment::All,
-            Rule::Object => self.hashed(fnv1a32(key.as_bytes())),
+            Rule::Object => self.hashed(fnv1a32(key)),
             Rule::Regex(re) => {
-                let key = sanitize_key_for_pattern_matching(key, &self.prefix);
+                // `regex::Regex` (not `regex::bytes`): Go and it never match an empty string
+                // inside a character. Checking UTF-8 costs little next to the search.
+                let Ok(key) = std::str::from_utf8(sanitize_bytes(key, self.prefix.as_bytes()))
+                else {
+                    return Assignment::Fallback;
+                };
                 let locs = scratch.locs.get_or_insert_with(|| re.capture_locations());
                 // Go: FindStringSubmatch, leftmost-first; an empty whole match falls back.
                 match re.captures_read(locs, key) {
@@ -504,15 +623,13 @@ impl ObjectPartitioner {
                 self.hashed(h)
             }
             Rule::Substring { start, end } => {
-                let key = sanitize_key_for_pattern_matching(key, &self.prefix);
-                // Byte offsets of code points `start` and `end` (Go: []rune(key)[start:end]).
+                let key = sanitize_bytes(key, self.prefix.as_bytes());
+                // Byte offsets of code points `start` and `end` (Go: []rune(key)[start:end]):
+                // in UTF-8, every byte that is not a continuation byte starts a code point.
                 let mut from = None;
                 let mut to = None;
-                for (n, (i, _)) in key
-                    .char_indices()
-                    .chain(std::iter::once((key.len(), ' ')))
-                    .enumerate()
-                {
+                let starts = (0..key.len()).filter(|&i| key[i] & 0xC0 != 0x80);
+                for (n, i) in starts.chain(std::iter::once(key.len())).enumerate() {
                     if n == *start {
                         from = Some(i);
                     }
@@ -522,24 +639,181 @@ impl ObjectPartitioner {
                     }
                 }
                 match (from, to) {
-                    (Some(a), Some(b)) => self.hashed(fnv1a32(&key.as_bytes()[a..b])),
+                    (Some(a), Some(b)) => self.hashed(fnv1a32(&key[a..b])),
                     _ => Assignment::Fallback,
                 }
             }
             Rule::Date(layout) => {
-                let key = sanitize_key_for_pattern_matching(key, &self.prefix).as_bytes();
+                let key = sanitize_bytes(key, self.prefix.as_bytes());
                 // Go: key[:min(len(key), len(dateFormat))] — bytes, possibly mid-character.
                 let date = &key[..key.len().min(layout.as_bytes().len())];
-                match gotime::parse_layout(layout, date) {
-                    Ok(t) => {
-                        scratch.buf.clear();
-                        t.format_layout(layout, &mut scratch.buf);
-                        self.hashed(fnv1a32(&scratch.buf))
-                    }
-                    Err(_) => Assignment::Fallback,
+                self.date_cached(layout, date, scratch)
+            }
+        }
+    }
+
+    /// The assignment of a date prefix, through the scratch's cache.
+    fn date_cached(
+        &self,
+        layout: &gotime::Layout,
+        date: &[u8],
+        scratch: &mut Scratch,
+    ) -> Assignment {
+        let Some((k, slot)) = DateCache::key(date) else {
+            return self.date_hash(layout, date, &mut scratch.buf);
+        };
+        let cache = match &mut scratch.dates {
+            Some(c) if c.owner == self.id => c,
+            other => other.insert(DateCache::new(self.id)),
+        };
+        let entry = &mut cache.slots[slot];
+        if usize::from(entry.len) != date.len() || entry.bytes != k {
+            let hash = match self.date_hash(layout, date, &mut scratch.buf) {
+                Assignment::Hashed(_) => Some(fnv1a32(&scratch.buf)),
+                _ => None,
+            };
+            *entry = DateSlot {
+                len: date.len() as u8,
+                bytes: k,
+                hash,
+            };
+        }
+        entry.hash.map_or(Assignment::Fallback, |h| self.hashed(h))
+    }
+
+    /// Go's parse of `date` with the layout, re-formatted into `buf` and hashed.
+    fn date_hash(&self, layout: &gotime::Layout, date: &[u8], buf: &mut Vec<u8>) -> Assignment {
+        match gotime::parse_layout(layout, date) {
+            Ok(t) => {
+                buf.clear();
+                t.format_layout(layout, buf);
+                self.hashed(fnv1a32(buf))
+            }
+            Err(_) => Assignment::Fallback,
+        }
+    }
+
+    /// Assigns every key of a batch of JavaScript strings (see [`Utf16Batch`]), calling `f`
+    /// with each key's [`Assignment`] in order. `dirs` holds one directory flag per key
+    /// ([`DIR_FLAG_FILE`], [`DIR_FLAG_DIRECTORY`], [`DIR_FLAG_AUTO`]); when it is shorter,
+    /// the missing flags are [`DIR_FLAG_AUTO`]. Lone surrogates are hashed as U+FFFD.
+    ///
+    /// # Examples
+    /// ```
+    /// use partkit::objects::{Assignment, ObjectPartitioner, PartitionConfig};
+    /// use partkit::packed::Utf16Batch;
+    /// let p = ObjectPartitioner::new(4, "", &PartitionConfig::of_type("object")).unwrap();
+    /// let units: Vec<u16> = "file1.txtdir/".encode_utf16().collect();
+    /// let batch = Utf16Batch::new(&units, &[9, 4]).unwrap();
+    /// let mut got = Vec::new();
+    /// p.assign_utf16(&batch, &[], &mut p.scratch(), |a| got.push(a));
+    /// assert_eq!(got, [p.assign("file1.txt", false), Assignment::Directory]);
+    /// ```
+    pub fn assign_utf16(
+        &self,
+        batch: &Utf16Batch<'_>,
+        dirs: &[u8],
+        scratch: &mut Scratch,
+        mut f: impl FnMut(Assignment),
+    ) {
+        let is_dir = |i: usize, key: &[u16]| match dirs.get(i).copied().unwrap_or(DIR_FLAG_AUTO) {
+            DIR_FLAG_FILE => false,
+            DIR_FLAG_DIRECTORY => true,
+            _ => key.last() == Some(&u16::from(b'/')),
+        };
+        let mut keys = batch.items().enumerate();
+        if matches!(self.strategy, Rule::Object) {
+            // Four keys at a time: FNV-1a is one serial multiply chain per key. An ASCII key's
+            // code units are its UTF-8 bytes; any other key is hashed again, encoded.
+            loop {
+                let mut lanes: [(usize, &[u16]); 4] = [(0, &[]); 4];
+                let mut n = 0;
+                for lane in &mut lanes {
+                    let Some(k) = keys.next() else { break };
+                    *lane = k;
+                    n += 1;
+                }
+                let h = fnv1a32_x4(lanes.map(|(_, k)| k));
+                for (&(i, key), &h) in lanes.iter().zip(&h).take(n) {
+                    f(if is_dir(i, key) {
+                        Assignment::Directory
+                    } else if is_ascii_utf16(key) {
+                        self.hashed(h)
+                    } else {
+                        self.assign_one(key, false, scratch)
+                    });
+                }
+                if n < 4 {
+                    return;
                 }
             }
         }
+        for (i, key) in keys {
+            f(self.assign_one(key, is_dir(i, key), scratch));
+        }
+    }
+
+    /// [`ObjectPartitioner::assign_utf8`] for an ASCII key given as code units (each its
+    /// UTF-8 byte), without encoding it first; `None` where the strategy needs the bytes.
+    fn assign_ascii(&self, key: &[u16], scratch: &mut Scratch) -> Option<Assignment> {
+        let sanitized = || {
+            // An ASCII key cannot start with a prefix that is not ASCII.
+            let p = self.prefix.as_bytes();
+            let key = match key.get(..p.len()) {
+                Some(head) if head.iter().zip(p).all(|(&u, &b)| u == u16::from(b)) => {
+                    &key[p.len()..]
+                }
+                _ => key,
+            };
+            key.strip_prefix(&[u16::from(b'/')]).unwrap_or(key)
+        };
+        let fnv = |units: &[u16]| {
+            units
+                .iter()
+                .fold(fnv1a32(b""), |h, &u| fnv1a32_step(h, u32::from(u)))
+        };
+        match &self.strategy {
+            Rule::Object => Some(self.hashed(fnv(key))),
+            Rule::Substring { start, end } => Some(match sanitized().get(*start..*end) {
+                Some(sub) => self.hashed(fnv(sub)),
+                None => Assignment::Fallback,
+            }),
+            Rule::Date(layout) => {
+                let key = sanitized();
+                let date = &key[..key.len().min(layout.as_bytes().len())];
+                if date.len() > DATE_CACHE_MAX {
+                    return None;
+                }
+                let mut bytes = [0u8; DATE_CACHE_MAX];
+                for (b, &u) in bytes.iter_mut().zip(date) {
+                    *b = u as u8;
+                }
+                Some(self.date_cached(layout, &bytes[..date.len()], scratch))
+            }
+            Rule::All | Rule::Regex(_) => None,
+        }
+    }
+
+    /// One key of [`ObjectPartitioner::assign_utf16`].
+    #[inline]
+    fn assign_one(&self, key: &[u16], is_dir: bool, scratch: &mut Scratch) -> Assignment {
+        if is_dir {
+            return Assignment::Directory;
+        }
+        if matches!(self.strategy, Rule::All) {
+            return Assignment::All;
+        }
+        if is_ascii_utf16(key) {
+            if let Some(a) = self.assign_ascii(key, scratch) {
+                return a;
+            }
+        }
+        let mut utf8 = std::mem::take(&mut scratch.key);
+        utf8.clear();
+        push_utf8(key, &mut utf8);
+        let a = self.assign_utf8(&utf8, scratch);
+        scratch.key = utf8;
+        a
     }
 
     /// The 0-based partition of a file key (`None` for a directory and when there is no

@@ -2,6 +2,7 @@
 //! for `time` and `regexp/syntax`, and properties.
 
 use super::*;
+use crate::packed::Utf16Batch;
 use proptest::prelude::*;
 
 fn keys_of<'a>(keys: &'a [&'a str]) -> Vec<(&'a str, bool)> {
@@ -1473,6 +1474,38 @@ fn goregex_literal_semantics() {
     assert_eq!(m(r"a|b|", "c").as_deref(), Some(""));
 }
 
+#[test]
+fn date_cache_is_exact() {
+    // Many distinct prefixes through one scratch (slot collisions), long prefixes (not
+    // cached), and one scratch shared by partitioners with different layouts.
+    let a = ObjectPartitioner::new(7, "", &PartitionConfig::date("2006-01-02")).unwrap();
+    let b = ObjectPartitioner::new(7, "", &PartitionConfig::date("2006-02-01")).unwrap();
+    let long = "2006-01-02T15:04:05.000000000Z07:00 Monday January";
+    let c = ObjectPartitioner::new(7, "", &PartitionConfig::date(long)).unwrap();
+    let mut shared = Scratch::default();
+    for round in 0..2 {
+        for y in 1990..2030 {
+            for md in ["01-31", "02-29", "02-30", "12-01", "13-01"] {
+                let key = format!("{y}-{md}/x{round}");
+                for p in [&a, &b, &a.clone()] {
+                    let want = p.assign(&key, false);
+                    assert_eq!(p.assign_with(&key, false, &mut shared), want, "{key}");
+                }
+                let key = format!("{y}-01-02T15:04:05.123456789+01:00 Monday January/{md}");
+                assert_eq!(
+                    c.assign_with(&key, false, &mut shared),
+                    c.assign(&key, false)
+                );
+            }
+        }
+    }
+    assert_eq!(a.assign("2024-02-30", false), Assignment::Fallback);
+    assert!(matches!(
+        a.assign("2024-02-29", false),
+        Assignment::Hashed(_)
+    ));
+}
+
 // ---------------------------------------------------------------- properties
 
 fn arb_key() -> impl Strategy<Value = String> {
@@ -1555,6 +1588,49 @@ proptest! {
         prop_assert_eq!(s.directories as usize, objs.iter().filter(|o| o.1).count());
         let counts: Vec<u64> = plan.iter().map(|part| part.len() as u64).collect();
         prop_assert_eq!(s.counts, counts);
+    }
+
+    #[test]
+    fn utf16_batches_match_one_key_at_a_time(
+        keys in prop::collection::vec(
+            prop_oneof![
+                arb_key().prop_map(|k| k.encode_utf16().collect::<Vec<u16>>()),
+                // Raw code units: lone and paired surrogates anywhere.
+                prop::collection::vec(
+                    prop_oneof![Just(0x61u16), Just(0x2F), Just(0x31), Just(0xE9), Just(0xD83E), Just(0xDD84), 0xD800u16..0xE000, any::<u16>()],
+                    0..12,
+                ),
+            ],
+            0..24,
+        ),
+        flags in prop::collection::vec(0u8..4, 0..24),
+        cfg in arb_config(),
+        total in 1i64..7,
+        prefix in prop_oneof![Just(String::new()), Just("pre/".to_owned()), Just("é/".to_owned()), Just("pre".to_owned())],
+    ) {
+        let Ok(p) = ObjectPartitioner::new(total, &prefix, &cfg) else { return Ok(()) };
+        let units: Vec<u16> = keys.concat();
+        let lens: Vec<u32> = keys.iter().map(|k| k.len() as u32).collect();
+        let batch = Utf16Batch::new(&units, &lens).unwrap();
+        // No flags (every key AUTO), or one flag per key.
+        let flags: Vec<u8> = if flags.is_empty() { flags } else { (0..keys.len()).map(|i| flags[i % flags.len()]).collect() };
+        let mut got = Vec::new();
+        let mut scratch = p.scratch();
+        p.assign_utf16(&batch, &flags, &mut scratch, |a| got.push(a));
+        let want: Vec<Assignment> = keys.iter().enumerate().map(|(i, k)| {
+            let key = String::from_utf16_lossy(k);
+            let is_dir = match flags.get(i).copied().unwrap_or(DIR_FLAG_AUTO) {
+                DIR_FLAG_FILE => false,
+                DIR_FLAG_DIRECTORY => true,
+                _ => key.ends_with('/'),
+            };
+            p.assign(&key, is_dir)
+        }).collect();
+        prop_assert_eq!(&got, &want);
+        // The scratch (and its date cache) gives the same answers the second time.
+        let mut again = Vec::new();
+        p.assign_utf16(&batch, &flags, &mut scratch, |a| again.push(a));
+        prop_assert_eq!(&again, &want);
     }
 
     #[test]

@@ -7,4 +7,5 @@ mod bucketing;
 mod imports;
 mod lifecycle;
 mod objects;
+mod packed;
 mod sync;

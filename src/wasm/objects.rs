@@ -1,15 +1,16 @@
 //! Object-partitioning bindings. Argument types are checked by `js/objects.mjs`; numbers are
-//! checked again here (finite safe integers), values by the core. Keys cross packed: one
-//! joined string, UTF-16 lengths, and one directory flag byte per key (0 file, 1 directory,
-//! 2 decide by a trailing `/`).
+//! checked again here (finite safe integers), values by the core. Keys cross packed: a
+//! [`PackedStrings`] (UTF-16 code units and lengths, written by `js/packed.mjs`) and one
+//! directory flag byte per key (0 file, 1 directory, 2 decide by a trailing `/`; no flags: 2
+//! for every key).
 
 use wasm_bindgen::prelude::*;
 
 use super::error::{throw, JsError};
+use super::packed::PackedStrings;
 use crate::objects::{
     self as core, Assignment, ObjectPartitioner, PartitionConfig, PartitionError, StatsBuilder,
 };
-use crate::packed::PackedSplitter;
 
 type Result<T> = std::result::Result<T, JsError>;
 
@@ -52,28 +53,19 @@ fn config(
     })
 }
 
-/// Calls `f(key, is_dir)` for every packed key.
-fn each_key(joined: &str, lens: &[u32], dirs: &[u8], mut f: impl FnMut(&str, bool)) -> Result<()> {
-    if lens.len() != dirs.len() {
+/// Calls `f` with the assignment of every packed key, in order.
+fn each_key(
+    p: &ObjectPartitioner,
+    keys: &PackedStrings,
+    dirs: &[u8],
+    f: impl FnMut(Assignment),
+) -> Result<()> {
+    let batch = keys.batch().map_err(|e| invalid(&e.to_string()))?;
+    if !dirs.is_empty() && dirs.len() != batch.len() {
         return Err(invalid("packed keys and directory flags differ in length"));
     }
-    let mut split = PackedSplitter::new(joined);
-    let mut scratch = Vec::new();
-    for (&len, &dir) in lens.iter().zip(dirs) {
-        let bytes = split
-            .next_item(len as usize, &mut scratch)
-            .map_err(|e| invalid(&e.to_string()))?;
-        // Items of a `&str` (plus U+FFFD repairs) are always valid UTF-8.
-        let key =
-            std::str::from_utf8(bytes).map_err(|_| invalid("packed keys are not valid UTF-8"))?;
-        let is_dir = match dir {
-            0 => false,
-            1 => true,
-            _ => key.ends_with('/'),
-        };
-        f(key, is_dir);
-    }
-    split.finish().map_err(|e| invalid(&e.to_string()))
+    p.assign_utf16(&batch, dirs, &mut p.scratch(), f);
+    Ok(())
 }
 
 /// Go's `PartitionConfig.Validate`.
@@ -88,39 +80,49 @@ pub fn validate_partition_config(
     Ok(config(key_type, pattern, start, end, date_format)?.validate()?)
 }
 
-/// Go's `PartitionObjects`: positions of the selected keys, in input order.
-#[allow(clippy::too_many_arguments)]
-#[wasm_bindgen(js_name = partitionPacked)]
-pub fn partition_packed(
-    total: f64,
-    index: f64,
-    source_key: &str,
-    key_type: &str,
-    pattern: &str,
-    start: f64,
-    end: f64,
-    date_format: &str,
-    joined: &str,
-    lens: &[u32],
-    dirs: &[u8],
-) -> Result<Vec<u32>> {
-    let cfg = config(key_type, pattern, start, end, date_format)?;
-    let (total, index) = (
-        int(total, "totalPartitions")?,
-        int(index, "partitionIndex")?,
-    );
-    let p = ObjectPartitioner::new(total, source_key, &cfg)?;
-    p.check_index(index)?;
-    let mut out = Vec::new();
-    let mut i = 0u32;
-    let mut scratch = p.scratch();
-    each_key(joined, lens, dirs, |key, is_dir| {
-        if p.assign_with(key, is_dir, &mut scratch).selected_by(index) {
-            out.push(i);
-        }
-        i += 1;
-    })?;
-    Ok(out)
+/// Go's `PartitionObjects` for one partition: the constructor validates as Go does (config,
+/// total, index), `select` gives the positions of the selected keys, in input order.
+#[wasm_bindgen]
+pub struct PartitionSelector {
+    p: ObjectPartitioner,
+    index: i64,
+}
+
+#[wasm_bindgen]
+impl PartitionSelector {
+    #[allow(clippy::too_many_arguments)]
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        total: f64,
+        index: f64,
+        source_key: &str,
+        key_type: &str,
+        pattern: &str,
+        start: f64,
+        end: f64,
+        date_format: &str,
+    ) -> Result<PartitionSelector> {
+        let cfg = config(key_type, pattern, start, end, date_format)?;
+        let (total, index) = (
+            int(total, "totalPartitions")?,
+            int(index, "partitionIndex")?,
+        );
+        let p = ObjectPartitioner::new(total, source_key, &cfg)?;
+        p.check_index(index)?;
+        Ok(PartitionSelector { p, index })
+    }
+
+    pub fn select(&self, keys: &PackedStrings, dirs: &[u8]) -> Result<Vec<u32>> {
+        let mut out = Vec::new();
+        let mut i = 0u32;
+        each_key(&self.p, keys, dirs, |a| {
+            if a.selected_by(self.index) {
+                out.push(i);
+            }
+            i += 1;
+        })?;
+        Ok(out)
+    }
 }
 
 /// Go's `sanitizeKeyForPatternMatching`.
@@ -195,27 +197,22 @@ impl WasmObjectPartitioner {
     }
 
     #[wasm_bindgen(js_name = indexPacked)]
-    pub fn index_packed(&self, joined: &str, lens: &[u32], dirs: &[u8]) -> Result<Vec<i32>> {
-        let mut out = Vec::with_capacity(lens.len());
-        each_key(joined, lens, dirs, |key, is_dir| {
-            out.push(code(self.0.assign(key, is_dir)))
-        })?;
+    pub fn index_packed(&self, keys: &PackedStrings, dirs: &[u8]) -> Result<Vec<i32>> {
+        let mut out = Vec::with_capacity(keys.len());
+        each_key(&self.0, keys, dirs, |a| out.push(code(a)))?;
         Ok(out)
     }
 
     /// `[fallback, directories, count_0, …, count_{total-1}]` of the packed keys, one pass.
     #[wasm_bindgen(js_name = statsPacked)]
-    pub fn stats_packed(&self, joined: &str, lens: &[u32], dirs: &[u8]) -> Result<Vec<f64>> {
+    pub fn stats_packed(&self, keys: &PackedStrings, dirs: &[u8]) -> Result<Vec<f64>> {
         if self.0.total() > MAX_LISTED_PARTITIONS {
             return Err(invalid(&format!(
                 "stats and plan support at most {MAX_LISTED_PARTITIONS} partitions"
             )));
         }
         let mut b = StatsBuilder::new(self.0.total() as usize);
-        let mut scratch = self.0.scratch();
-        each_key(joined, lens, dirs, |key, is_dir| {
-            b.record(self.0.assign_with(key, is_dir, &mut scratch))
-        })?;
+        each_key(&self.0, keys, dirs, |a| b.record(a))?;
         let s = b.finish();
         let mut out = Vec::with_capacity(s.counts.len() + 2);
         out.push(s.fallback as f64);

@@ -1,0 +1,71 @@
+//! A reusable buffer that JavaScript fills with strings (see `js/packed.mjs`): every string's
+//! UTF-16 code units, written straight into wasm memory, and their lengths. Domains take a
+//! `&PackedStrings` and read it as a [`Utf16Batch`].
+
+use wasm_bindgen::prelude::*;
+
+use crate::packed::{PackedError, Utf16Batch};
+
+/// Code units and lengths of a batch of strings, written by JavaScript.
+#[wasm_bindgen]
+#[derive(Default)]
+pub struct PackedStrings {
+    units: Vec<u16>,
+    lens: Vec<u32>,
+}
+
+#[wasm_bindgen]
+impl PackedStrings {
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> PackedStrings {
+        PackedStrings::default()
+    }
+
+    /// Sizes the buffers for `units` code units and `items` strings (contents unspecified
+    /// until JavaScript writes them). Wasm memory may grow: views of it must be re-made.
+    pub fn reset(&mut self, units: usize, items: usize) {
+        self.units.clear();
+        self.units.resize(units, 0);
+        self.lens.clear();
+        self.lens.resize(items, 0);
+    }
+
+    /// Gives memory back after an unusually large batch.
+    pub fn shrink(&mut self) {
+        self.units = Vec::new();
+        self.lens = Vec::new();
+    }
+
+    /// Byte offset of the code units in wasm memory.
+    #[wasm_bindgen(js_name = unitsPtr)]
+    pub fn units_ptr(&self) -> usize {
+        self.units.as_ptr() as usize
+    }
+
+    /// Byte offset of the lengths in wasm memory.
+    #[wasm_bindgen(js_name = lensPtr)]
+    pub fn lens_ptr(&self) -> usize {
+        self.lens.as_ptr() as usize
+    }
+}
+
+impl PackedStrings {
+    /// The number of strings.
+    pub(crate) fn len(&self) -> usize {
+        self.lens.len()
+    }
+
+    /// The batch JavaScript wrote.
+    ///
+    /// # Errors
+    /// [`PackedError`] when the lengths do not add up to the code units.
+    pub(crate) fn batch(&self) -> Result<Utf16Batch<'_>, PackedError> {
+        Utf16Batch::new(&self.units, &self.lens)
+    }
+}
+
+/// The wasm module's `WebAssembly.Memory`, for writing into a [`PackedStrings`].
+#[wasm_bindgen(js_name = wasmMemory)]
+pub fn wasm_memory() -> JsValue {
+    wasm_bindgen::memory()
+}
