@@ -22,7 +22,10 @@ fn main() {
         .unwrap_or(1_000_000);
     let keys: Vec<String> = (0..n).map(key).collect();
     let units: Vec<u16> = keys.iter().flat_map(|k| k.encode_utf16()).collect();
-    let lens: Vec<u32> = keys.iter().map(|k| k.encode_utf16().count() as u32).collect();
+    let lens: Vec<u32> = keys
+        .iter()
+        .map(|k| k.encode_utf16().count() as u32)
+        .collect();
     let Ok(batch) = Utf16Batch::new(&units, &lens) else {
         return;
     };
@@ -56,7 +59,10 @@ fn main() {
             let start = Instant::now();
             p.assign_utf16(&batch, &[], &mut scratch, |a| out.push(a));
             best_batch = best_batch.min(start.elapsed().as_nanos() as f64 / n as f64);
-            check_batch += out.iter().map(|a| u64::from(a.index().unwrap_or(0))).sum::<u64>();
+            check_batch += out
+                .iter()
+                .map(|a| u64::from(a.index().unwrap_or(0)))
+                .sum::<u64>();
         }
         if check != check_batch {
             eprintln!("bench_objects: {name}: batch and per-key results differ");

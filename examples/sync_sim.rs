@@ -1,14 +1,16 @@
 //! Long simulation runs of the sync protocol (`npm run sim -- --seeds 100000`).
 //!
 //! ```text
-//! cargo run --release --example sync_sim -- [--seeds N] [--from S] [--seed S] [--trace] [--jobs J] [--strict-reruns] [--no-miss]
+//! cargo run --release --example sync_sim -- [--seeds N] [--from S] [--seed S] [--trace] [--jobs J] [--strict-reruns] [--no-miss] [--offsets]
 //! ```
 //!
 //! `--seeds N` (default 1000) seeds from `--from S` (default 0), spread over `--jobs` threads
 //! (default: the machine's cores); `--seed S` runs one seed; `--trace` prints the full trace of a
 //! failing seed (replay one with `--seed S --trace`); `--strict-reruns` fails a run in which a
 //! finished partition is started again; `--no-miss` turns off the "task misses a NewEpoch"
-//! fault (message loss, which a Kafka consumer does not see). The last line is `N passed, M failed`.
+//! fault (message loss, which a Kafka consumer does not see); `--offsets` models a transport that
+//! checks log offsets as `KafkaTaskSync` does (a missed message fences the task at the next one).
+//! The last line is `N passed, M failed`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -22,6 +24,7 @@ fn main() {
     let mut full_trace = false;
     let mut strict = false;
     let mut no_miss = false;
+    let mut offsets = false;
     let mut jobs: usize = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1);
@@ -56,6 +59,7 @@ fn main() {
             "--trace" => full_trace = true,
             "--strict-reruns" => strict = true,
             "--no-miss" => no_miss = true,
+            "--offsets" => offsets = true,
             "--" => {}
             other => {
                 eprintln!("unknown argument {other}");
@@ -80,6 +84,7 @@ fn main() {
                 let mut cfg = SimConfig::from_seed(seed);
                 cfg.full_trace = full_trace;
                 cfg.strict_reruns = strict;
+                cfg.check_offsets = offsets;
                 if no_miss {
                     cfg.faults.miss_epoch = 0;
                 }

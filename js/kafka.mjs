@@ -315,6 +315,7 @@ export class KafkaTaskSync {
     this.publishChain = Promise.resolve();
     this.published = 0;
     this.lastOffset = -1n; // last sync-topic offset fed to the SyncTask
+    this.delivered = false; // whether a record was fed (offsets after it must be contiguous)
     this.started = new Set(); // tokens this task told the connector to start and not to stop
     this.join = null; // latest GROUP_JOIN not yet turned into a rebalance
     this.lastGeneration = 0;
@@ -678,6 +679,15 @@ export class KafkaTaskSync {
     await reader.connect();
     await reader.subscribe({topics: [this.syncTopic], fromBeginning: true});
     const deliver = (offset, message) => {
+      if (this.delivered && offset !== this.lastOffset + 1n) {
+        // records were deleted (retention) or skipped before this task read them: it cannot
+        // know what it missed, e.g. a NewEpoch that moved its partitions
+        const hole = `offsets ${this.lastOffset + 1n}..${offset - 1n} of ${this.syncTopic} were never read`;
+        this.lastOffset = offset;
+        this.input('fence', () => this.task.fence(hole, this.clock()));
+        return;
+      }
+      this.delivered = true;
       this.lastOffset = offset;
       if (!message) return;
       this.input('onMessage', () => {

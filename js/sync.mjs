@@ -104,6 +104,17 @@ export class SyncTask {
     return call(() => this.#inner.tick(now));
   }
 
+  /**
+   * The caller found a hole in the sync log it fed (e.g. Kafka offsets jumped): the task stops
+   * everything and fences itself (`fenced` in the output, `stop` lists what it ran); every later
+   * input is a no-op.
+   */
+  fence(reason, now) {
+    requireString('reason', reason);
+    requireNow(now);
+    return call(() => this.#inner.fence(reason, now));
+  }
+
   /** This task's id. */
   taskId() {
     return this.#inner.taskId();

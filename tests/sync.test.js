@@ -195,6 +195,24 @@ describe('SyncTask: three tasks through the JS API', () => {
   });
 });
 
+describe('SyncTask: fence() for a transport that checks offsets', () => {
+  test('stops what the task runs, reports the reason once, then does nothing', () => {
+    const t = new SyncTask('t1');
+    const log = t.onRebalance({generation: 1, leader: true, members: ['t1']}, 0).publish;
+    for (let i = 0; i < log.length; i++) log.push(...t.onMessage(log[i], 1).publish);
+    expect(t.epoch()).toBe('1-t1');
+    expect(t.addPartitions([{token: 'a'}], 2).start).toEqual(['a']);
+    expect(() => t.fence(42, 3)).toThrow(SyncError);
+    expect(() => t.fence('x', -1)).toThrow(SyncError);
+    expect(t.fenced()).toBeUndefined();
+    const out = t.fence('offsets 7..8 of c_connector_sync were never read', 3);
+    expect(out).toEqual({publish: [], start: [], stop: ['a'], fenced: 'offsets 7..8 of c_connector_sync were never read'});
+    expect(t.fenced()).toBe(out.fenced);
+    expect(t.fence('again', 4)).toEqual({publish: [], start: [], stop: []});
+    expect(t.partitionFinished('a', 5)).toEqual({publish: [], start: [], stop: []});
+  });
+});
+
 describe('SyncTask: bad input', () => {
   const fresh = () => {
     const c = new Cluster(['t1', 't2'], 7);

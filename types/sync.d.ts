@@ -108,6 +108,8 @@ export declare class SyncTask {
   partitionStarted(token: string, now: number): SyncOutput;
   partitionFinished(token: string, now: number): SyncOutput;
   tick(now: number): SyncOutput;
+  /** The caller found a hole in the sync log it fed (e.g. Kafka offsets jumped): stop everything, fence. */
+  fence(reason: string, now: number): SyncOutput;
   taskId(): string;
   ownedPartitions(): PartitionState[];
   sharedPartitions(): SharedPartition[];

@@ -107,6 +107,10 @@ pub struct SimConfig {
     /// [`SimReport::reruns`]). Reruns are at-least-once duplicates, not concurrent runs: they
     /// happen when a leader times out on a slow view and the finish is read after the epoch.
     pub strict_reruns: bool,
+    /// Model a transport that checks log offsets, as `KafkaTaskSync` does: a task that misses a
+    /// message is fenced (`SyncTask::fence`) when it reads the next one, and re-deliveries are
+    /// dropped. Off by default: the core then sees holes only through `messageSeq`.
+    pub check_offsets: bool,
 }
 
 impl SimConfig {
@@ -138,6 +142,7 @@ impl SimConfig {
             },
             full_trace: false,
             strict_reruns: false,
+            check_offsets: false,
         }
     }
 }
@@ -220,6 +225,8 @@ struct Node {
     slow: bool,
     events: VecDeque<RebalanceEvent>,
     running: BTreeMap<String, Phase>,
+    /// The transport skipped a message (offset checking finds it at the next one).
+    hole: bool,
 }
 
 struct Sim {
@@ -380,6 +387,7 @@ impl Sim {
             slow: false,
             events: VecDeque::new(),
             running: BTreeMap::new(),
+            hole: false,
         });
         self.report.tasks_started += 1;
         self.note(format!("spawn {id}"));
@@ -780,7 +788,16 @@ impl Sim {
                     self.nodes[i].id, msg.sync_epoch
                 );
                 self.note(l);
+                self.nodes[i].hole = self.cfg.check_offsets;
                 continue;
+            }
+            if self.nodes[i].hole {
+                let now = self.now;
+                let out = self.nodes[i]
+                    .task
+                    .fence(&format!("offset {} was never read", k - 1), now);
+                self.apply(i, out)?;
+                break;
             }
             if msg.kind == MessageType::NewEpoch {
                 self.seen_epochs.insert((i, msg.sync_epoch.clone()));
@@ -789,7 +806,11 @@ impl Sim {
             if !self.nodes[i].alive {
                 break;
             }
-            if faults && k > 0 && self.rng.chance(self.cfg.faults.duplicate) {
+            if faults
+                && k > 0
+                && !self.cfg.check_offsets
+                && self.rng.chance(self.cfg.faults.duplicate)
+            {
                 let dup = self.log[k - 1].clone();
                 self.feed(i, k - 1, &dup)?;
             }

@@ -613,7 +613,7 @@ impl SyncTask {
                     seq - 1,
                     msg.task_id
                 );
-                self.fence(why, &mut out);
+                self.fence_self(why, &mut out);
                 return Ok(out);
             }
             *last = (*last).max(seq);
@@ -803,6 +803,26 @@ impl SyncTask {
         Ok(out)
     }
 
+    /// The caller found a hole in the sync log it fed (e.g. Kafka offsets jumped: records
+    /// deleted by retention before they were read): the task cannot know what it missed, so it
+    /// stops everything and fences itself, as when it sees a sender's `messageSeq` jump. The
+    /// output lists in `stop` every partition it ran and carries `fenced: reason`; every later
+    /// input is a no-op. An empty reason reads "the sync log has a hole".
+    pub fn fence(&mut self, reason: &str, now: u64) -> SyncOutput {
+        if self.fenced.is_some() {
+            return SyncOutput::default();
+        }
+        self.clock(now);
+        let mut out = SyncOutput::default();
+        let why = if reason.is_empty() {
+            "the sync log has a hole"
+        } else {
+            reason
+        };
+        self.fence_self(why.to_string(), &mut out);
+        self.seal(out)
+    }
+
     /// Time passed: leader timeout, epoch re-publication, delayed removal.
     pub fn tick(&mut self, now: u64) -> SyncOutput {
         if self.fenced.is_some() {
@@ -822,7 +842,7 @@ impl SyncTask {
                     self.cur_id(),
                     self.now - since
                 );
-                self.fence(why, &mut out);
+                self.fence_self(why, &mut out);
                 return out;
             }
         }
@@ -883,7 +903,7 @@ impl SyncTask {
     /// and owners can be wrong in ways no later message reveals, so it stops everything it runs
     /// and falls silent. Its partitions stay in its last published state, which the next epoch
     /// hands to live tasks once it has left the group.
-    fn fence(&mut self, why: String, out: &mut SyncOutput) {
+    fn fence_self(&mut self, why: String, out: &mut SyncOutput) {
         for p in &self.own.data.partitions {
             if p.state.is_active() && !out.stop.contains(&p.token) {
                 out.stop.push(p.token.clone());
@@ -1602,7 +1622,7 @@ impl SyncTask {
         // (an epoch it read and rejected is not missed: its messages come from a fork)
         if let Some((_, e)) = missed.as_ref().filter(|m| !self.read_epochs.contains(*m)) {
             let why = format!("leading generation {generation}, it missed epoch {e} and no member re-published it");
-            self.fence(why, out);
+            self.fence_self(why, out);
             return;
         }
         let members = self

@@ -149,6 +149,13 @@ impl WasmSyncTask {
         self.inner.is_behind()
     }
 
+    /// The caller found a hole in the sync log (see `crate::sync::SyncTask::fence`).
+    #[wasm_bindgen(js_name = fence)]
+    pub fn fence_input(&mut self, reason: &str, at: f64) -> Result<JsValue> {
+        let at = now(at)?;
+        to_js(&self.inner.fence(reason, at))
+    }
+
     pub fn fenced(&self) -> Option<String> {
         self.inner.fenced().map(str::to_string)
     }
