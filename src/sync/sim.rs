@@ -493,9 +493,15 @@ impl Sim {
             })
     }
 
+    /// Group stable and every live task applied the same epoch of the current generation (a
+    /// leader's later attempt of a generation is another epoch: a reader that has not read it
+    /// yet still sees the attempt before).
     fn epoch_stable(&self) -> bool {
         let alive = self.alive();
-        self.change_at.is_none()
+        let epochs: BTreeSet<Option<&str>> =
+            alive.iter().map(|&i| self.nodes[i].task.epoch()).collect();
+        epochs.len() == 1
+            && self.change_at.is_none()
             && !alive.is_empty()
             && alive == self.members
             && alive.iter().all(|&i| {
