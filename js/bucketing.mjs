@@ -2,7 +2,7 @@
 // Type checks of JS values happen here; every value rule lives in the Rust core.
 import * as wasm from '#wasm';
 import {BucketingError, call, describe, rethrow} from './errors.mjs';
-import {mapJoined as mapPacked} from './packed.mjs';
+import {mapJoined} from './packed.mjs';
 
 const STATE_KEY = '__bucket_execution_state';
 const MAX_RANGE_ITEMS = 100000;
@@ -89,7 +89,7 @@ export function bucket(key, data, bucketTotal = 1) {
 export function bucketMany(key, data, bucketTotal = 1) {
   requireString(key, 'key');
   requireTotal(bucketTotal);
-  return mapPacked(data, 'data', argError, Uint32Array, (joined, lens) =>
+  return mapJoined(data, 'data', argError, Uint32Array, (joined, lens) =>
     call(() => wasm.bucketPacked(key, bucketTotal, joined, lens)),
   );
 }
@@ -122,7 +122,7 @@ export class Bucketer {
   }
 
   bucketMany(data) {
-    return mapPacked(data, 'data', argError, Uint32Array, (joined, lens) =>
+    return mapJoined(data, 'data', argError, Uint32Array, (joined, lens) =>
       call(() => this.#inner.bucketPacked(joined, lens)),
     );
   }
@@ -176,7 +176,7 @@ export function roundRobinSchedule(config, state, runs) {
 export function bucketDistribution(key, data, bucketTotal) {
   requireString(key, 'key');
   requireTotal(bucketTotal);
-  const packed = mapPacked(data, 'data', argError, Uint32Array, (joined, lens) =>
+  const packed = mapJoined(data, 'data', argError, Uint32Array, (joined, lens) =>
     call(() => wasm.bucketPacked(key, bucketTotal, joined, lens)),
   );
   // [min, max, mean, spread, count_1, …, count_total]
