@@ -68,8 +68,8 @@ sync.on('epoch', (epoch) => {
 });
 
 // A lost topic, a crashed client, a failed publish, a hole in the sync topic (KAFKA_TASK_FENCED):
-// every partition was already stopped. Exit so
-// that the process supervisor restarts the task (with a new task id).
+// every partition was already stopped. Exit so that the process supervisor restarts the task
+// (with a new task id).
 sync.on('error', (e) => {
   log('fatal', e.code, e.message);
   process.exit(1);
