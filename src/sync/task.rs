@@ -1162,15 +1162,22 @@ impl SyncTask {
                 let (generation, attempt, members) =
                     (e.generation, e.attempt + 1, l.members.clone());
                 self.apply_epoch(msg, base, out);
-                self.pending = Some(Pending {
-                    generation,
-                    members,
-                    since: self.now,
-                    awaiting: None,
-                    published: None,
-                    republished: 0,
-                    attempt,
-                });
+                // leading a newer generation already: that epoch builds on the rolled-back one
+                if !self
+                    .pending
+                    .as_ref()
+                    .is_some_and(|p| p.generation > generation)
+                {
+                    self.pending = Some(Pending {
+                        generation,
+                        members,
+                        since: self.now,
+                        awaiting: None,
+                        published: None,
+                        republished: 0,
+                        attempt,
+                    });
+                }
                 return;
             }
         }
