@@ -516,11 +516,7 @@ impl SyncTask {
         event: &RebalanceEvent,
         now: u64,
     ) -> Result<SyncOutput, SyncError> {
-        if self.fenced.is_some() {
-            return Ok(SyncOutput::default());
-        }
-        self.on_rebalance_inner(event, now)
-            .map(|out| self.seal(out))
+        self.input(|t| t.on_rebalance_inner(event, now))
     }
 
     fn on_rebalance_inner(
@@ -594,10 +590,7 @@ impl SyncTask {
     /// `SYNC_MALFORMED_MESSAGE` if the message is inconsistent (empty ids, a Regular or
     /// RebalanceAnswer without the sender's state, duplicate tokens, ...).
     pub fn on_message(&mut self, msg: &SyncMessage, now: u64) -> Result<SyncOutput, SyncError> {
-        if self.fenced.is_some() {
-            return Ok(SyncOutput::default());
-        }
-        self.on_message_inner(msg, now).map(|out| self.seal(out))
+        self.input(|t| t.on_message_inner(msg, now))
     }
 
     fn on_message_inner(&mut self, msg: &SyncMessage, now: u64) -> Result<SyncOutput, SyncError> {
@@ -650,11 +643,7 @@ impl SyncTask {
         specs: &[PartitionSpec],
         now: u64,
     ) -> Result<SyncOutput, SyncError> {
-        if self.fenced.is_some() {
-            return Ok(SyncOutput::default());
-        }
-        self.add_partitions_inner(specs, now)
-            .map(|out| self.seal(out))
+        self.input(|t| t.add_partitions_inner(specs, now))
     }
 
     fn add_partitions_inner(
@@ -750,11 +739,7 @@ impl SyncTask {
     /// `SYNC_UNKNOWN_PARTITION` if this task does not own `token`; `SYNC_INVALID_TRANSITION` if
     /// it is not Scheduled (Running is accepted as a repeat).
     pub fn partition_started(&mut self, token: &str, now: u64) -> Result<SyncOutput, SyncError> {
-        if self.fenced.is_some() {
-            return Ok(SyncOutput::default());
-        }
-        self.partition_started_inner(token, now)
-            .map(|out| self.seal(out))
+        self.input(|t| t.partition_started_inner(token, now))
     }
 
     fn partition_started_inner(&mut self, token: &str, now: u64) -> Result<SyncOutput, SyncError> {
@@ -779,11 +764,7 @@ impl SyncTask {
     /// `SYNC_UNKNOWN_PARTITION` if this task does not own `token`; `SYNC_INVALID_TRANSITION` if
     /// it is neither Scheduled nor Running (Finished is accepted as a repeat).
     pub fn partition_finished(&mut self, token: &str, now: u64) -> Result<SyncOutput, SyncError> {
-        if self.fenced.is_some() {
-            return Ok(SyncOutput::default());
-        }
-        self.partition_finished_inner(token, now)
-            .map(|out| self.seal(out))
+        self.input(|t| t.partition_finished_inner(token, now))
     }
 
     fn partition_finished_inner(&mut self, token: &str, now: u64) -> Result<SyncOutput, SyncError> {
@@ -825,11 +806,7 @@ impl SyncTask {
 
     /// Time passed: leader timeout, epoch re-publication, delayed removal.
     pub fn tick(&mut self, now: u64) -> SyncOutput {
-        if self.fenced.is_some() {
-            return SyncOutput::default();
-        }
-        let out = self.tick_inner(now);
-        self.seal(out)
+        self.input(|t| Ok(t.tick_inner(now))).unwrap_or_default()
     }
 
     fn tick_inner(&mut self, now: u64) -> SyncOutput {
@@ -867,6 +844,18 @@ impl SyncTask {
     }
 
     // ----------------------------------------------------------------------------- internals
+
+    /// Common frame of every input: a fenced task does nothing more; otherwise the input runs
+    /// and its output is sealed.
+    fn input(
+        &mut self,
+        run: impl FnOnce(&mut Self) -> Result<SyncOutput, SyncError>,
+    ) -> Result<SyncOutput, SyncError> {
+        if self.fenced.is_some() {
+            return Ok(SyncOutput::default());
+        }
+        run(self).map(|out| self.seal(out))
+    }
 
     /// Common end of every input: stamps the sender counter on everything it publishes, and
     /// notes since when the task is behind.
@@ -1163,10 +1152,10 @@ impl SyncTask {
                     (e.generation, e.attempt + 1, l.members.clone());
                 self.apply_epoch(msg, base, out);
                 // leading a newer generation already: that epoch builds on the rolled-back one
-                if !self
+                if self
                     .pending
                     .as_ref()
-                    .is_some_and(|p| p.generation > generation)
+                    .is_none_or(|p| p.generation <= generation)
                 {
                     self.pending = Some(Pending {
                         generation,
