@@ -256,9 +256,14 @@ const DEFAULTS = {
   stopTimeout: 10000,
 };
 
+/** Resolves to true when `promise` settles within `ms`, to false when `ms` passes first. */
 function bounded(promise, ms) {
   let timer;
-  return Promise.race([promise, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]).finally(() => clearTimeout(timer));
+  const settled = Promise.resolve(promise).then(
+    () => true,
+    () => true,
+  );
+  return Promise.race([settled, new Promise((resolve) => (timer = setTimeout(() => resolve(false), ms)))]).finally(() => clearTimeout(timer));
 }
 
 /**
@@ -447,20 +452,20 @@ export class KafkaTaskSync {
       const pending = [];
       for (const token of running) pending.push(...this.emitCollect('stop', token));
       if (pending.length) await bounded(Promise.allSettled(pending), this.options.stopTimeout);
-      // 2. Leave the heartbeat group: that is what tells the others to take over.
-      if (this.heartbeat) {
-        try {
-          await this.heartbeat.disconnect();
-        } catch {}
-      }
+      // 2. Leave the heartbeat group: that is what tells the others to take over. Every
+      //    disconnect is bounded by stopTimeout: kafkajs' can hang when it comes during a
+      //    rebalance (tulios/kafkajs#1462), and the broker expires a member that never left.
+      const disconnect = async (client, what) => {
+        if (client && !(await bounded(Promise.resolve().then(() => client.disconnect()), this.options.stopTimeout))) {
+          this.emit('warning', `${what} did not disconnect within ${this.options.stopTimeout} ms (stopTimeout); going on without it (exit the process to drop its connection)`);
+        }
+      };
+      await disconnect(this.heartbeat, `the heartbeat group consumer of ${this.groupId}`);
       // 3. Let queued publishes reach the broker, then close everything else.
-      if (!error) await bounded(this.publishChain.catch(() => {}), this.options.stopTimeout);
-      for (const c of [this.reader, this.producer, this.admin]) {
-        if (!c) continue;
-        try {
-          await c.disconnect();
-        } catch {}
-      }
+      if (!error) await bounded(this.publishChain, this.options.stopTimeout);
+      await disconnect(this.reader, 'the sync topic reader');
+      await disconnect(this.producer, 'the producer');
+      await disconnect(this.admin, 'the admin client');
       this.state = final;
       if (error && wasRunning) this.reportError(error);
     })();

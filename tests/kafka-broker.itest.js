@@ -29,7 +29,9 @@ const transport = {sessionTimeout: SESSION_TIMEOUT, heartbeatInterval: 500, reba
 const syncOptions = IMPL === 'real' ? {rebalanceTimeout: 4000, epochAckTimeout: 2000} : {rebalanceTimeout: 4000};
 
 const d = TANSU ? describe : describe.skip;
-jest.setTimeout(150000);
+const TEST_TIMEOUT = 150000;
+const LONG_TEST_TIMEOUT = 240000;
+jest.setTimeout(TEST_TIMEOUT);
 
 d(`KafkaTaskSync on tansu (${IMPL} SyncTask)`, () => {
   let broker;
@@ -55,7 +57,10 @@ d(`KafkaTaskSync on tansu (${IMPL} SyncTask)`, () => {
     broker = null;
   });
 
-  const make = (tree, work, workMs) => (cluster = new TaskCluster({brokers: broker.brokers, connectorName: name, impl: IMPL, syncOptions, transport, tree, work, workMs}));
+  // Every wait of a test ends 20 s before the test's timeout, so a slow step fails with the
+  // cluster's summary and statuses (and the closes after it still have time to run).
+  const make = (tree, work, workMs, timeout = TEST_TIMEOUT) =>
+    (cluster = new TaskCluster({brokers: broker.brokers, connectorName: name, impl: IMPL, syncOptions, transport, tree, work, workMs, deadline: Date.now() + timeout - 20000}));
 
   function expectSafe(tokens) {
     expect(cluster.overlaps()).toEqual([]);
@@ -152,7 +157,7 @@ d(`KafkaTaskSync on tansu (${IMPL} SyncTask)`, () => {
 
   test('start/stop log with timestamps: tasks join, leave cleanly and die while work runs; no partition runs on two tasks at once', async () => {
     const {tree, tokens} = chains(6, 6);
-    make(tree, {root: 300}, 2500);
+    make(tree, {root: 300}, 2500, LONG_TEST_TIMEOUT);
     cluster.spawn('a');
     cluster.spawn('b');
     const first = await cluster.waitForEpoch(['a', 'b'], 60000);
@@ -179,7 +184,7 @@ d(`KafkaTaskSync on tansu (${IMPL} SyncTask)`, () => {
     expectSafe(tokens);
     const ended = countBy(log, 'how');
     console.log(`${log.length} intervals of ${tokens.length} partitions over tasks ${JSON.stringify(countBy(log, 'task'))}, ended by ${JSON.stringify(ended)}; ${leaving} left cleanly, ${victim} was killed; no overlap`);
-  });
+  }, LONG_TEST_TIMEOUT);
 
   test.each(['sync', 'heartbeat'])('losing the %s topic fails the task loudly: error, every partition stopped, process out', async (which) => {
     make({}, {}, 60000);

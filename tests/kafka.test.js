@@ -294,6 +294,19 @@ describe('KafkaTaskSync over an in-memory kafka', () => {
     expect(() => sync.addPartitions([])).toThrow(expect.objectContaining({code: 'KAFKA_BAD_STATE'}));
   });
 
+  test('close() does not hang on a consumer whose disconnect never resolves: it goes on after stopTimeout, with a warning', async () => {
+    const kafka = new FakeKafka();
+    kafka.hangDisconnect.add('c');
+    const {events} = make(kafka, {stopTimeout: 50});
+    await sync.start();
+    await sync.close();
+    expect(sync.state).toBe('closed');
+    expect(kafka.calls.slice(kafka.calls.indexOf('disconnect c'))).toEqual(['disconnect c', 'disconnect c_connector_sync_reader_a', 'producer.disconnect', 'admin.disconnect']);
+    expect(events.filter(([e]) => e === 'warning').map(([, m]) => m)).toEqual([
+      'the heartbeat group consumer of c did not disconnect within 50 ms (stopTimeout); going on without it (exit the process to drop its connection)',
+    ]);
+  });
+
   test('a failed publish fails the task: stop every partition, then error', async () => {
     const kafka = new FakeKafka();
     const {task, events} = make(kafka);

@@ -63,7 +63,7 @@ export interface KafkaTaskSyncOptions {
   rebalanceTimeout?: number;
   /** How many records the sync-topic reader looks back at first when it searches the epoch start. Default 256. */
   scanWindow?: number;
-  /** How long `close()` waits for `stop` listeners and pending publishes, ms. Default 10000. */
+  /** How long each step of `close()` waits (`stop` listeners, pending publishes, each client's disconnect), ms. Default 10000. */
   stopTimeout?: number;
   /** The clock fed to the SyncTask. Default `Date.now`. */
   clock?: () => number;

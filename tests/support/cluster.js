@@ -20,6 +20,7 @@ class TaskCluster {
    * @param {Record<string, string[]>} [o.tree] children of each partition
    * @param {Record<string, number>} [o.work] ms of work per partition
    * @param {number} [o.workMs] default ms of work
+   * @param {number} [o.deadline] epoch ms at which every wait gives up (see waitFor)
    */
   constructor(o) {
     this.o = o;
@@ -60,11 +61,16 @@ class TaskCluster {
     return t;
   }
 
-  /** A clean close (leaves the group). */
-  async close(taskId) {
+  /** A clean close (leaves the group). Throws, with the summary, if the process is still there after `timeoutMs`. */
+  async close(taskId, timeoutMs = 30000) {
     const p = this.procs.get(taskId);
+    this.events.push({task: taskId, t: Date.now(), ev: 'close'});
     p.child.send({cmd: 'close'});
-    await p.exited;
+    let timer;
+    const late = new Promise((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs)));
+    const timedOut = await Promise.race([p.exited.then(() => false), late]);
+    clearTimeout(timer);
+    if (timedOut) throw new Error(`task ${taskId} did not exit within ${timeoutMs} ms of being asked to close\n${this.summary()}`);
   }
 
   send(taskId, msg) {
@@ -95,15 +101,25 @@ class TaskCluster {
     return Object.fromEntries(await Promise.all(ids.map(async (id) => [id, await this.status(id)])));
   }
 
-  /** Polls `pred` (may be async) every 100 ms until it returns a truthy value. */
+  /**
+   * Polls `pred` (may be async) every 100 ms until it returns a truthy value. Gives up after
+   * `timeoutMs`, or earlier at the cluster's `deadline` (set it a little before the test's own
+   * timeout, so that a slow test fails here, with the summary and every task's status, rather
+   * than on jest's timeout, which says nothing).
+   */
   async waitFor(what, pred, timeoutMs) {
-    const deadline = Date.now() + timeoutMs;
+    const started = Date.now();
+    const deadline = Math.min(started + timeoutMs, this.o.deadline ?? Infinity);
     for (;;) {
       const errors = this.events.filter((e) => e.ev === 'error');
       if (errors.length) throw new Error(`a task reported an error while waiting for ${what}: ${JSON.stringify(errors)}`);
       const v = await pred();
       if (v) return v;
-      if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}\n${this.summary()}`);
+      if (Date.now() > deadline) {
+        const statuses = await this.statuses();
+        const cause = deadline < started + timeoutMs ? `the test's deadline (${timeoutMs} ms allowed for this step)` : `${timeoutMs} ms`;
+        throw new Error(`timed out after ${Date.now() - started} ms (${cause}) waiting for ${what}\n${this.summary()}\nstatuses: ${JSON.stringify(statuses)}`);
+      }
       await sleep(100);
     }
   }
@@ -186,7 +202,7 @@ class TaskCluster {
 
   summary() {
     const lines = this.events
-      .filter((e) => ['start', 'stop', 'finish', 'killed', 'exit', 'epoch', 'error', 'warn', 'rebalance', 'ready'].includes(e.ev))
+      .filter((e) => ['start', 'stop', 'finish', 'killed', 'close', 'closed', 'exit', 'epoch', 'error', 'warn', 'rebalance', 'ready'].includes(e.ev))
       .slice(-80)
       .map((e) => `${e.t} ${e.task} ${e.ev} ${e.token ?? e.epoch ?? e.message ?? (e.generation != null ? `gen ${e.generation} leader ${e.leader}` : '')}`);
     return lines.join('\n');

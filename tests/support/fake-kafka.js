@@ -16,6 +16,7 @@ class FakeKafka {
     this.calls = []; // what happened, in order
     this.consumers = [];
     this.failSends = false;
+    this.hangDisconnect = new Set(); // group ids whose consumer's disconnect() never resolves
   }
 
   log(...what) {
@@ -136,6 +137,8 @@ class FakeConsumer {
   async disconnect() {
     this.kafka.log('disconnect', this.groupId);
     this.running = false;
+    // like kafkajs' disconnect during a rebalance (tulios/kafkajs#1462): never resolves
+    if (this.kafka.hangDisconnect?.has(this.groupId)) await new Promise(() => {});
   }
   wake() {
     if (!this.running || this.pos === null || this.delivering || !this.eachMessage) return;
