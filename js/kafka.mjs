@@ -780,6 +780,15 @@ export class KafkaTaskSync {
       this.lastContact = Date.now();
     });
     consumer.on(GROUP_JOIN, ({payload}) => {
+      if (this.state === 'closed' || this.state === 'failed') {
+        // kafkajs can rejoin after a disconnect that came during a rebalance (tulios/kafkajs#1462):
+        // a member with this task's id but no task behind it. Leave again.
+        this.emit('warning', `the heartbeat group consumer of ${this.groupId} rejoined after the task ended; leaving again`);
+        Promise.resolve()
+          .then(() => consumer.disconnect())
+          .catch(() => {});
+        return;
+      }
       const members = payload.isLeader && this.assignedMembers ? this.assignedMembers.map((m) => m.taskId) : undefined;
       this.assignedMembers = null;
       this.join = {memberId: payload.memberId, leader: Boolean(payload.isLeader), members, after: this.lastGeneration, asked: this.askedToRejoin};

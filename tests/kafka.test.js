@@ -307,6 +307,19 @@ describe('KafkaTaskSync over an in-memory kafka', () => {
     ]);
   });
 
+  test('a heartbeat consumer that rejoins after close() (kafkajs#1462) is disconnected again', async () => {
+    const kafka = new FakeKafka();
+    const {events} = make(kafka);
+    await sync.start();
+    await sync.close();
+    const before = kafka.calls.filter((c) => c === 'disconnect c').length;
+    hb(kafka).fire(EVENTS.GROUP_JOIN, {memberId: 'm-zombie', isLeader: true});
+    await tick();
+    expect(kafka.calls.filter((c) => c === 'disconnect c').length).toBe(before + 1);
+    expect(events.filter(([e]) => e === 'warning').map(([, m]) => m)).toEqual(['the heartbeat group consumer of c rejoined after the task ended; leaving again']);
+    expect(events.filter(([e]) => e === 'rebalance')).toEqual([]);
+  });
+
   test('a failed publish fails the task: stop every partition, then error', async () => {
     const kafka = new FakeKafka();
     const {task, events} = make(kafka);
