@@ -334,6 +334,46 @@ describe('KafkaTaskSync over an in-memory kafka', () => {
     expect(events.slice(-2)).toEqual([['stop', 'p1'], ['error', expect.objectContaining({code: 'KAFKA_PUBLISH_FAILED'})]]);
   });
 
+  test('a fetch that skips an offset is fetched again from the missing offset: nothing lost, nothing twice, a warning', async () => {
+    const kafka = new FakeKafka();
+    const {task, events} = make(kafka);
+    await sync.start();
+    kafka.skips.set(1, 2); // the first two fetches from offset 1 leave it out
+    for (let n = 0; n < 4; n++) kafka.append('c_connector_sync', msg('Regular', {n}));
+    for (let i = 0; i < 100 && task.inputs.length < 4; i++) await tick();
+    expect(task.inputs.map(([k, m]) => `${k} ${m.n}`)).toEqual(['message 0', 'message 1', 'message 2', 'message 3']);
+    expect(events).toEqual([['warning', 'offset 1 of c_connector_sync was missing from a fetch and came on a later one']]);
+    expect(kafka.calls.filter((c) => c.startsWith('seek'))).toEqual(['seek c_connector_sync_reader_a 0', 'seek c_connector_sync_reader_a 1', 'seek c_connector_sync_reader_a 1']);
+    expect(sync.state).toBe('running');
+  });
+
+  test('the startup replay fetches a skipped offset again too', async () => {
+    const kafka = new FakeKafka();
+    kafka.createTopic('c_connector_sync', 1);
+    kafka.createTopic('c_connector_heartbeat', 1);
+    kafka.append('c_connector_sync', msg('NewEpoch', {syncEpoch: '1-x', baseEpoch: ''}));
+    for (let n = 1; n < 10; n++) kafka.append('c_connector_sync', msg('Regular', {n}));
+    kafka.skips.set(5, 1);
+    const {task, events} = make(kafka);
+    await sync.start();
+    expect(task.inputs.map(([k, m]) => `${k} ${m.n ?? m.syncEpoch}`)).toEqual(['message 1-x', ...Array.from({length: 9}, (_, i) => `message ${i + 1}`)]);
+    expect(events).toEqual([['warning', 'offset 5 of c_connector_sync was missing from a fetch and came on a later one']]);
+  });
+
+  test('an offset missing from every fetch is a hole: the task fences itself (KAFKA_TASK_FENCED)', async () => {
+    const kafka = new FakeKafka();
+    const {task, events} = make(kafka);
+    await sync.start();
+    kafka.skips.set(1, Infinity);
+    for (let n = 0; n < 3; n++) kafka.append('c_connector_sync', msg('Regular', {n}));
+    for (let i = 0; i < 200 && sync.state !== 'failed'; i++) await tick();
+    expect(task.inputs.map(([k, m]) => (k === 'fence' ? `fence: ${m}` : `${k} ${m.n}`))).toEqual([
+      'message 0',
+      'fence: offsets 1..1 of c_connector_sync were never read (fetched 4 times)',
+    ]);
+    expect(events.map(([e, x]) => [e, x.code])).toEqual([['error', 'KAFKA_TASK_FENCED']]);
+  });
+
   test('a record that is not JSON is skipped with a warning', async () => {
     const kafka = new FakeKafka();
     const {task, events} = make(kafka);
