@@ -714,8 +714,8 @@ export class KafkaTaskSync {
     };
     // A fetch that skips offsets is fetched again from the first missing one, up to REFETCHES
     // times (a little later each time), before the gap counts as a hole: a task once got offset
-    // 28 right after 26 in the broker tests (tansu 0.6, kafkajs 2.2.4), a transient skip rather
-    // than a deleted record. Records missing for good (retention) still fence the task.
+    // 28 right after 26 in the broker tests (tansu 0.6, kafkajs 2.2.4), with nothing deleted.
+    // Records missing for good (retention) still fence the task.
     let refetches = 0;
     const refetched = (offset) => {
       if (this.refetching !== offset) return;
