@@ -48,7 +48,7 @@ d(`KafkaTaskSync on tansu (${IMPL} SyncTask)`, () => {
     const state = expect.getState();
     if (cluster) {
       await cluster.stopAll();
-      const dir = path.join(__dirname, '..', 'test-output');
+      const dir = process.env.PARTKIT_TEST_OUTPUT ?? path.join(__dirname, '..', 'test-output');
       mkdirSync(dir, {recursive: true});
       writeFileSync(path.join(dir, `kafka-${state.currentTestName.replace(/[^a-z0-9]+/gi, '-')}.json`), JSON.stringify(cluster.events, null, 1));
     }
