@@ -148,7 +148,7 @@ class FakeConsumer {
       const t = this.kafka.topics.get(this.topicNames[0]);
       while (this.running && t && this.pos < t.records.length) {
         let pos = this.pos;
-        // a fetch that leaves out a record (as tansu 0.6 can under concurrent writes), or a
+        // a fetch that leaves out a record (as once seen in a broker test run), or a
         // record missing for good: `skips` maps an offset to how many fetches leave it out
         const n = this.kafka.skips.get(pos) ?? 0;
         if (n > 0 && pos + 1 < t.records.length) {
