@@ -4,16 +4,15 @@
 
 use partkit::sync::sim::{run, SimConfig};
 
-fn seeds(chunk: u64) {
-    let total: u64 = std::env::var("SYNC_SIM_SEEDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(300);
-    let per = total.div_ceil(3);
+/// Runs every seed (with a transport that checks offsets when `check_offsets`); panics with the
+/// count and the first failure if any fails, else returns how many partitions finished in all.
+fn run_seeds(seeds: impl IntoIterator<Item = u64>, check_offsets: bool) -> usize {
     let mut failures = Vec::new();
     let mut finished = 0;
-    for seed in chunk * per..((chunk + 1) * per).min(total) {
-        match run(&SimConfig::from_seed(seed)) {
+    for seed in seeds {
+        let mut cfg = SimConfig::from_seed(seed);
+        cfg.check_offsets = check_offsets;
+        match run(&cfg) {
             Ok(r) => finished += r.partitions_finished,
             Err(f) => failures.push(f),
         }
@@ -21,7 +20,16 @@ fn seeds(chunk: u64) {
     if let Some(f) = failures.first() {
         panic!("{} seeds failed; first:\n{f}", failures.len());
     }
-    assert!(finished > 0);
+    finished
+}
+
+fn seeds(chunk: u64) {
+    let total: u64 = std::env::var("SYNC_SIM_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(300);
+    let per = total.div_ceil(3);
+    assert!(run_seeds(chunk * per..((chunk + 1) * per).min(total), false) > 0);
 }
 
 #[test]
@@ -55,36 +63,12 @@ fn simulation_seeds_that_once_failed() {
         658, 1173, 1390, 1713, 2095, 2925, 3196, 3420, 4037, 4395, 4447, 4876, 5019, 5185, 5482,
         5808, 6457, 7191, 8117, 8502, 8786, 37753,
     ];
-    let failures: Vec<String> = seeds
-        .iter()
-        .filter_map(|&s| run(&SimConfig::from_seed(s)).err())
-        .map(|f| format!("{f}"))
-        .collect();
-    assert!(
-        failures.is_empty(),
-        "{} seeds failed; first:\n{}",
-        failures.len(),
-        failures[0]
-    );
+    run_seeds(seeds, false);
 }
 
 /// With a transport that checks log offsets (as `KafkaTaskSync` does), a missed message fences
 /// the task at the next one: the two seeds that still fail on `messageSeq` alone pass.
 #[test]
 fn simulation_with_an_offset_checking_transport() {
-    let seeds = (0..100).chain([55122, 62223, 69498]);
-    let failures: Vec<String> = seeds
-        .filter_map(|s| {
-            let mut cfg = SimConfig::from_seed(s);
-            cfg.check_offsets = true;
-            run(&cfg).err()
-        })
-        .map(|f| format!("{f}"))
-        .collect();
-    assert!(
-        failures.is_empty(),
-        "{} seeds failed; first:\n{}",
-        failures.len(),
-        failures[0]
-    );
+    run_seeds((0..100).chain([55122, 62223, 69498]), true);
 }

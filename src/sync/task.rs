@@ -681,13 +681,7 @@ impl SyncTask {
         }
         self.clock(now);
         let mut known: HashSet<String> = self.all_tokens().into_iter().collect();
-        let own_tokens: HashSet<String> = self
-            .own
-            .data
-            .partitions
-            .iter()
-            .map(|p| p.token.clone())
-            .collect();
+        let own_tokens = self.own_data_tokens();
         let sharing = self.sharing_enabled();
         let mut loads: BTreeMap<String, usize> = BTreeMap::new();
         if sharing {
@@ -955,6 +949,16 @@ impl SyncTask {
 
     fn all_states(&self) -> impl Iterator<Item = &TaskState> {
         std::iter::once(&self.own).chain(self.cache.values())
+    }
+
+    /// The tokens of the partitions this task owns (its own `data`, shares left out).
+    fn own_data_tokens(&self) -> HashSet<String> {
+        self.own
+            .data
+            .partitions
+            .iter()
+            .map(|p| p.token.clone())
+            .collect()
     }
 
     fn all_tokens(&self) -> Vec<String> {
@@ -1394,13 +1398,7 @@ impl SyncTask {
             });
             out.stop.extend(stop);
             // additions: what the leader gave this task
-            let have: HashSet<String> = self
-                .own
-                .data
-                .partitions
-                .iter()
-                .map(|p| p.token.clone())
-                .collect();
+            let have = self.own_data_tokens();
             for p in &entry.data.partitions {
                 if !have.contains(&p.token) {
                     let mut p = if p.state.is_active() {
@@ -1415,13 +1413,7 @@ impl SyncTask {
                     self.own.data.partitions.push(p);
                 }
             }
-            let have: HashSet<String> = self
-                .own
-                .data
-                .partitions
-                .iter()
-                .map(|p| p.token.clone())
-                .collect();
+            let have = self.own_data_tokens();
             for p in orphans_mine {
                 if !have.contains(&p.token) {
                     self.own.data.partitions.push(p);
@@ -1433,13 +1425,7 @@ impl SyncTask {
                 .iter()
                 .flat_map(|s| s.data.partitions.iter().map(|p| p.token.as_str()))
                 .collect();
-            let own_data: HashSet<String> = self
-                .own
-                .data
-                .partitions
-                .iter()
-                .map(|p| p.token.clone())
-                .collect();
+            let own_data = self.own_data_tokens();
             self.own
                 .share
                 .partitions
