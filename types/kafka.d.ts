@@ -1,20 +1,12 @@
 // Kafka transport for task coordination (KafkaTaskSync, over kafkajs).
 import type {Kafka, PartitionAssigner} from 'kafkajs';
-import type {PartitionSpec, PartitionState, RebalanceEvent, SyncMessage, SyncOptions, SyncOutput, TaskState} from './sync';
+import type {PartitionSpec, PartitionState, RebalanceEvent, SyncOptions, SyncOutput, SyncTask, TaskState} from './sync';
 
 /** The part of a SyncTask that KafkaTaskSync drives (partkit's `SyncTask` has it). */
-export interface SyncTaskLike {
-  onRebalance(event: RebalanceEvent, now: number): SyncOutput;
-  onMessage(message: SyncMessage, now: number): SyncOutput;
-  addPartitions(partitions: PartitionSpec[], now: number): SyncOutput;
-  partitionStarted(token: string, now: number): SyncOutput;
-  partitionFinished(token: string, now: number): SyncOutput;
-  tick(now: number): SyncOutput;
-  ownedPartitions(): PartitionState[];
-  knownTasks(): TaskState[];
-  epoch(): string | undefined;
-  isLeader(): boolean;
-}
+export type SyncTaskLike = Pick<
+  SyncTask,
+  'onRebalance' | 'onMessage' | 'addPartitions' | 'partitionStarted' | 'partitionFinished' | 'tick' | 'fence' | 'ownedPartitions' | 'knownTasks' | 'epoch' | 'isLeader'
+>;
 
 /** The rebalance fed to `SyncTask.onRebalance`, also emitted as the `rebalance` event. */
 export interface KafkaRebalanceEvent extends RebalanceEvent {
