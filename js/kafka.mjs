@@ -688,8 +688,10 @@ export class KafkaTaskSync {
     });
     await reader.connect();
     await reader.subscribe({topics: [this.syncTopic], fromBeginning: true});
+    // whether `offset` is not the one right after the last record fed to the SyncTask
+    const skips = (offset) => this.delivered && offset !== this.lastOffset + 1n;
     const deliver = (offset, message) => {
-      if (this.delivered && offset !== this.lastOffset + 1n) {
+      if (skips(offset)) {
         // records were deleted (retention) or skipped before this task read them, and fetching
         // them again (see `refetch`) did not bring them: the task cannot know what it missed,
         // e.g. a NewEpoch that moved its partitions
@@ -716,17 +718,18 @@ export class KafkaTaskSync {
     // times (a little later each time), before the gap counts as a hole: a task once got offset
     // 28 right after 26 in the broker tests (tansu 0.6, kafkajs 2.2.4), with nothing deleted.
     // Records missing for good (retention) still fence the task.
-    let refetches = 0;
+    let refetching; // the missing offset being fetched again
+    let refetches = 0; // how many times it was
     const refetched = (offset) => {
-      if (this.refetching !== offset) return;
-      this.refetching = undefined;
+      if (refetching !== offset) return;
+      refetching = undefined;
       this.emit('warning', `offset ${offset} of ${this.syncTopic} was missing from a fetch and came on a later one`);
     };
     const refetch = async (expected) => {
-      if (this.refetching !== expected) refetches = 0;
+      if (refetching !== expected) refetches = 0;
       if (refetches >= REFETCHES) return false;
       refetches++;
-      this.refetching = expected;
+      refetching = expected;
       await new Promise((resolve) => setTimeout(resolve, REFETCH_DELAY * refetches));
       if (this.state !== 'running' && this.state !== 'starting') return true;
       reader.seek({topic: this.syncTopic, partition: 0, offset: String(expected)});
@@ -763,7 +766,7 @@ export class KafkaTaskSync {
           return;
         }
         if (offset <= this.lastOffset) return; // redelivered after a reader rebalance or a refetch
-        if (this.delivered && offset !== this.lastOffset + 1n && (await refetch(this.lastOffset + 1n))) return;
+        if (skips(offset) && (await refetch(this.lastOffset + 1n))) return;
         refetched(offset);
         deliver(offset, this.parse(message, offset));
       },
