@@ -952,18 +952,21 @@ impl SyncTask {
     }
 
     /// How much later than the leader this task steps in with a checkpoint: `r / n` intervals
-    /// for the member `r` places after the leader among `n` members (0 for the leader); `None`
-    /// if it is not a member of the epoch in force.
+    /// for the member `r` places after the leader among `n` members (0 for the leader), one
+    /// interval for a task that is not a member; `None` before it has an epoch.
     fn refresh_delay(&self) -> Option<u64> {
+        let interval = self.opts.state_refresh_interval;
         if !self.in_epoch {
-            return None;
+            // a task that holds the epoch without being its member yet (a new task replaying
+            // the log, waiting to join) steps in last: the members may all be gone
+            return self.epoch.as_ref().map(|_| interval);
         }
         let leader = self.epoch.as_ref().map(|e| e.leader.as_str())?;
         let n = self.members.len() as u64;
         let me = self.members.iter().position(|m| *m == self.id)? as u64;
         let at = self.members.iter().position(|m| m == leader).unwrap_or(0) as u64;
         let r = (me + n - at) % n;
-        Some(self.opts.state_refresh_interval.saturating_mul(r) / n.max(1))
+        Some(interval.saturating_mul(r) / n.max(1))
     }
 
     /// The epoch's leader publishes the epoch in force whole again, as a checkpoint computed
@@ -973,14 +976,11 @@ impl SyncTask {
         self.refresh_at = self
             .refresh_delay()
             .map(|d| self.now.saturating_add(interval).saturating_add(d));
-        let Some(after) = self.last_read.clone() else {
+        let (Some(after), Some(mut m)) = (self.last_read.clone(), self.epoch_message()) else {
             return;
         };
-        let at = out.publish.len();
-        self.resend(out);
-        if let Some(m) = out.publish.get_mut(at) {
-            m.checkpoint = Some(after);
-        }
+        m.checkpoint = Some(after);
+        out.publish.push(m);
     }
 
     // ----------------------------------------------------------------------------- internals
@@ -1297,14 +1297,32 @@ impl SyncTask {
             .partitions
             .iter()
             .map(|sh| (sh.to_partition(), Some(sh.assignee.as_str())));
+        // a member owning the smallest parent would find the partition again if it ran the
+        // parent once more (its finish was in a late record too): it is that member's
+        let parent_owner: HashMap<&str, &str> = std::iter::once(&self.own)
+            .chain(self.cache.values())
+            .filter(|s| self.members.contains(&s.task_id))
+            .flat_map(|s| {
+                s.data
+                    .partitions
+                    .iter()
+                    .map(move |p| (p.token.as_str(), s.task_id.as_str()))
+            })
+            .collect();
+        let mut adopted: Vec<(String, PartitionState)> = Vec::new();
         for (p, assignee) in datas.chain(shares) {
             if !known.insert(p.token.clone()) {
                 continue;
             }
-            let target = match assignee {
-                Some(a) if self.members.contains(a) => a.to_string(),
+            let by_parent = p.parents.iter().min().and_then(|x| parent_owner.get(x.as_str()));
+            let target = match (by_parent, assignee) {
+                (Some(owner), _) => owner.to_string(),
+                (None, Some(a)) if self.members.contains(a) => a.to_string(),
                 _ => rendezvous(&p.token, &member_list),
             };
+            adopted.push((target, p));
+        }
+        for (target, p) in adopted {
             if target == self.id && self.in_epoch {
                 self.own.data.partitions.push(p);
                 self.dirty = true;
@@ -1317,6 +1335,25 @@ impl SyncTask {
                     .share
                     .partitions
                     .push(p.shared_to(target));
+            }
+        }
+    }
+
+    /// What a departed task's late record left as shares to members (see `adopt_departed`) is
+    /// cleared once some state owns the partition, as a sharer clears its shares.
+    fn clear_taken_ghost_shares(&mut self) {
+        let members = &self.members;
+        let is_ghost = |s: &TaskState| !members.contains(&s.task_id) && !s.share.partitions.is_empty();
+        if !self.cache.values().any(is_ghost) {
+            return;
+        }
+        let owned: HashSet<String> = std::iter::once(&self.own)
+            .chain(self.cache.values())
+            .flat_map(|s| s.data.partitions.iter().map(|p| p.token.clone()))
+            .collect();
+        for st in self.cache.values_mut() {
+            if !members.contains(&st.task_id) {
+                st.share.partitions.retain(|sh| !owned.contains(&sh.token));
             }
         }
     }
@@ -1775,10 +1812,14 @@ impl SyncTask {
 
     /// Re-publish the epoch in force (for tasks that missed it).
     fn resend(&mut self, out: &mut SyncOutput) {
-        if !self.in_epoch {
-            return;
+        if self.in_epoch {
+            out.publish.extend(self.epoch_message());
         }
-        let Some(e) = &self.epoch else { return };
+    }
+
+    /// The epoch in force as this task knows it, as a re-publication: every member's state.
+    fn epoch_message(&self) -> Option<SyncMessage> {
+        let e = self.epoch.as_ref()?;
         let mut states = Vec::new();
         for m in &self.members {
             if *m == self.id {
@@ -1789,8 +1830,28 @@ impl SyncTask {
                 states.push(s.clone());
             }
         }
+        // what a departed task's late record gave a member that has not taken it yet (see
+        // `adopt_departed`) is that member's: a task starting from here must know it
+        let owned: HashSet<&str> = states
+            .iter()
+            .flat_map(|s| s.data.partitions.iter().map(|p| p.token.as_str()))
+            .collect();
+        let mut pending: Vec<(usize, PartitionState)> = Vec::new();
+        for ghost in self.cache.values().filter(|s| !self.members.contains(&s.task_id)) {
+            for sh in &ghost.share.partitions {
+                let to = states.iter().position(|s| s.task_id == sh.assignee);
+                if let (Some(k), false) = (to, owned.contains(sh.token.as_str())) {
+                    pending.push((k, sh.to_partition()));
+                }
+            }
+        }
+        for (k, p) in pending {
+            if !states[k].data.partitions.iter().any(|q| q.token == p.token) {
+                states[k].data.partitions.push(p);
+            }
+        }
         let departed = self.departed.iter().rev().take(RESENT_DEPARTED).cloned();
-        out.publish.push(SyncMessage {
+        Some(SyncMessage {
             sync_epoch: e.id.clone(),
             task_id: self.id.clone(),
             message_timestamp: self.now,
@@ -1804,7 +1865,7 @@ impl SyncTask {
             message_seq: None,
             checkpoint: None,
             departed: departed.collect(),
-        });
+        })
     }
 
     fn publish_own(&mut self, kind: MessageType, out: &mut SyncOutput) {
@@ -2027,6 +2088,7 @@ impl SyncTask {
                 .collect();
         }
         drop(own_tokens);
+        self.clear_taken_ghost_shares();
         if !picked.is_empty() {
             self.own.data.partitions.extend(picked);
             self.dirty = true;
