@@ -600,7 +600,10 @@ impl Sim {
         }
         if self.rng.chance(20) {
             let alive = self.alive();
-            if let Some(i) = self.pick(&alive) {
+            // (one task at least keeps up with the log: with every task behind by more than the
+            // retention, no task could keep a complete state in it)
+            let keeping_up = alive.iter().filter(|&&i| !self.nodes[i].slow).count();
+            if let Some(i) = self.pick(&alive).filter(|&i| self.nodes[i].slow || keeping_up > 1) {
                 self.nodes[i].slow = !self.nodes[i].slow;
                 let l = format!("{} slow={}", self.nodes[i].id, self.nodes[i].slow);
                 self.note(l);
