@@ -721,6 +721,9 @@ impl Sim {
         while self.nodes[i].cursor < self.log.len() {
             let k = self.nodes[i].cursor;
             let msg = self.log[k].clone();
+            if std::env::var("SIMDBG").ok().as_deref() == Some(&format!("{}@{k}", self.nodes[i].id)) {
+                eprintln!("DBG replay {k}: {}", serde_json::to_string(&msg).unwrap_or_default());
+            }
             self.nodes[i].cursor += 1;
             let now = self.clock(i);
             match self.nodes[i].task.on_message(&msg, now) {

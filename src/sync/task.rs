@@ -1454,7 +1454,7 @@ impl SyncTask {
             {
                 let (generation, attempt, members) =
                     (e.generation, e.attempt + 1, l.members.clone());
-                self.apply_epoch(msg, base, out);
+                self.apply_epoch(msg, base, false, out);
                 // leading a newer generation already: that epoch builds on the rolled-back one
                 if self
                     .pending
@@ -1482,6 +1482,7 @@ impl SyncTask {
                     && e.leader == msg.task_id
                     && msg.epoch_attempt > e.attempt
             });
+        let valid_on_base = valid;
         let valid = valid || superseded;
         if !valid {
             if newer {
@@ -1508,10 +1509,19 @@ impl SyncTask {
             }
             return;
         }
-        self.apply_epoch(msg, base, out);
+        self.apply_epoch(msg, base, superseded && !valid_on_base, out);
     }
 
-    fn apply_epoch(&mut self, msg: &SyncMessage, base: &str, out: &mut SyncOutput) {
+    /// Applies an epoch. `replacing` is set when it replaces an attempt of the same generation
+    /// by the same leader (computed from a stale view): what the replaced attempt gave is not a
+    /// member's own word, so the new attempt is authoritative on every owner.
+    fn apply_epoch(
+        &mut self,
+        msg: &SyncMessage,
+        base: &str,
+        replacing: bool,
+        out: &mut SyncOutput,
+    ) {
         self.epoch = Some(EpochInfo {
             id: msg.sync_epoch.clone(),
             generation: msg.epoch_generation,
@@ -1564,7 +1574,7 @@ impl SyncTask {
         let prev = std::mem::replace(&mut self.cache, cache);
         // a member owning a partition (its own word, or a share addressed to it, read before the
         // epoch) keeps it even if the leader, not having read that, gave it to another member
-        {
+        if !replacing {
             let mut claims: HashMap<String, Option<String>> = HashMap::new();
             fn claim(claims: &mut HashMap<String, Option<String>>, token: &str, who: &str) {
                 let e = claims
