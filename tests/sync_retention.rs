@@ -10,8 +10,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use partkit::sync::{
-    PartitionSpec, PartitionStatus, RebalanceEvent, SyncMessage, SyncOptions, SyncOutput,
-    SyncTask, MIN_RETENTION_REFRESHES,
+    PartitionSpec, PartitionStatus, RebalanceEvent, SyncMessage, SyncOptions, SyncOutput, SyncTask,
+    MIN_RETENTION_REFRESHES,
 };
 
 const DAY: u64 = 86_400_000;
@@ -197,7 +197,10 @@ fn a_fresh_leader_after_retention_keeps_a_dead_tasks_partitions() {
         w.spawn(id, 0);
     }
     let now = w.now;
-    let out = w.task("x").add_partitions(&specs(&["p", "q", "r"]), now).unwrap();
+    let out = w
+        .task("x")
+        .add_partitions(&specs(&["p", "q", "r"]), now)
+        .unwrap();
     w.act("x", out);
     for t in ["p", "q", "r"] {
         let out = w.task("x").partition_started(t, now).unwrap();
@@ -221,7 +224,10 @@ fn a_fresh_leader_after_retention_keeps_a_dead_tasks_partitions() {
     let owners = w.owners(&["p", "q", "r"]);
     for (t, (id, state)) in &owners {
         assert!(state.is_active(), "{t} on {id} is {state:?}");
-        assert!(w.running[id].contains(t), "{id} was never told to start {t}");
+        assert!(
+            w.running[id].contains(t),
+            "{id} was never told to start {t}"
+        );
     }
     assert_eq!(w.task("n").epoch(), Some("3-n"));
 }
@@ -236,7 +242,10 @@ fn a_new_task_starts_from_a_checkpoint_after_a_quiet_day() {
     }
     w.rebalance(1, "a", &["a", "b", "x"]);
     let now = w.now;
-    let out = w.task("x").add_partitions(&specs(&["p", "q", "r"]), now).unwrap();
+    let out = w
+        .task("x")
+        .add_partitions(&specs(&["p", "q", "r"]), now)
+        .unwrap();
     w.act("x", out);
     w.settle();
     for (id, tokens) in w.running.clone() {
@@ -249,7 +258,9 @@ fn a_new_task_starts_from_a_checkpoint_after_a_quiet_day() {
     let until = w.now + DAY + 3_600_000;
     w.run_until(until, Some(DAY));
     assert!(
-        w.log[w.first..].iter().all(|(_, m)| m.kind != partkit::sync::MessageType::NewEpoch || m.resend),
+        w.log[w.first..]
+            .iter()
+            .all(|(_, m)| m.kind != partkit::sync::MessageType::NewEpoch || m.resend),
         "retention deleted the NewEpoch"
     );
     let owner_of_q = w.owners(&["q"])["q"].0.clone();
@@ -324,13 +335,23 @@ fn poll_timeout_is_never_in_the_past_after_a_tick() {
     for t in [500, 1_003, 1_004, 5_000, 100_000] {
         a.tick(t);
         let next = a.poll_timeout();
-        assert!(next.is_none_or(|x| x > t), "tick({t}) left pollTimeout {next:?}");
+        assert!(
+            next.is_none_or(|x| x > t),
+            "tick({t}) left pollTimeout {next:?}"
+        );
     }
     // the child finishes: the parent's removal is due again, and is done by the next tick
     a.partition_finished("c", 100_001).unwrap();
-    assert!(a.poll_timeout().is_some_and(|x| x <= 100_001), "removal due at once");
+    assert!(
+        a.poll_timeout().is_some_and(|x| x <= 100_001),
+        "removal due at once"
+    );
     a.tick(100_001);
-    let p = a.owned_partitions().iter().find(|p| p.token == "p").unwrap();
+    let p = a
+        .owned_partitions()
+        .iter()
+        .find(|p| p.token == "p")
+        .unwrap();
     assert_eq!(p.state, PartitionStatus::Removed);
     assert!(a.poll_timeout().is_none_or(|x| x > 100_001));
 }
@@ -346,7 +367,10 @@ fn a_finish_that_lands_after_the_next_epoch_stops_the_rerun() {
     }
     w.rebalance(1, "a", &["a", "b"]);
     let now = w.now;
-    let out = w.task("b").add_partitions(&specs(&["p", "q"]), now).unwrap();
+    let out = w
+        .task("b")
+        .add_partitions(&specs(&["p", "q"]), now)
+        .unwrap();
     w.act("b", out);
     w.settle();
     let holder = w.owners(&["p"])["p"].0.clone();
@@ -360,12 +384,23 @@ fn a_finish_that_lands_after_the_next_epoch_stops_the_rerun() {
     w.rebalance(2, "a", &["a"]);
     let until = w.now + 10_000;
     w.run_until(until, None);
-    assert!(w.running["a"].contains("p"), "the epoch gave p to a, which started it");
+    assert!(
+        w.running["a"].contains("p"),
+        "the epoch gave p to a, which started it"
+    );
     assert!(held.fenced.is_none());
     w.log.extend(held.publish.into_iter().map(|m| (w.now, m)));
     w.settle();
-    assert!(!w.running["a"].contains("p"), "a stopped p once b's finish landed");
-    let p = w.task("a").owned_partitions().iter().find(|p| p.token == "p").cloned();
+    assert!(
+        !w.running["a"].contains("p"),
+        "a stopped p once b's finish landed"
+    );
+    let p = w
+        .task("a")
+        .owned_partitions()
+        .iter()
+        .find(|p| p.token == "p")
+        .cloned();
     assert_eq!(p.map(|p| p.state), Some(PartitionStatus::Finished));
     // q, which b had not finished, goes on on a
     assert!(w.owners(&["q"])["q"].0 == "a");

@@ -164,8 +164,8 @@ impl SimConfig {
         };
         // drawn after the rest, so that older seeds keep their other settings
         // (as in production, several times the rebalance and acknowledgement timeouts)
-        cfg.options.state_refresh_interval = r.range(2, 6)
-            * (cfg.options.rebalance_timeout + cfg.options.epoch_ack_timeout);
+        cfg.options.state_refresh_interval =
+            r.range(2, 6) * (cfg.options.rebalance_timeout + cfg.options.epoch_ack_timeout);
         cfg.retention =
             cfg.options.state_refresh_interval * super::MIN_RETENTION_REFRESHES + r.range(0, 500);
         cfg.faults.duplicate_record = r.range(0, 30);
@@ -603,7 +603,10 @@ impl Sim {
             // (one task at least keeps up with the log: with every task behind by more than the
             // retention, no task could keep a complete state in it)
             let keeping_up = alive.iter().filter(|&&i| !self.nodes[i].slow).count();
-            if let Some(i) = self.pick(&alive).filter(|&i| self.nodes[i].slow || keeping_up > 1) {
+            if let Some(i) = self
+                .pick(&alive)
+                .filter(|&i| self.nodes[i].slow || keeping_up > 1)
+            {
                 self.nodes[i].slow = !self.nodes[i].slow;
                 let l = format!("{} slow={}", self.nodes[i].id, self.nodes[i].slow);
                 self.note(l);
@@ -721,8 +724,12 @@ impl Sim {
         while self.nodes[i].cursor < self.log.len() {
             let k = self.nodes[i].cursor;
             let msg = self.log[k].clone();
-            if std::env::var("SIMDBG").ok().as_deref() == Some(&format!("{}@{k}", self.nodes[i].id)) {
-                eprintln!("DBG replay {k}: {}", serde_json::to_string(&msg).unwrap_or_default());
+            if std::env::var("SIMDBG").ok().as_deref() == Some(&format!("{}@{k}", self.nodes[i].id))
+            {
+                eprintln!(
+                    "DBG replay {k}: {}",
+                    serde_json::to_string(&msg).unwrap_or_default()
+                );
             }
             self.nodes[i].cursor += 1;
             let now = self.clock(i);
@@ -1416,7 +1423,11 @@ impl Sim {
             }
             // (a partition counts once every live task has read the record that names it: the
             // late record of a departed task names partitions nobody knew before)
-            let read = alive.iter().map(|&i| self.nodes[i].cursor).min().unwrap_or(0);
+            let read = alive
+                .iter()
+                .map(|&i| self.nodes[i].cursor)
+                .min()
+                .unwrap_or(0);
             for (t, _) in self.created.iter().filter(|(_, &at)| at < read) {
                 if !self.finished.contains(t)
                     && !owned.contains_key(t.as_str())
