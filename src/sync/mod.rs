@@ -40,6 +40,7 @@
 
 mod assign;
 mod error;
+#[cfg(feature = "sim")]
 pub mod sim;
 mod task;
 mod types;

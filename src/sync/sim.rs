@@ -225,7 +225,7 @@ impl std::fmt::Display for SimFailure {
         )?;
         writeln!(
             f,
-            "replay: cargo run --example sync_sim -- --seed {} --trace",
+            "replay: cargo run --features sim --example sync_sim -- --seed {} --trace",
             self.seed
         )?;
         for l in &self.trace {
@@ -724,13 +724,6 @@ impl Sim {
         while self.nodes[i].cursor < self.log.len() {
             let k = self.nodes[i].cursor;
             let msg = self.log[k].clone();
-            if std::env::var("SIMDBG").ok().as_deref() == Some(&format!("{}@{k}", self.nodes[i].id))
-            {
-                eprintln!(
-                    "DBG replay {k}: {}",
-                    serde_json::to_string(&msg).unwrap_or_default()
-                );
-            }
             self.nodes[i].cursor += 1;
             let now = self.clock(i);
             match self.nodes[i].task.on_message(&msg, now) {
@@ -947,9 +940,6 @@ impl Sim {
 
     fn feed(&mut self, i: usize, k: usize, msg: &SyncMessage) -> Check {
         let owned_before = self.owned_set(i);
-        if std::env::var("SIMDBG").ok().as_deref() == Some(&format!("{}@{k}", self.nodes[i].id)) {
-            eprintln!("DBG {:#?}", self.nodes[i].task.known_tasks());
-        }
         let before = self.nodes[i].task.epoch().map(str::to_string);
         let now = self.clock(i);
         let out = self.nodes[i]
