@@ -574,6 +574,15 @@ impl Sim {
         self.now += self.rng.range(0, 3);
         self.land_delayed();
         self.expire()?;
+        // one task at least keeps up with the log (with every task behind by more than the
+        // retention, no task could keep a complete state in it): after a crash took the last
+        // one, another catches up
+        let alive = self.alive();
+        if alive.iter().all(|&i| self.nodes[i].slow) {
+            if let Some(&i) = alive.first() {
+                self.nodes[i].slow = false;
+            }
+        }
         self.membership()?;
         let f = self.cfg.faults.clone();
         if self.rng.chance(f.leave) {
@@ -600,8 +609,6 @@ impl Sim {
         }
         if self.rng.chance(20) {
             let alive = self.alive();
-            // (one task at least keeps up with the log: with every task behind by more than the
-            // retention, no task could keep a complete state in it)
             let keeping_up = alive.iter().filter(|&&i| !self.nodes[i].slow).count();
             if let Some(i) = self
                 .pick(&alive)
@@ -717,8 +724,23 @@ impl Sim {
         // (the latest clean checkpoint), then join the group
         self.nodes[i].cursor = self.start_offset();
         let l = format!(
-            "{} starts reading at #{} (retained from #{})",
-            self.nodes[i].id, self.nodes[i].cursor, self.retained_from
+            "{} starts reading at #{} (retained from #{}): {}",
+            self.nodes[i].id,
+            self.nodes[i].cursor,
+            self.retained_from,
+            self.log
+                .get(self.nodes[i].cursor)
+                .map_or(String::new(), |m| format!(
+                    "{:?} {} from {}#{:?}{}",
+                    m.kind,
+                    m.sync_epoch,
+                    m.task_id,
+                    m.message_seq,
+                    m.checkpoint.as_ref().map_or(String::new(), |c| format!(
+                        " (checkpoint after {}#{})",
+                        c.after_task_id, c.after_seq
+                    ))
+                ))
         );
         self.note(l);
         while self.nodes[i].cursor < self.log.len() {
