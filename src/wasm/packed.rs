@@ -4,6 +4,7 @@
 
 use wasm_bindgen::prelude::*;
 
+use super::error::{out_of_memory, JsError};
 use crate::packed::{PackedError, Utf16Batch};
 
 /// Code units and lengths of a batch of strings, written by JavaScript.
@@ -23,11 +24,16 @@ impl PackedStrings {
 
     /// Sizes the buffers for `units` code units and `items` strings (contents unspecified
     /// until JavaScript writes them). Wasm memory may grow: views of it must be re-made.
-    pub fn reset(&mut self, units: usize, items: usize) {
+    /// `OUT_OF_MEMORY` (domain `partition`, the only user) when the memory cannot be had.
+    pub fn reset(&mut self, units: usize, items: usize) -> Result<(), JsError> {
         self.units.clear();
-        self.units.resize(units, 0);
         self.lens.clear();
+        let oom = |_| out_of_memory("partition");
+        self.units.try_reserve_exact(units).map_err(oom)?;
+        self.lens.try_reserve_exact(items).map_err(oom)?;
+        self.units.resize(units, 0);
         self.lens.resize(items, 0);
+        Ok(())
     }
 
     /// Gives memory back after an unusually large batch.
@@ -53,6 +59,11 @@ impl PackedStrings {
     /// The number of strings.
     pub(crate) fn len(&self) -> usize {
         self.lens.len()
+    }
+
+    /// The number of code units of all the strings.
+    pub(crate) fn units_len(&self) -> usize {
+        self.units.len()
     }
 
     /// The batch JavaScript wrote.
