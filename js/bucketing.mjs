@@ -2,7 +2,7 @@
 // Type checks of JS values happen here; every value rule lives in the Rust core.
 import * as wasm from '#wasm';
 import {BucketingError, call, describe, readArgs, rethrow, tooLarge} from './errors.mjs';
-import {MAX_RANGE_ITEMS, MAX_STRING} from './limits.mjs';
+import {MAX_BATCH_ITEMS, MAX_RANGE_ITEMS, MAX_STRING} from './limits.mjs';
 import {mapJoined} from './packed.mjs';
 
 const STATE_KEY = '__bucket_execution_state';
@@ -368,7 +368,9 @@ export class Bucketing {
       if (typeof entityName !== 'string') {
         throw argError(`options.entityName must be a string, got ${describe(entityName)}`);
       }
-      return {n: items.length, logger, entityName};
+      const n = items.length;
+      if (n > MAX_BATCH_ITEMS) throw tooLarge(BucketingError, 'items', n, MAX_BATCH_ITEMS, 'items');
+      return {n, logger, entityName};
     });
     const list = reading(() => Array.prototype.slice.call(items, 0, n));
     const keys = new Array(n);

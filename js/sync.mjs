@@ -103,7 +103,12 @@ export class SyncTask {
   /** Initial partitions, or children read from a partition this task runs. */
   addPartitions(partitions, now) {
     requireNow(now);
-    if (!Array.isArray(partitions)) throw argError(`partitions must be an array, got ${describe(partitions)}`);
+    readArgs(argError, () => {
+      if (!Array.isArray(partitions)) throw argError(`partitions must be an array, got ${describe(partitions)}`);
+      // Each item takes at least 2 characters of JSON: a longer array cannot fit MAX_JSON.
+      const max = MAX_JSON / 2;
+      if (partitions.length > max) throw tooLarge(SyncError, 'partitions', partitions.length, max, 'items');
+    });
     const text = jsonOf(partitions, 'SYNC_INVALID_PARTITION', 'invalid partition');
     return this.#mutate((inner) => inner.addPartitionsJson(text, now));
   }

@@ -190,7 +190,7 @@ fn sync_messages() {
             )
         };
         let rebalance: Result<RebalanceEvent, _> = serde_json::from_str(
-            r#"{"generation":1,"leader":"t1","members":["t1","t2"]}"#,
+            r#"{"generation":1,"leader":true,"members":["t1","t2"]}"#,
         );
         if let Ok(event) = rebalance {
             let _ = task.on_rebalance(&event, 1);
