@@ -3,6 +3,7 @@
 import * as wasm from '#wasm';
 import {LifecycleError, describe, freed, isTrap, readArgs, rethrow, tooLarge} from './errors.mjs';
 import {MAX_BATCH_ITEMS, MAX_JSON, MAX_SNAPSHOT_JSON, MAX_STRING} from './limits.mjs';
+import {reserveUnits} from './packed.mjs';
 
 const argError = (message) => new LifecycleError(message, 'INVALID_ARGUMENT');
 const INTERNAL = Symbol('partkit.lifecycle.internal');
@@ -96,12 +97,14 @@ export class BuildState {
   }
 
   /**
-   * Runs a `&mut` call. A trap (out of memory, which the wasm side reserves against up front)
-   * would leave the wasm object borrowed forever, so the state is dropped: the call throws
-   * OUT_OF_MEMORY and every later one OBJECT_FREED.
+   * Runs a call on the wasm state. `text` (if any) is the string it passes: room for it is
+   * reserved first, so copying it in cannot trap. A trap (out of memory, which the wasm side
+   * also reserves against up front) would leave the wasm object borrowed forever, so the state
+   * is dropped: the call throws OUT_OF_MEMORY and every later one OBJECT_FREED.
    */
-  #mutate(fn) {
+  #call(fn, text = '') {
     const inner = this.#live();
+    if (text.length > 4096) reserveUnits(LifecycleError, text.length);
     return run(() => {
       try {
         return fn(inner);
@@ -124,7 +127,7 @@ export class BuildState {
     });
     // The log crosses as JSON text in chunks: few boundary crossings, and wasm memory (which
     // never shrinks) grows by one chunk of text at most, not by the whole log.
-    const inner = new wasm.BuildState();
+    const inner = run(() => new wasm.BuildState());
     try {
       for (let start = 0; start < log.length; start += REPLAY_CHUNK) {
         const chunk = log.slice(start, start + REPLAY_CHUNK);
@@ -132,6 +135,7 @@ export class BuildState {
         // Not JSON, or too large as one text: each event checked on its own says which.
         if (text === undefined || text.length > MAX_SNAPSHOT_JSON) chunk.forEach((event, i) => eventJson(event, start + i));
         boundedJson(text, `events ${start}..${start + chunk.length - 1}`, MAX_SNAPSHOT_JSON);
+        reserveUnits(LifecycleError, text.length);
         run(() => inner.applyLogJson(text, start));
       }
     } catch (error) {
@@ -168,49 +172,49 @@ export class BuildState {
   apply(event) {
     this.#live();
     const text = eventJson(event);
-    return this.#mutate((inner) => inner.applyJson(text));
+    return this.#call((inner) => inner.applyJson(text), text);
   }
 
   /** The canonical (current) instance of a partition ref, if any job run built it. */
   canonicalPartition(ref) {
     requireString('ref', ref);
-    return run(() => this.#live().canonicalPartition(ref));
+    return this.#call((inner) => inner.canonicalPartition(ref));
   }
 
   /** The partition instance with this UUID (any case). */
   partition(uuid) {
     requireString('uuid', uuid);
-    return run(() => this.#live().partition(uuid));
+    return this.#call((inner) => inner.partition(uuid));
   }
 
   /** Every instance of a ref, oldest first; the canonical one is last. */
   partitionHistory(ref) {
     requireString('ref', ref);
-    return run(() => this.#live().partitionHistory(ref));
+    return this.#call((inner) => inner.partitionHistory(ref));
   }
 
   /** The want with this id. */
   want(wantId) {
     requireString('wantId', wantId);
-    return run(() => this.#live().want(wantId));
+    return this.#call((inner) => inner.want(wantId));
   }
 
   /** Ids of every want naming this ref, in creation order, whatever their state. */
   wantsForPartition(ref) {
     requireString('ref', ref);
-    return run(() => this.#live().wantsForPartition(ref));
+    return this.#call((inner) => inner.wantsForPartition(ref));
   }
 
   /** The job run with this id. */
   jobRun(jobRunId) {
     requireString('jobRunId', jobRunId);
-    return run(() => this.#live().jobRun(jobRunId));
+    return this.#call((inner) => inner.jobRun(jobRunId));
   }
 
   /** The taint with this id. */
   taint(taintId) {
     requireString('taintId', taintId);
-    return run(() => this.#live().taint(taintId));
+    return this.#call((inner) => inner.taint(taintId));
   }
 
   /**
@@ -220,7 +224,7 @@ export class BuildState {
    */
   schedulableWants(now) {
     if (now !== undefined) requireMillis('now', now);
-    return run(() => this.#live().schedulableWants(now));
+    return this.#call((inner) => inner.schedulableWants(now));
   }
 
   /**
@@ -229,22 +233,22 @@ export class BuildState {
    */
   wantsPastSla(now) {
     requireMillis('now', now);
-    return run(() => this.#live().wantsPastSla(now));
+    return this.#call((inner) => inner.wantsPastSla(now));
   }
 
   /** The whole state as plain JSON-safe data. */
   snapshot() {
-    return JSON.parse(run(() => this.#live().snapshotJson()));
+    return JSON.parse(this.#call((inner) => inner.snapshotJson()));
   }
 
   /** Throws LifecycleError `INVARIANT_VIOLATION` naming the first broken invariant. */
   checkInvariants() {
-    run(() => this.#live().checkInvariants());
+    this.#call((inner) => inner.checkInvariants());
   }
 
   /** How many partition instances, wants, job runs and refs the state holds. */
   stats() {
-    const [partitions, wants, jobRuns, refs] = run(() => this.#live().counts());
+    const [partitions, wants, jobRuns, refs] = this.#call((inner) => inner.counts());
     return {partitions, wants, jobRuns, refs};
   }
 

@@ -3,7 +3,7 @@
 // and src/wasm/packed.rs); Rust encodes each string to UTF-8 on its own (lone surrogates as
 // U+FFFD). Large batches go in chunks, so the buffer stays small and cache-resident.
 import * as wasm from '#wasm';
-import {isTrap, outOfMemory, readArgs, tooLarge} from './errors.mjs';
+import {isTrap, readArgs, rethrow, tooLarge} from './errors.mjs';
 import {MAX_BATCH_ITEMS, MAX_BATCH_UNITS, MAX_STRING} from './limits.mjs';
 
 /** Code units per wasm call. */
@@ -12,6 +12,20 @@ const CHUNK_UNITS = 1 << 18;
 const GROUP_UNITS = 1 << 14;
 
 let shared = null;
+
+/**
+ * Makes sure wasm can take `units` more UTF-16 code units of string (UTF-8: at most 3 bytes
+ * each) plus 1 MiB, so that passing them to a stateful object's method cannot trap; else
+ * throws `OUT_OF_MEMORY` of `Class`.
+ */
+export function reserveUnits(Class, units) {
+  if (!wasm.reserveMemory(units * 3 + (1 << 20))) {
+    throw new Class(
+      'partkit: out of WebAssembly memory (wasm32 has at most 4 GiB); free objects or pass a smaller batch',
+      'OUT_OF_MEMORY',
+    );
+  }
+}
 
 function dropShared() {
   const old = shared;
@@ -82,7 +96,13 @@ export function mapPacked(items, name, fail, Out, fn) {
   const {list, lens} = readStrings(items, name, fail);
   items = list;
   const n = list.length;
-  if (shared === null) shared = new wasm.PackedStrings();
+  if (shared === null) {
+    try {
+      shared = new wasm.PackedStrings();
+    } catch (error) {
+      rethrow(error, fail('').constructor);
+    }
+  }
   const packed = shared;
   let out = null;
   let start = 0;
@@ -93,8 +113,8 @@ export function mapPacked(items, name, fail, Out, fn) {
     try {
       packed.reset(size, end - start);
     } catch (error) {
-      dropShared();
-      throw isTrap(error) ? outOfMemory(fail('').constructor, error) : error;
+      if (isTrap(error)) dropShared();
+      rethrow(error, fail('').constructor);
     }
     const {buffer} = wasm.wasmMemory();
     new Uint32Array(buffer, packed.lensPtr(), end - start).set(lens.subarray(start, end));

@@ -4,6 +4,7 @@
 import * as wasm from '#wasm';
 import {SyncError, call as callWasm, describe, freed, isTrap, readArgs, tooLarge} from './errors.mjs';
 import {MAX_JSON, MAX_STRING} from './limits.mjs';
+import {reserveUnits} from './packed.mjs';
 
 const argError = (message) => new SyncError(message, 'INVALID_ARGUMENT');
 const call = (fn) => callWasm(fn, SyncError);
@@ -53,9 +54,14 @@ export class SyncTask {
     return this.#inner;
   }
 
-  /** A `&mut` call: a trap (out of memory) would leave the task borrowed; it is dropped. */
-  #mutate(fn) {
+  /**
+   * A call on the wasm task, passing string `text` (if any; room for it is reserved first, so
+   * copying it in cannot trap). A trap (out of memory) would leave the task borrowed forever:
+   * the task is dropped, the call throws OUT_OF_MEMORY and every later one OBJECT_FREED.
+   */
+  #call(fn, text = '') {
     const inner = this.#live();
+    if (text.length > 4096) reserveUnits(SyncError, text.length);
     return call(() => {
       try {
         return fn(inner);
@@ -87,7 +93,7 @@ export class SyncTask {
       throw new SyncError(`invalid rebalance: expected an object, got ${describe(event)}`, 'SYNC_INVALID_REBALANCE');
     }
     const text = jsonOf(event, 'SYNC_INVALID_REBALANCE', 'invalid rebalance');
-    return this.#mutate((inner) => inner.onRebalanceJson(text, now));
+    return this.#call((inner) => inner.onRebalanceJson(text, now), text);
   }
 
   /** A message read from the sync topic (any shape: a malformed one is refused). */
@@ -97,7 +103,7 @@ export class SyncTask {
       throw new SyncError(`malformed sync message: expected an object, got ${describe(message)}`, 'SYNC_MALFORMED_MESSAGE');
     }
     const text = jsonOf(message, 'SYNC_MALFORMED_MESSAGE', 'malformed sync message');
-    return this.#mutate((inner) => inner.onMessageJson(text, now));
+    return this.#call((inner) => inner.onMessageJson(text, now), text);
   }
 
   /** Initial partitions, or children read from a partition this task runs. */
@@ -110,27 +116,27 @@ export class SyncTask {
       if (partitions.length > max) throw tooLarge(SyncError, 'partitions', partitions.length, max, 'items');
     });
     const text = jsonOf(partitions, 'SYNC_INVALID_PARTITION', 'invalid partition');
-    return this.#mutate((inner) => inner.addPartitionsJson(text, now));
+    return this.#call((inner) => inner.addPartitionsJson(text, now), text);
   }
 
   /** The caller started reading a partition it was told to start. */
   partitionStarted(token, now) {
     requireString('token', token);
     requireNow(now);
-    return this.#mutate((inner) => inner.partitionStarted(token, now));
+    return this.#call((inner) => inner.partitionStarted(token, now));
   }
 
   /** The caller finished reading a partition (after passing its children to addPartitions). */
   partitionFinished(token, now) {
     requireString('token', token);
     requireNow(now);
-    return this.#mutate((inner) => inner.partitionFinished(token, now));
+    return this.#call((inner) => inner.partitionFinished(token, now));
   }
 
   /** Time passed: leader timeout, epoch re-publication, delayed removal. See `pollTimeout`. */
   tick(now) {
     requireNow(now);
-    return this.#mutate((inner) => inner.tick(now));
+    return this.#call((inner) => inner.tick(now));
   }
 
   /**
@@ -141,52 +147,52 @@ export class SyncTask {
   fence(reason, now) {
     requireString('reason', reason);
     requireNow(now);
-    return this.#mutate((inner) => inner.fence(reason, now));
+    return this.#call((inner) => inner.fence(reason, now));
   }
 
   /** This task's id. */
   taskId() {
-    return call(() => this.#live().taskId());
+    return this.#call((inner) => inner.taskId());
   }
 
   /** Partitions this task owns, tombstones included. */
   ownedPartitions() {
-    return call(() => this.#live().ownedPartitions());
+    return this.#call((inner) => inner.ownedPartitions());
   }
 
   /** Partitions this task hands to others, each with its `assignee`. */
   sharedPartitions() {
-    return call(() => this.#live().sharedPartitions());
+    return this.#call((inner) => inner.sharedPartitions());
   }
 
   /** Every task state this task knows, its own included, by task id. */
   knownTasks() {
-    return call(() => this.#live().knownTasks());
+    return this.#call((inner) => inner.knownTasks());
   }
 
   /** Id of the epoch in force, or undefined before the first one. */
   epoch() {
-    return call(() => this.#live().epoch());
+    return this.#call((inner) => inner.epoch());
   }
 
   /** Members of the epoch in force. */
   epochMembers() {
-    return call(() => this.#live().epochMembers());
+    return this.#call((inner) => inner.epochMembers());
   }
 
   /** Whether the latest rebalance made this task the leader. */
   isLeader() {
-    return call(() => this.#live().isLeader());
+    return this.#call((inner) => inner.isLeader());
   }
 
   /** Whether this task may share partitions now (member of the epoch, no rebalance pending). */
   sharingEnabled() {
-    return call(() => this.#live().sharingEnabled());
+    return this.#call((inner) => inner.sharingEnabled());
   }
 
   /** Whether this task read messages of an epoch it missed (its leader re-publishes it). */
   isBehind() {
-    return call(() => this.#live().isBehind());
+    return this.#call((inner) => inner.isBehind());
   }
 
   /**
@@ -194,23 +200,23 @@ export class SyncTask {
    * epoch it could apply), or undefined. A fenced task does nothing more.
    */
   fenced() {
-    return call(() => this.#live().fenced());
+    return this.#call((inner) => inner.fenced());
   }
 
   /** Members a leader still waits for (empty unless collecting answers). */
   waitingFor() {
-    return call(() => this.#live().waitingFor());
+    return this.#call((inner) => inner.waitingFor());
   }
 
   /** Load of a task in this task's view: owned unfinished partitions + shares addressed to it. */
   loadOf(taskId) {
     requireString('taskId', taskId);
-    return call(() => this.#live().loadOf(taskId));
+    return this.#call((inner) => inner.loadOf(taskId));
   }
 
   /** The earliest `now` at which `tick` has work, or undefined. */
   pollTimeout() {
-    return call(() => this.#live().pollTimeout());
+    return this.#call((inner) => inner.pollTimeout());
   }
 
   /** Frees the wasm memory now (otherwise it is freed when the object is garbage-collected). */

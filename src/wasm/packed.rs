@@ -80,3 +80,16 @@ impl PackedStrings {
 pub fn wasm_memory() -> JsValue {
     wasm_bindgen::memory()
 }
+
+/// Whether `bytes` more can be allocated now: a block that size is reserved fallibly and given
+/// back, so the allocator keeps it for the next call. JS calls this before handing a large
+/// string to a stateful object's method, so that copying it into wasm cannot trap.
+#[wasm_bindgen(js_name = reserveMemory)]
+pub fn reserve_memory(bytes: f64) -> bool {
+    let bytes = if bytes.is_finite() && bytes >= 0.0 {
+        bytes.min(usize::MAX as f64) as usize
+    } else {
+        usize::MAX
+    };
+    super::error::headroom("partkit", bytes).is_ok()
+}
