@@ -61,6 +61,7 @@ fn shaped(atoms: &'static [&'static str], max: usize) -> impl Strategy<Value = S
     ]
 }
 
+#[rustfmt::skip]
 const LAYOUT_ATOMS: &[&str] = &[
     "2006", "06", "01", "1", "Jan", "January", "02", "2", "_2", "002", "__2", "15", "3", "03",
     "4", "04", "5", "05", "PM", "pm", "MST", "Z0700", "Z07:00", "-0700", "-07:00", "-07",
@@ -68,6 +69,7 @@ const LAYOUT_ATOMS: &[&str] = &[
     "9", "\u{1F600}", "é", "\\", ".", ",",
 ];
 
+#[rustfmt::skip]
 const VALUE_ATOMS: &[&str] = &[
     "2024", "24", "12", "1", "31", "Dec", "December", "Mon", "-", "/", ":", " ", "T", "Z",
     "+05:30", "-0800", ".123", ",5", "PM", "am", "UTC", "9999", "0", "00", "\u{1F600}", "x",
@@ -87,6 +89,7 @@ fn go_time_layouts() {
     });
 }
 
+#[rustfmt::skip]
 const REGEX_ATOMS: &[&str] = &[
     "(", ")", "(?:", "(?P<n>", "(?i)", "(?s)", "(?m)", "(?U)", "(?-i)", "[", "]", "[^", "[:alpha:]",
     "[[:^digit:]]", "a", "b", "\\d", "\\D", "\\w", "\\s", "\\b", "\\B", "\\pL", "\\p{Greek}",
@@ -111,6 +114,7 @@ fn go_regex_syntax() {
     });
 }
 
+#[rustfmt::skip]
 const RANGE_ATOMS: &[&str] = &[
     "1", "2", "3", "10", "0", "-", ",", " ", "4294967295", "4294967296", "99999999999999999999",
     "+", "1e3", "0x10", "\t", "\u{A0}", "\u{FEFF}", "x", "", "-1", "07",
@@ -126,7 +130,7 @@ fn bucket_ranges() {
     fuzz("bucket ranges", s, |(total, text, list)| {
         for total in [total, total % 20 + 1] {
             if let Ok(set) = BucketSet::parse(total, &RangesInput::Text(&text)) {
-                assert!(set.len() >= 1 && set.len() <= u64::from(total));
+                assert!(!set.is_empty() && set.len() <= u64::from(total));
                 let n = set.next(0);
                 assert!(set.contains(n));
             }
@@ -136,6 +140,7 @@ fn bucket_ranges() {
     });
 }
 
+#[rustfmt::skip]
 const EVENT_ATOMS: &[&str] = &[
     r#"{"type":"WantCreate","timestamp":1,"wantId":"w1","partitions":["a"]}"#,
     r#"{"type":"JobRunBuffer","timestamp":2,"jobRunId":"j1","buildingPartitions":["a"]}"#,
@@ -166,6 +171,7 @@ fn lifecycle_events() {
     });
 }
 
+#[rustfmt::skip]
 const MESSAGE_ATOMS: &[&str] = &[
     "{", "}", "[", "]", ",", ":", "\"type\"", "\"taskState\"", "\"epoch\"", "\"taskId\"",
     "\"t1\"", "\"t2\"", "\"partitions\"", "\"token\"", "\"status\"", "\"Running\"", "\"Finished\"",
@@ -189,9 +195,8 @@ fn sync_messages() {
                 t.known_tasks()
             )
         };
-        let rebalance: Result<RebalanceEvent, _> = serde_json::from_str(
-            r#"{"generation":1,"leader":true,"members":["t1","t2"]}"#,
-        );
+        let rebalance: Result<RebalanceEvent, _> =
+            serde_json::from_str(r#"{"generation":1,"leader":true,"members":["t1","t2"]}"#);
         if let Ok(event) = rebalance {
             let _ = task.on_rebalance(&event, 1);
         }

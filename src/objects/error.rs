@@ -25,8 +25,12 @@ pub(crate) enum ErrorKind {
     DateFormatEmpty,
     DateFormatInvalid(String),
     CountInvalid,
-    IndexOutOfRange { total: i64 },
-    CountUnsupported { total: i64 },
+    IndexOutOfRange {
+        total: i64,
+    },
+    CountUnsupported {
+        total: i64,
+    },
     /// A config string over its bound (a difference from Go, which has none): `field`, its
     /// length and the bound, in UTF-8 bytes.
     TooLarge {

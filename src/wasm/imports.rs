@@ -158,7 +158,10 @@ pub fn assign_import_buckets(
 ) -> Result<Array> {
     let n = BucketCount::from_f64(buckets)?;
     // The core's maps and outputs: a few words per item and per distinct string.
-    headroom("import", batch_bytes(datasets_joined, buckets_joined, dataset_refs.len()))?;
+    headroom(
+        "import",
+        batch_bytes(datasets_joined, buckets_joined, dataset_refs.len()),
+    )?;
     let datasets = unpack(datasets_joined, dataset_lens)?;
     let raw = unpack(buckets_joined, bucket_lens)?;
     let batch = batch(&datasets, dataset_refs, &raw, bucket_refs)?;
@@ -192,7 +195,10 @@ pub fn group_by_partition_key(
     bucket_lens: &[u32],
     bucket_refs: &[u32],
 ) -> Result<Array> {
-    headroom("import", batch_bytes(datasets_joined, buckets_joined, dataset_refs.len()))?;
+    headroom(
+        "import",
+        batch_bytes(datasets_joined, buckets_joined, dataset_refs.len()),
+    )?;
     let datasets = unpack(datasets_joined, dataset_lens)?;
     let raw = unpack(buckets_joined, bucket_lens)?;
     let batch = batch(&datasets, dataset_refs, &raw, bucket_refs)?;
