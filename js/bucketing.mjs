@@ -1,7 +1,7 @@
 // Bucketing and round robin: a drop-in for faros-airbyte-common's RoundRobinConfig contract.
 // Type checks of JS values happen here; every value rule lives in the Rust core.
 import * as wasm from '#wasm';
-import {BucketingError, call, describe, readArgs, rethrow, tooLarge} from './errors.mjs';
+import {BucketingError, call, describe, freed, readArgs, rethrow, tooLarge} from './errors.mjs';
 import {MAX_BATCH_ITEMS, MAX_RANGE_ITEMS, MAX_STRING} from './limits.mjs';
 import {mapJoined} from './packed.mjs';
 
@@ -195,6 +195,12 @@ export class Bucketer {
     this.#total = bucketTotal;
   }
 
+  /** The wasm object; OBJECT_FREED from JS, without entering wasm, once freed. */
+  #live() {
+    if (this.#inner === null) throw freed(BucketingError, 'this Bucketer');
+    return this.#inner;
+  }
+
   get key() {
     return this.#key;
   }
@@ -204,14 +210,30 @@ export class Bucketer {
   }
 
   bucket(data) {
+    this.#live();
     requireString(data, 'data');
-    return call(() => this.#inner.bucket(data), BucketingError);
+    return call(() => this.#live().bucket(data), BucketingError);
   }
 
   bucketMany(data) {
+    this.#live();
     return mapJoined(data, 'data', argError, Uint32Array, (joined, lens) =>
-      call(() => this.#inner.bucketPacked(joined, lens), BucketingError),
+      call(() => this.#live().bucketPacked(joined, lens), BucketingError),
     );
+  }
+
+  /**
+   * Frees the wasm memory now instead of at garbage collection. Every later call throws
+   * BucketingError `OBJECT_FREED` (from JS, without entering wasm); a second `free()` does nothing.
+   */
+  free() {
+    const inner = this.#inner;
+    this.#inner = null;
+    try {
+      inner?.free();
+    } catch {
+      // still borrowed by a call that trapped: left to the garbage collector
+    }
   }
 }
 
@@ -294,27 +316,50 @@ export class BucketSet {
     this.#inner = call(() => new wasm.BucketSet(...encode(c)), BucketingError);
   }
 
+  /** The wasm object; OBJECT_FREED from JS, without entering wasm, once freed. */
+  #live() {
+    if (this.#inner === null) throw freed(BucketingError, 'this BucketSet');
+    return this.#inner;
+  }
+
   /** The smallest eligible bucket greater than `bucketId`, wrapping to the smallest. */
   next(bucketId) {
+    this.#live();
     if (typeof bucketId !== 'number') {
       throw argError(`bucket id must be a number, got ${describe(bucketId)}`);
     }
-    return call(() => this.#inner.next(bucketId), BucketingError);
+    return call(() => this.#live().next(bucketId), BucketingError);
   }
 
   /** The eligible buckets, ascending. */
   buckets() {
-    return Array.from(call(() => this.#inner.buckets(MAX_LISTED_BUCKETS), BucketingError));
+    this.#live();
+    return Array.from(call(() => this.#live().buckets(MAX_LISTED_BUCKETS), BucketingError));
   }
 
   /** How many buckets are eligible. */
   get size() {
-    return this.#inner.size();
+    return call(() => this.#live().size(), BucketingError);
   }
 
   /** Whether `bucketId` is eligible. */
   has(bucketId) {
-    return typeof bucketId === 'number' && this.#inner.has(bucketId);
+    const inner = this.#live();
+    return typeof bucketId === 'number' && call(() => inner.has(bucketId), BucketingError);
+  }
+
+  /**
+   * Frees the wasm memory now instead of at garbage collection. Every later call throws
+   * BucketingError `OBJECT_FREED` (from JS, without entering wasm); a second `free()` does nothing.
+   */
+  free() {
+    const inner = this.#inner;
+    this.#inner = null;
+    try {
+      inner?.free();
+    } catch {
+      // still borrowed by a call that trapped: left to the garbage collector
+    }
   }
 }
 

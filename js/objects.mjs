@@ -1,7 +1,7 @@
 // Object-store key partitioning with exact parity with Go (Bacalhau's S3 partitioner).
 // Type checks of JS values happen here; every value rule lives in the Rust core.
 import * as wasm from '#wasm';
-import {PartitionError, call as callWasm, describe, readArgs, tooLarge} from './errors.mjs';
+import {PartitionError, call as callWasm, describe, freed, readArgs, tooLarge} from './errors.mjs';
 import {MAX_BATCH_ITEMS, MAX_STRING} from './limits.mjs';
 import {mapPacked} from './packed.mjs';
 
@@ -180,6 +180,12 @@ export class ObjectPartitioner {
     this.#total = totalPartitions;
   }
 
+  /** The wasm object; OBJECT_FREED from JS, without entering wasm, once freed. */
+  #live() {
+    if (this.#inner === null) throw freed(PartitionError, 'this ObjectPartitioner');
+    return this.#inner;
+  }
+
   /** The number of partitions. */
   get totalPartitions() {
     return this.#total;
@@ -187,12 +193,12 @@ export class ObjectPartitioner {
 
   /** The listing prefix trimmed from keys (Go: TrimSuffix(TrimSpace(source.key), "*")). */
   get prefix() {
-    return call(() => this.#inner.prefix());
+    return call(() => this.#live().prefix());
   }
 
   /** False when every partition gets every object (type '' or 'none', or one partition). */
   get isPartitioned() {
-    return this.#inner.isPartitioned();
+    return call(() => this.#live().isPartitioned());
   }
 
   /**
@@ -200,23 +206,26 @@ export class ObjectPartitioner {
    * when nothing is partitioned.
    */
   indexOf(key) {
+    this.#live();
     requireString(key, 'key');
-    return call(() => this.#inner.indexOf(key, AUTO));
+    return call(() => this.#live().indexOf(key, AUTO));
   }
 
   /** indexOf of every key, in one call: an Int32Array. */
   indexMany(keys) {
+    this.#live();
     reading(() => {
       if (!Array.isArray(keys)) throw argError(`keys must be an array of strings, got ${describe(keys)}`);
     });
-    return mapPacked(keys, 'keys', argError, Int32Array, (p) => call(() => this.#inner.indexPacked(p, NO_FLAGS)));
+    return mapPacked(keys, 'keys', argError, Int32Array, (p) => call(() => this.#live().indexPacked(p, NO_FLAGS)));
   }
 
   /** The objects of partition `partitionIndex`, as the same references, in input order. */
   select(objects, partitionIndex) {
+    this.#live();
     const list = copyList(objects, 'objects');
     requireInteger(partitionIndex, 'partitionIndex');
-    call(() => this.#inner.checkIndex(partitionIndex));
+    call(() => this.#live().checkIndex(partitionIndex));
     const idx = this.#indices(list);
     const out = [];
     for (let i = 0; i < idx.length; i++) {
@@ -227,6 +236,7 @@ export class ObjectPartitioner {
 
   /** Every partition's objects at once, in one pass: `plan(objects)[i]` = `select(objects, i)`. */
   plan(objects) {
+    this.#live();
     const list = copyList(objects, 'objects');
     this.#checkListed();
     const idx = this.#indices(list);
@@ -258,13 +268,14 @@ export class ObjectPartitioner {
    * fell back to partition 0 (no regex match, unparsable date, key too short), directories.
    */
   stats(keys) {
+    this.#live();
     this.#checkListed();
     const {keys: k, dirs} = readObjects(keys, 'keys');
     let fallback = 0;
     let directories = 0;
     const counts = new Array(this.#total).fill(0);
     packed(k, dirs, Uint32Array, (p, d) => {
-      const s = call(() => this.#inner.statsPacked(p, d));
+      const s = call(() => this.#live().statsPacked(p, d));
       fallback += s[0];
       directories += s[1];
       for (let i = 2; i < s.length; i++) counts[i - 2] += s[i];
@@ -276,12 +287,26 @@ export class ObjectPartitioner {
   /** Indices of a list already copied by `copyList`. */
   #indices(list) {
     const {keys, dirs} = reading(() => readObjectList(list, 'objects'));
-    return packed(keys, dirs, Int32Array, (p, d) => call(() => this.#inner.indexPacked(p, d)));
+    return packed(keys, dirs, Int32Array, (p, d) => call(() => this.#live().indexPacked(p, d)));
   }
 
   #checkListed() {
     if (this.#total > MAX_LISTED_PARTITIONS) {
       throw argError(`plan and stats support at most ${MAX_LISTED_PARTITIONS} partitions`);
+    }
+  }
+
+  /**
+   * Frees the wasm memory now instead of at garbage collection. Every later call throws
+   * PartitionError `OBJECT_FREED` (from JS, without entering wasm); a second `free()` does nothing.
+   */
+  free() {
+    const inner = this.#inner;
+    this.#inner = null;
+    try {
+      inner?.free();
+    } catch {
+      // still borrowed by a call that trapped: left to the garbage collector
     }
   }
 }

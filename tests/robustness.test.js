@@ -229,3 +229,31 @@ describe('issue 16: the boundary rule', () => {
     expect(canary(p)).toBe(expected);
   });
 });
+
+describe('issue 16: every wasm-backed class throws OBJECT_FREED after free()', () => {
+  test('Bucketer, BucketSet, ObjectPartitioner', () => {
+    const bucketer = new p.Bucketer('k', 7);
+    const set = new p.BucketSet(9, '2-4');
+    const partitioner = new p.ObjectPartitioner(4, {partition: {type: 'regex', pattern: '(\\d+)'}});
+    for (const o of [bucketer, set, partitioner]) {
+      o.free();
+      o.free();
+    }
+    for (let i = 0; i < 5000; i++) {
+      expect(thrown(() => bucketer.bucket('x')).code).toBe('OBJECT_FREED');
+      expect(thrown(() => partitioner.indexOf('a1')).code).toBe('OBJECT_FREED');
+    }
+    partkitError(() => bucketer.bucketMany(['a']), 'OBJECT_FREED');
+    partkitError(() => set.next(1), 'OBJECT_FREED');
+    partkitError(() => set.buckets(), 'OBJECT_FREED');
+    partkitError(() => set.size, 'OBJECT_FREED');
+    partkitError(() => set.has(2), 'OBJECT_FREED');
+    for (const m of ['indexMany', 'plan', 'stats']) partkitError(() => partitioner[m](['a1']), 'OBJECT_FREED');
+    partkitError(() => partitioner.select(['a1'], 0), 'OBJECT_FREED');
+    partkitError(() => partitioner.prefix, 'OBJECT_FREED');
+    partkitError(() => partitioner.isPartitioned, 'OBJECT_FREED');
+    expect(thrown(() => set.next(1))).toBeInstanceOf(p.BucketingError);
+    expect(thrown(() => partitioner.indexOf('a'))).toBeInstanceOf(p.PartitionError);
+    expect(canary(p)).toBe(expected);
+  });
+});

@@ -6,7 +6,8 @@ export declare class PartkitError extends Error {
    * docs/robustness.md): `INVALID_ARGUMENT` (wrong type, or an argument that cannot be read:
    * revoked proxy, throwing getter), `INPUT_TOO_LARGE` (over a documented bound, named in the
    * message), `OUT_OF_MEMORY` (wasm memory exhausted; nothing changed, the module keeps working),
-   * `OBJECT_FREED` (a method of a `BuildState` or `SyncTask` called after `free()`).
+   * `OBJECT_FREED` (a method of a `BuildState`, `SyncTask`, `ObjectPartitioner`, `Bucketer` or
+   * `BucketSet` called after `free()`).
    */
   readonly code: string;
 }
