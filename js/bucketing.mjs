@@ -110,14 +110,16 @@ function encode(c, last) {
   if (c.rangeList) {
     kinds.push(K_LIST);
     nums.push(c.rangeList.length);
-    c.rangeList.forEach((item, i) => {
-      if (typeof item === 'string' || typeof item === 'bigint' || typeof item !== 'object' || item === null) {
+    // By index: a hole is `undefined`, as `Array.from` reads it.
+    for (let i = 0; i < c.rangeList.length; i++) {
+      const item = c.rangeList[i];
+      if (typeof item !== 'object' || item === null) {
         put(item, `bucket_ranges[${i}]`);
       } else {
         kinds.push(K_OBJECT); // nested arrays too: only strings are ranges
         nums.push(0);
       }
-    });
+    }
   } else {
     put(c.ranges, 'bucket_ranges');
   }

@@ -4,7 +4,7 @@
 // Short by default (1,000 runs, part of `npm test`); PARTKIT_FUZZ_LONG=1 runs 100,000.
 const fc = require('fast-check');
 const p = require('partkit');
-const {CALLBACKS, calls, canary, fixtures, hostileValues, stateOf} = require('./hostile');
+const {INTERNAL, CALLBACKS, calls, canary, fixtures, hostileValues, stateOf} = require('./hostile');
 
 const LONG = process.env.PARTKIT_FUZZ_LONG === '1';
 const RUNS = LONG ? 100000 : 1000;
@@ -41,6 +41,7 @@ function check(f, name, v) {
   try {
     entry[1]();
   } catch (error) {
+    if (INTERNAL.test(String(error?.message))) throw new Error(`${name}: ${error.message}`);
     if (error instanceof p.PartkitError) return;
     if (CALLBACKS.has(name) && typeof v === 'function') return;
     throw new Error(`${name} threw ${error?.constructor?.name}: ${error?.message}`);
@@ -61,6 +62,7 @@ describe('fuzz: every export with hostile values', () => {
             entry[1]();
           } catch (error) {
             refused = true;
+            if (INTERNAL.test(String(error?.message))) throw new Error(`${name}: ${error.message}`);
             if (!(error instanceof p.PartkitError) && !(CALLBACKS.has(name) && typeof v === 'function')) {
               throw new Error(`${name} threw ${error?.constructor?.name}: ${error?.message}`);
             }

@@ -185,6 +185,9 @@ function calls(p, v, fixtures) {
   ];
 }
 
+/** Messages of errors that mean the JS layer sent wasm inconsistent plain data: never allowed. */
+const INTERNAL = /malformed encoding|not written whole|differ in length|packed batch/;
+
 /** Calls that hand `v` to the caller's own code (a logger): its exceptions are the caller's. */
 const CALLBACKS = new Set(['validateBucketingConfig.logger']);
 
@@ -249,4 +252,4 @@ function canary(p) {
   return out;
 }
 
-module.exports = {CALLBACKS, hostileValues, calls, fixtures, stateOf, canary, revoked, throwingProxy};
+module.exports = {INTERNAL, CALLBACKS, hostileValues, calls, fixtures, stateOf, canary, revoked, throwingProxy};
