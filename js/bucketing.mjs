@@ -2,7 +2,7 @@
 // Type checks of JS values happen here; every value rule lives in the Rust core.
 import * as wasm from '#wasm';
 import {BucketingError, call, describe, freed, readArgs, rethrow, tooLarge} from './errors.mjs';
-import {MAX_BATCH_ITEMS, MAX_RANGE_ITEMS, MAX_STRING} from './limits.mjs';
+import {MAX_BATCH_ITEMS, MAX_BATCH_UNITS, MAX_RANGE_ITEMS, MAX_STRING} from './limits.mjs';
 import {mapJoined} from './packed.mjs';
 
 const STATE_KEY = '__bucket_execution_state';
@@ -125,7 +125,12 @@ function encode(c, last) {
   }
   put(last, 'last_executed_bucket_id');
   const lens = new Uint32Array(texts.length);
-  for (let i = 0; i < texts.length; i++) lens[i] = texts[i].length;
+  let units = 0;
+  for (let i = 0; i < texts.length; i++) {
+    lens[i] = texts[i].length;
+    units += lens[i];
+  }
+  if (units > MAX_BATCH_UNITS) throw tooLarge(BucketingError, 'the config strings', units, MAX_BATCH_UNITS, 'UTF-16 code units in all');
   return [Uint8Array.from(kinds), Float64Array.from(nums), texts.join(''), lens];
 }
 

@@ -164,6 +164,9 @@ describe('issue 16 failure 4: unbounded arrays in config fields', () => {
       () => new p.SyncTask(big),
       () => new p.SyncTask('t').partitionStarted(big, 1),
       () => p.validateBucketingConfig({bucket_ranges: big, round_robin_bucket_execution: true}),
+      // In all: more than 256 Mi code units, which would not even join into one JS string.
+      () => p.validateBucketingConfig({bucket_ranges: new Array(300).fill(big.slice(1)), round_robin_bucket_execution: true}),
+      () => p.bucketMany('k', new Array(300).fill(big.slice(1)), 3),
     ];
     for (const fn of cases) partkitError(fn, 'INPUT_TOO_LARGE');
     expect(canary(p)).toBe(expected);
