@@ -43,7 +43,7 @@ pub(super) enum Timer {
     Rebalance,
     /// The epoch's leader re-publishes it to members that have not acknowledged it.
     EpochAck,
-    /// The epoch's leader publishes a checkpoint of it.
+    /// The epoch's leader (or, when none is clean for a while, a successor) publishes a checkpoint.
     Refresh,
     /// The owner marks a Finished partition Removed, or drops a tombstone.
     Removal,
