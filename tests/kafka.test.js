@@ -373,6 +373,16 @@ describe('KafkaTaskSync over an in-memory kafka', () => {
     sync = null;
   });
 
+  test('the topic check re-checks the retention rule: a retention.ms lowered while the task runs fails it', async () => {
+    const kafka = new FakeKafka();
+    const {events} = make(kafka, {topicCheckInterval: 20});
+    await sync.start();
+    kafka.topics.get('c_connector_sync').configs['retention.ms'] = '60000';
+    await until(() => sync.state === 'failed', 'the failure');
+    expect(events.map(([e, x]) => [e, x.code])).toEqual([['error', 'KAFKA_RETENTION_TOO_SHORT']]);
+    sync = null;
+  });
+
   test('a broker that cannot answer describeConfigs (or leaves configs out): a warning, and the task starts', async () => {
     const kafka = new FakeKafka();
     kafka.describeConfigsError = 'unsupported';

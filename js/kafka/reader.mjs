@@ -206,6 +206,8 @@ export class SyncLogReader {
     this.high = toOffset('high', high);
     if (this.high < this.low) throw argError(`high (${this.high}) must not be below low (${this.low})`);
     if (!Number.isSafeInteger(scanWindow) || scanWindow <= 0) throw argError('scanWindow must be a positive integer');
+    if (!Number.isSafeInteger(refetches) || refetches < 0) throw argError('refetches must be a non-negative integer');
+    if (!Number.isSafeInteger(refetchDelay) || refetchDelay < 0) throw argError('refetchDelay must be a non-negative integer (ms)');
     this.refetches = refetches;
     this.refetchDelay = refetchDelay;
     this.window = BigInt(scanWindow);
