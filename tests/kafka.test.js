@@ -607,6 +607,49 @@ describe('KafkaTaskSync over an in-memory kafka', () => {
   });
 });
 
+// Three tasks, each a KafkaTaskSync driving partkit's SyncTask, over one in-memory kafka: the
+// group's rebalance is fired by hand; everything else goes through the transport.
+test('three tasks over one in-memory kafka share an initial partition and its children, each finishing once', async () => {
+  const {FakeKafka, EVENTS} = require('./support/fake-kafka');
+  const kafka = new FakeKafka();
+  const ids = ['a', 'b', 'c'];
+  const tree = {root: ['k1', 'k2', 'k3', 'k4', 'k5'], k1: ['g1'], k2: ['g2']};
+  const finished = [];
+  const starts = [];
+  const tasks = ids.map((id) => {
+    const s = new KafkaTaskSync({kafka, connectorName: 'c', taskId: id, topicCheckInterval: 100000, syncOptions: {rebalanceTimeout: 2000}});
+    s.on('start', (token) => {
+      starts.push([id, token]);
+      setImmediate(() => {
+        if (!s.runningPartitions().includes(token)) return;
+        s.partitionStarted(token);
+        if (tree[token]) s.addPartitions(tree[token].map((k) => ({token: k, parents: [token]})));
+        s.partitionFinished(token);
+        finished.push([id, token]);
+      });
+    });
+    s.on('error', (e) => finished.push([id, `error ${e.code}`]));
+    return s;
+  });
+  try {
+    for (const s of tasks) await s.start();
+    const consumers = kafka.consumers.filter((c) => c.groupId === 'c');
+    await consumers[0].assign(ids.map((id) => [`m-${id}`, id]));
+    consumers.forEach((c, i) => c.fire(EVENTS.GROUP_JOIN, {memberId: `m-${ids[i]}`, isLeader: i === 0}));
+    consumers.forEach((c, i) => c.fire(EVENTS.HEARTBEAT, {memberId: `m-${ids[i]}`, groupGenerationId: 0}));
+    for (let i = 0; i < 400 && !tasks.every((s) => s.epoch() === '1-a'); i++) await new Promise((r) => setTimeout(r, 5));
+    expect(tasks.map((s) => s.epoch())).toEqual(['1-a', '1-a', '1-a']);
+    tasks[0].addPartitions([{token: 'root', parents: []}]);
+    const all = ['root', 'k1', 'k2', 'k3', 'k4', 'k5', 'g1', 'g2'];
+    for (let i = 0; i < 600 && finished.length < all.length; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(finished.map(([, t]) => t).sort()).toEqual([...all].sort());
+    expect(starts.length).toBe(all.length);
+    expect(new Set(finished.map(([id]) => id)).size).toBeGreaterThan(1);
+  } finally {
+    for (const s of tasks) await s.close();
+  }
+});
+
 test('close() while start() replays the sync topic ends start() instead of leaving it hanging', async () => {
   const {FakeKafka} = require('./support/fake-kafka');
   const kafka = new FakeKafka();
