@@ -647,6 +647,8 @@ export class KafkaTaskSync {
   async checkRetentionRule() {
     let entries;
     try {
+      // every config of the topic (no configNames: tansu 0.6 cannot decode a request that names
+      // them, and drops the connection)
       const {resources} = await this.admin.describeConfigs({
         includeSynonyms: false,
         resources: [{type: CONFIG_RESOURCE_TOPIC, name: this.syncTopic}],
