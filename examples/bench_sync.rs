@@ -69,6 +69,8 @@ fn message(kind: MessageType, states: Vec<TaskState>) -> SyncMessage {
         resend: false,
         epoch_attempt: 0,
         message_seq: None,
+        checkpoint: None,
+        departed: Vec::new(),
     }
 }
 

@@ -92,6 +92,8 @@ fn message() -> impl Strategy<Value = SyncMessage> {
                 resend,
                 epoch_attempt: 0,
                 message_seq: seq,
+                checkpoint: None,
+                departed: Vec::new(),
             },
         )
 }

@@ -14,6 +14,7 @@ fn opts() -> SyncOptions {
         epoch_ack_timeout: 500,
         removal_delay: 100,
         tombstone_ttl: 10_000,
+        state_refresh_interval: 50_000,
     }
 }
 
@@ -405,6 +406,8 @@ fn states_stamped_in_the_same_millisecond_are_both_applied() {
             resend: false,
             epoch_attempt: 0,
             message_seq: None,
+            checkpoint: None,
+            departed: Vec::new(),
         }
     };
     t.on_message(&mk(1, &["a"]), 42).unwrap();

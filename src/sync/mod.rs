@@ -45,9 +45,14 @@ mod task;
 mod types;
 
 pub use assign::compute_epoch;
+
+/// The sync topic's `retention.ms` must be at least this many `stateRefreshInterval`s (or
+/// infinite): the log then always holds a clean checkpoint to start from, even across a leader
+/// change and the retries of a checkpoint that another record raced.
+pub const MIN_RETENTION_REFRESHES: u64 = 4;
 pub use error::SyncError;
 pub use task::{SyncTask, MAX_SAFE_INTEGER};
 pub use types::{
-    MessageType, PartitionSpec, PartitionState, PartitionStatus, RebalanceEvent, SharedPartition,
-    SyncMessage, SyncOptions, SyncOutput, TaskData, TaskShare, TaskState,
+    CheckpointRef, MessageType, PartitionSpec, PartitionState, PartitionStatus, RebalanceEvent,
+    SharedPartition, SyncMessage, SyncOptions, SyncOutput, TaskData, TaskShare, TaskState,
 };

@@ -7,7 +7,8 @@
 //! - **safety**: no partition Scheduled/Running on two live tasks, no partition owned by two live
 //!   tasks, no partition restarted once finished or moved away from a live task that ran it;
 //! - **no loss**: whenever every live task has applied the epoch of the current generation, every
-//!   created, unfinished partition is owned by a live task or shared to one;
+//!   created, unfinished partition that every live task has read of is owned by a live task or
+//!   shared to one;
 //! - **liveness**: after the faults stop, every partition finishes;
 //! - **balance**: with the group converged and work frozen, new partitions only go to tasks whose
 //!   load is within 1 of the least-loaded task.
@@ -80,6 +81,11 @@ pub struct Faults {
     pub leader_death: u64,
     /// A garbage message is fed to a task (it must be rejected without effect).
     pub garbage: u64,
+    /// A record lands twice in the log (a producer retry).
+    pub duplicate_record: u64,
+    /// A task finishes a partition and leaves the group cleanly before its records land (they
+    /// land some steps later, possibly after the next epoch).
+    pub leave: u64,
 }
 
 /// One simulation run.
@@ -111,6 +117,13 @@ pub struct SimConfig {
     /// message is fenced (`SyncTask::fence`) when it reads the next one, and re-deliveries are
     /// dropped. Off by default: the core then sees holes only through `messageSeq`.
     pub check_offsets: bool,
+    /// The sync topic's retention, in time units: records older than this are deleted, a task
+    /// that had not read them is fenced (its transport sees the offsets jump), and a new task
+    /// starts reading at the latest clean checkpoint ([`start_offset`]).
+    pub retention: u64,
+    /// Largest clock skew of a task (each task's clock runs ahead of the simulation's by a
+    /// fixed amount drawn up to this).
+    pub max_skew: u64,
 }
 
 impl SimConfig {
@@ -118,7 +131,7 @@ impl SimConfig {
     pub fn from_seed(seed: u64) -> Self {
         let mut r = Rng::new(seed.wrapping_mul(31).wrapping_add(17));
         let tasks = r.range(1, 12) as usize;
-        SimConfig {
+        let mut cfg = SimConfig {
             seed,
             tasks,
             partitions: r.range(3, 40) as usize,
@@ -133,17 +146,35 @@ impl SimConfig {
                 miss_epoch: r.range(0, 150),
                 leader_death: r.range(0, 100),
                 garbage: r.range(0, 10),
+                duplicate_record: 0,
+                leave: 0,
             },
             options: SyncOptions {
                 rebalance_timeout: r.range(50, 400),
                 epoch_ack_timeout: r.range(50, 300),
                 removal_delay: r.range(0, 200),
                 tombstone_ttl: r.range(30_000, 60_000),
+                state_refresh_interval: 1,
             },
             full_trace: false,
             strict_reruns: false,
             check_offsets: false,
+            retention: 0,
+            max_skew: 0,
+        };
+        // drawn after the rest, so that older seeds keep their other settings
+        // (as in production, several times the rebalance and acknowledgement timeouts)
+        cfg.options.state_refresh_interval = r.range(2, 6)
+            * (cfg.options.rebalance_timeout + cfg.options.epoch_ack_timeout);
+        cfg.retention =
+            cfg.options.state_refresh_interval * super::MIN_RETENTION_REFRESHES + r.range(0, 500);
+        cfg.faults.duplicate_record = r.range(0, 30);
+        cfg.faults.leave = r.range(0, 8);
+        cfg.max_skew = r.range(0, 50);
+        if r.chance(120) {
+            cfg.tasks = 1; // a one-task connector
         }
+        cfg
     }
 }
 
@@ -227,6 +258,8 @@ struct Node {
     running: BTreeMap<String, Phase>,
     /// The transport skipped a message (offset checking finds it at the next one).
     hole: bool,
+    /// How far this task's clock runs ahead of the simulation's.
+    skew: u64,
 }
 
 struct Sim {
@@ -242,7 +275,8 @@ struct Sim {
     generation: u64,
     members: Vec<usize>,
     change_at: Option<usize>,
-    created: BTreeSet<String>,
+    /// Every partition named in a record of the log, with the index of the first such record.
+    created: BTreeMap<String, usize>,
     finished: BTreeSet<String>,
     last_runner: BTreeMap<String, usize>,
     epochs: BTreeSet<String>,
@@ -251,6 +285,16 @@ struct Sim {
     frozen: bool,
     trace: VecDeque<String>,
     report: SimReport,
+    /// When each log record landed (retention deletes by it).
+    log_time: Vec<u64>,
+    /// The earliest record retention has not deleted.
+    retained_from: usize,
+    /// Records of tasks that left the group, landing at a later step.
+    delayed: Vec<(usize, SyncMessage)>,
+    /// While set, what a task publishes is delayed to that step (a clean leave racing its records).
+    divert: Option<usize>,
+    /// Faults are on (the chaos phase).
+    chaos: bool,
 }
 
 type Check = Result<(), String>;
@@ -352,7 +396,7 @@ impl Sim {
             generation: 0,
             members: Vec::new(),
             change_at: Some(0),
-            created: BTreeSet::new(),
+            created: BTreeMap::new(),
             finished: BTreeSet::new(),
             last_runner: BTreeMap::new(),
             epochs: BTreeSet::new(),
@@ -360,6 +404,11 @@ impl Sim {
             frozen: false,
             trace: VecDeque::new(),
             report: SimReport::default(),
+            log_time: Vec::new(),
+            retained_from: 0,
+            delayed: Vec::new(),
+            divert: None,
+            chaos: true,
             cfg,
         };
         for _ in 0..sim.cfg.tasks.clamp(1, 12) {
@@ -379,7 +428,9 @@ impl Sim {
     fn spawn(&mut self) -> usize {
         let id = format!("t{}", self.nodes.len());
         let task = SyncTask::with_options(&id, self.cfg.options.clone()).expect("valid options");
+        let skew = self.rng.range(0, self.cfg.max_skew);
         self.nodes.push(Node {
+            skew,
             id: id.clone(),
             task,
             alive: true,
@@ -392,6 +443,11 @@ impl Sim {
         self.report.tasks_started += 1;
         self.note(format!("spawn {id}"));
         self.nodes.len() - 1
+    }
+
+    /// Task `i`'s clock.
+    fn clock(&self, i: usize) -> u64 {
+        self.now + self.nodes[i].skew
     }
 
     fn alive(&self) -> Vec<usize> {
@@ -416,6 +472,7 @@ impl Sim {
             self.check()?;
         }
         self.note("== heal".into());
+        self.chaos = false;
         for n in &mut self.nodes {
             n.slow = false;
         }
@@ -515,8 +572,13 @@ impl Sim {
     fn chaos_step(&mut self) -> Check {
         self.step += 1;
         self.now += self.rng.range(0, 3);
+        self.land_delayed();
+        self.expire()?;
         self.membership()?;
         let f = self.cfg.faults.clone();
+        if self.rng.chance(f.leave) {
+            return self.leave();
+        }
         if self.rng.chance(f.crash) {
             return self.crash(false);
         }
@@ -550,8 +612,10 @@ impl Sim {
     fn heal_step(&mut self) -> Check {
         self.step += 1;
         self.now += self.rng.range(0, 3);
+        self.land_delayed();
+        self.expire()?;
         if self.alive().is_empty() {
-            self.restart();
+            self.restart_capped(usize::MAX);
         }
         self.membership()?;
         self.ordinary_step(false)
@@ -643,12 +707,19 @@ impl Sim {
             return;
         }
         let i = self.spawn();
-        // subscription order: read the sync topic up to its end, then join the group
+        // subscription order: read the sync topic up to its end from where the transport starts
+        // (the latest clean checkpoint), then join the group
+        self.nodes[i].cursor = self.start_offset();
+        let l = format!(
+            "{} starts reading at #{} (retained from #{})",
+            self.nodes[i].id, self.nodes[i].cursor, self.retained_from
+        );
+        self.note(l);
         while self.nodes[i].cursor < self.log.len() {
             let k = self.nodes[i].cursor;
             let msg = self.log[k].clone();
             self.nodes[i].cursor += 1;
-            let now = self.now;
+            let now = self.clock(i);
             match self.nodes[i].task.on_message(&msg, now) {
                 Ok(out) => {
                     if let Err(e) = self.apply(i, out) {
@@ -685,7 +756,7 @@ impl Sim {
             self.note(l);
             let at = self.step + self.rng.range(1, 30) as usize;
             self.change_at = Some(self.change_at.map_or(at, |c| c.min(at)));
-            self.restart_capped(128);
+            self.restart_capped(256);
             return Ok(());
         }
         for t in &out.start {
@@ -719,19 +790,18 @@ impl Sim {
                 return Err(format!("json round trip changed a message: {json}"));
             }
             self.report.max_message_bytes = self.report.max_message_bytes.max(json.len());
-            for s in &m.connector_state {
-                self.created
-                    .extend(s.data.partitions.iter().map(|p| p.token.clone()));
-                self.created
-                    .extend(s.share.partitions.iter().map(|p| p.token.clone()));
-            }
             if m.kind == MessageType::NewEpoch {
                 let l = format!(
                     "{} publishes NewEpoch {} base {:?}{} {}",
                     m.task_id,
                     m.sync_epoch,
                     m.base_epoch,
-                    if m.resend { " (resend)" } else { "" },
+                    match (m.resend, &m.checkpoint) {
+                        (_, Some(c)) =>
+                            format!(" (checkpoint after {}#{})", c.after_task_id, c.after_seq),
+                        (true, None) => " (resend)".to_string(),
+                        _ => String::new(),
+                    },
                     m.connector_state
                         .iter()
                         .map(|s| format!(
@@ -748,7 +818,17 @@ impl Sim {
                 );
                 self.note(l);
             }
-            self.log.push(m);
+            match self.divert {
+                Some(due) => self.delayed.push((due, m)),
+                None => {
+                    let twice = self.chaos && self.rng.chance(self.cfg.faults.duplicate_record);
+                    if twice {
+                        self.note(format!("record #{} lands twice", self.log.len()));
+                        self.append(m.clone());
+                    }
+                    self.append(m);
+                }
+            }
         }
         if !out.start.is_empty() || !out.stop.is_empty() {
             let l = format!(
@@ -773,6 +853,11 @@ impl Sim {
             return Ok(());
         }
         let burst = self.rng.range(1, 4);
+        self.deliver_to(i, burst, faults)
+    }
+
+    /// Up to `burst` records of the log to task `i`, with the delivery faults when `faults`.
+    fn deliver_to(&mut self, i: usize, burst: u64, faults: bool) -> Check {
         for _ in 0..burst {
             let k = self.nodes[i].cursor;
             if k >= self.log.len() {
@@ -798,7 +883,7 @@ impl Sim {
                 continue;
             }
             if self.nodes[i].hole {
-                let now = self.now;
+                let now = self.clock(i);
                 let out = self.nodes[i]
                     .task
                     .fence(&format!("offset {} was never read", k - 1), now);
@@ -849,8 +934,11 @@ impl Sim {
 
     fn feed(&mut self, i: usize, k: usize, msg: &SyncMessage) -> Check {
         let owned_before = self.owned_set(i);
+        if std::env::var("SIMDBG").ok().as_deref() == Some(&format!("{}@{k}", self.nodes[i].id)) {
+            eprintln!("DBG {:#?}", self.nodes[i].task.known_tasks());
+        }
         let before = self.nodes[i].task.epoch().map(str::to_string);
-        let now = self.now;
+        let now = self.clock(i);
         let out = self.nodes[i]
             .task
             .on_message(msg, now)
@@ -881,7 +969,7 @@ impl Sim {
             return self.tick();
         };
         let ev = self.nodes[i].events.pop_front().expect("non-empty");
-        let now = self.now;
+        let now = self.clock(i);
         let out = self.nodes[i]
             .task
             .on_rebalance(&ev, now)
@@ -909,7 +997,7 @@ impl Sim {
         let tokens: Vec<String> = self.nodes[i].running.keys().cloned().collect();
         let t = tokens[self.rng.below(tokens.len() as u64) as usize].clone();
         let phase = self.nodes[i].running[&t];
-        let now = self.now;
+        let now = self.clock(i);
         match phase {
             Phase::Scheduled => {
                 let out = self.nodes[i]
@@ -925,60 +1013,101 @@ impl Sim {
                     self.nodes[i].running.insert(t, Phase::Running(p + 1));
                     return Ok(());
                 }
-                let children: Vec<PartitionSpec> = self
-                    .dag
-                    .get(&t)
-                    .map(|d| {
-                        d.children
-                            .iter()
-                            .map(|c| PartitionSpec {
-                                token: c.clone(),
-                                parents: self.dag[c].parents.clone(),
-                                start_timestamp: Some(now),
-                                end_timestamp: None,
-                            })
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                if !children.is_empty() {
-                    let owned_before = self.owned_set(i);
-                    let out = self.nodes[i]
-                        .task
-                        .add_partitions(&children, now)
-                        .map_err(|e| format!("{} add_partitions: {e}", self.nodes[i].id))?;
-                    let l = format!(
-                        "{} finds children of {t}: {:?}",
-                        self.nodes[i].id,
-                        children
-                            .iter()
-                            .map(|c| c.token.as_str())
-                            .collect::<Vec<_>>()
-                    );
-                    self.note(l);
-                    self.note_owned(i, &owned_before, "add_partitions");
-                    self.apply(i, out)?;
-                }
-                let out = self.nodes[i]
-                    .task
-                    .partition_finished(&t, now)
-                    .map_err(|e| format!("{} partition_finished({t}): {e}", self.nodes[i].id))?;
-                self.nodes[i].running.remove(&t);
-                self.finished.insert(t.clone());
-                let l = format!("{} finishes {t}", self.nodes[i].id);
-                self.note(l);
-                self.apply(i, out)
+                self.finish_partition(i, &t)
             }
         }
     }
 
+    /// Task `i` finishes running partition `t`: its children first, then the finish.
+    fn finish_partition(&mut self, i: usize, t: &str) -> Check {
+        let now = self.clock(i);
+        let children: Vec<PartitionSpec> = self
+            .dag
+            .get(t)
+            .map(|d| {
+                d.children
+                    .iter()
+                    .map(|c| PartitionSpec {
+                        token: c.clone(),
+                        parents: self.dag[c].parents.clone(),
+                        start_timestamp: Some(now),
+                        end_timestamp: None,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        if !children.is_empty() {
+            let owned_before = self.owned_set(i);
+            let out = self.nodes[i]
+                .task
+                .add_partitions(&children, now)
+                .map_err(|e| format!("{} add_partitions: {e}", self.nodes[i].id))?;
+            let l = format!(
+                "{} finds children of {t}: {:?}",
+                self.nodes[i].id,
+                children
+                    .iter()
+                    .map(|c| c.token.as_str())
+                    .collect::<Vec<_>>()
+            );
+            self.note(l);
+            self.note_owned(i, &owned_before, "add_partitions");
+            self.apply(i, out)?;
+        }
+        let out = self.nodes[i]
+            .task
+            .partition_finished(t, now)
+            .map_err(|e| format!("{} partition_finished({t}): {e}", self.nodes[i].id))?;
+        self.nodes[i].running.remove(t);
+        self.finished.insert(t.to_string());
+        let l = format!("{} finishes {t}", self.nodes[i].id);
+        self.note(l);
+        self.apply(i, out)
+    }
+
+    /// Time goes to the next wake-up of a task (`poll_timeout`, as quinn's test `Pair` steps
+    /// to the next timeout), or on a little when no task has one; the tasks that are due tick,
+    /// and none may have a deadline at or before its `now` afterwards.
     fn tick(&mut self) -> Check {
-        self.now += self.rng.range(1, 60);
-        let now = self.now;
+        let next = self
+            .alive()
+            .into_iter()
+            .filter_map(|i| {
+                let n = &self.nodes[i];
+                n.task.poll_timeout().map(|t| t.saturating_sub(n.skew))
+            })
+            .min();
+        // (never past what a reader that keeps up could lag by: a quiet stretch of time in which
+        // no task reads would fence every reader at once)
+        let most = self.now + (self.cfg.retention / 64).max(1);
+        match next {
+            Some(t) if t > self.now => self.now = t.min(most),
+            Some(_) => {}
+            None => self.now += self.rng.range(1, 60),
+        }
         for i in self.alive() {
+            let now = self.clock(i);
+            if self.nodes[i].task.poll_timeout().is_none_or(|t| t > now) {
+                continue;
+            }
+            // a task that keeps up has mostly read the log to its end when its timer fires (a
+            // Kafka consumer fetches continuously): what it publishes now reflects it
+            if !self.nodes[i].slow && self.rng.chance(800) {
+                self.deliver_to(i, u64::MAX, self.chaos)?;
+                if !self.nodes[i].alive {
+                    continue;
+                }
+            }
             let owned_before = self.owned_set(i);
             let out = self.nodes[i].task.tick(now);
             self.note_owned(i, &owned_before, "tick");
             self.apply(i, out)?;
+            if let Some(t) = self.nodes[i].task.poll_timeout().filter(|&t| t <= now) {
+                return Err(format!(
+                    "timers: {} has pollTimeout {t} <= now {now} after tick",
+                    self.nodes[i].id
+                ));
+            }
         }
         // roots: added once, by the first task that applies an epoch
         if !self.roots_added {
@@ -987,6 +1116,7 @@ impl Sim {
                 .into_iter()
                 .find(|&i| self.nodes[i].task.in_epoch())
             {
+                let now = self.clock(i);
                 let specs: Vec<PartitionSpec> = self
                     .roots
                     .iter()
@@ -1004,6 +1134,127 @@ impl Sim {
             }
         }
         Ok(())
+    }
+
+    /// A task finishes a running partition and leaves the group cleanly right away (it stops
+    /// everything); its last records land some steps later, possibly after the next epoch.
+    fn leave(&mut self) -> Check {
+        let with: Vec<usize> = self
+            .alive()
+            .into_iter()
+            .filter(|&i| {
+                self.nodes[i]
+                    .running
+                    .values()
+                    .any(|p| matches!(p, Phase::Running(_)))
+            })
+            .collect();
+        let Some(i) = self.pick(&with) else {
+            return Ok(());
+        };
+        let t = self.nodes[i]
+            .running
+            .iter()
+            .find(|(_, p)| matches!(p, Phase::Running(_)))
+            .map(|(t, _)| t.clone())
+            .unwrap_or_default();
+        let due = self.step + self.rng.range(1, 40) as usize;
+        self.divert = Some(due);
+        let r = self.finish_partition(i, &t);
+        self.divert = None;
+        r?;
+        let n = &mut self.nodes[i];
+        n.alive = false;
+        n.events.clear();
+        n.running.clear();
+        let l = format!("{} leaves; its records land at step {due}", n.id);
+        self.note(l);
+        let at = self.step + self.rng.range(1, 5) as usize;
+        self.change_at = Some(self.change_at.map_or(at, |c| c.min(at)));
+        Ok(())
+    }
+
+    /// A record lands in the log (what it names exists from now on).
+    fn append(&mut self, m: SyncMessage) {
+        let at = self.log.len();
+        for s in &m.connector_state {
+            let tokens = s.data.partitions.iter().map(|p| &p.token);
+            for t in tokens.chain(s.share.partitions.iter().map(|p| &p.token)) {
+                self.created.entry(t.clone()).or_insert(at);
+            }
+        }
+        self.log.push(m);
+        self.log_time.push(self.now);
+    }
+
+    /// The delayed records that are due land in the log.
+    fn land_delayed(&mut self) {
+        let step = self.step;
+        let (due, later): (Vec<_>, Vec<_>) = std::mem::take(&mut self.delayed)
+            .into_iter()
+            .partition(|(at, _)| *at <= step);
+        self.delayed = later;
+        for (_, m) in due {
+            self.note(format!("delayed record of {} lands", m.task_id));
+            self.append(m);
+        }
+    }
+
+    /// Retention deletes the records older than `retention`; a live task that had not read
+    /// them sees its offsets jump (as `KafkaTaskSync` does) and fences itself.
+    fn expire(&mut self) -> Check {
+        if self.cfg.retention == 0 {
+            return Ok(());
+        }
+        while self.retained_from < self.log.len()
+            && self.log_time[self.retained_from].saturating_add(self.cfg.retention) < self.now
+        {
+            self.retained_from += 1;
+        }
+        for i in self.alive() {
+            let from = self.nodes[i].cursor;
+            if from >= self.retained_from || !self.nodes[i].alive {
+                continue;
+            }
+            self.nodes[i].cursor = self.retained_from;
+            let now = self.clock(i);
+            let why = format!("records #{from}.. were deleted by retention before it read them");
+            let out = self.nodes[i].task.fence(&why, now);
+            self.apply(i, out)?;
+        }
+        Ok(())
+    }
+
+    /// Where a new task starts reading, as the Kafka transport's `findEpochStart` decides: at
+    /// the latest clean checkpoint (the record before it is the one it names); without one, at
+    /// the first NewEpoch of the latest NewEpoch's base epoch, or the whole retained log.
+    fn start_offset(&self) -> usize {
+        let lo = self.retained_from;
+        for k in (lo + 1..self.log.len()).rev() {
+            if let Some(c) = &self.log[k].checkpoint {
+                let prev = &self.log[k - 1];
+                if prev.task_id == c.after_task_id && prev.message_seq == Some(c.after_seq) {
+                    return k;
+                }
+            }
+        }
+        let is_epoch = |k: usize, id: &str| {
+            self.log[k].kind == MessageType::NewEpoch && self.log[k].sync_epoch == id
+        };
+        let Some(last) = (lo..self.log.len())
+            .rev()
+            .find(|&k| self.log[k].kind == MessageType::NewEpoch)
+        else {
+            return lo;
+        };
+        let base = self.log[last].base_epoch.as_deref().unwrap_or("");
+        if base.is_empty() {
+            return lo;
+        }
+        (lo..self.log.len())
+            .find(|&k| is_epoch(k, base))
+            .or_else(|| (lo..self.log.len()).find(|&k| is_epoch(k, &self.log[last].sync_epoch)))
+            .unwrap_or(lo)
     }
 
     fn garbage(&mut self) -> Check {
@@ -1036,7 +1287,7 @@ impl Sim {
             msg.epoch_generation = 0; // an empty epoch is well-formed: make it malformed
         }
         let before = format!("{:?}", self.nodes[i].task);
-        let now = self.now;
+        let now = self.clock(i);
         match self.nodes[i].task.on_message(&msg, now) {
             Ok(_) => Err(format!(
                 "{} accepted a malformed message: {msg:?}",
@@ -1086,7 +1337,7 @@ impl Sim {
             );
             let alive = self.alive();
             let Some(i) = self.pick(&alive) else { break };
-            let now = self.now;
+            let now = self.clock(i);
             let out = self.nodes[i]
                 .task
                 .add_partitions(&[PartitionSpec::new(token.clone(), &[])], now)
@@ -1157,7 +1408,10 @@ impl Sim {
                     }
                 }
             }
-            for t in &self.created {
+            // (a partition counts once every live task has read the record that names it: the
+            // late record of a departed task names partitions nobody knew before)
+            let read = alive.iter().map(|&i| self.nodes[i].cursor).min().unwrap_or(0);
+            for (t, _) in self.created.iter().filter(|(_, &at)| at < read) {
                 if !self.finished.contains(t)
                     && !owned.contains_key(t.as_str())
                     && !shared.contains(t.as_str())

@@ -124,6 +124,17 @@ pub struct SyncTask {
     fenced: Option<String>,
     /// Since when this task has been behind (read messages of an epoch it could not apply).
     behind_since: Option<u64>,
+    /// The last record read (its sender and `messageSeq`): what a checkpoint published now is
+    /// computed after.
+    last_read: Option<CheckpointRef>,
+    /// When this task, the leader of the epoch in force, next publishes a checkpoint of it.
+    refresh_at: Option<u64>,
+    /// When this task last read a clean checkpoint (by any author): a new epoch's leader
+    /// publishes the next one `stateRefreshInterval` after it, however often epochs change.
+    checkpoint_seen: Option<u64>,
+    /// Tasks that were members of an epoch this task applied and are not any more (they left,
+    /// died or fenced themselves: they run nothing), oldest first, bounded.
+    departed: VecDeque<String>,
 }
 
 fn invalid_partition(why: impl std::fmt::Display) -> SyncError {
@@ -204,6 +215,13 @@ fn absorb_into(cache: &mut BTreeMap<String, TaskState>, own: &TaskState, state: 
 /// Largest number the protocol carries: JSON numbers are exact integers only up to 2^53 - 1
 /// (`Number.MAX_SAFE_INTEGER`), so a larger one is refused rather than silently rounded.
 pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
+/// How many departed task ids a task remembers (their late records are adopted, see
+/// `SyncTask::adopt_departed`).
+const MAX_DEPARTED: usize = 4096;
+
+/// How many departed task ids a re-publication of an epoch carries (the latest ones).
+const RESENT_DEPARTED: usize = 64;
 
 /// A task behind for this many `rebalanceTimeout + epochAckTimeout` fences itself.
 const STUCK_TIMEOUTS: u64 = 8;
@@ -308,10 +326,13 @@ impl SyncTask {
                 "invalid task id: must not be empty",
             ));
         }
-        if opts.rebalance_timeout == 0 || opts.epoch_ack_timeout == 0 {
+        if opts.rebalance_timeout == 0
+            || opts.epoch_ack_timeout == 0
+            || opts.state_refresh_interval == 0
+        {
             return Err(SyncError::new(
                 ErrorKind::InvalidOptions,
-                "invalid options: rebalanceTimeout and epochAckTimeout must be positive",
+                "invalid options: rebalanceTimeout, epochAckTimeout and stateRefreshInterval must be positive",
             ));
         }
         Ok(SyncTask {
@@ -339,6 +360,10 @@ impl SyncTask {
             read_epochs: BTreeSet::new(),
             fenced: None,
             behind_since: None,
+            last_read: None,
+            refresh_at: None,
+            checkpoint_seen: None,
+            departed: VecDeque::new(),
         })
     }
 
@@ -461,44 +486,12 @@ impl SyncTask {
     }
 
     /// The earliest `now` at which [`tick`](Self::tick) has work (leader timeout, epoch
-    /// re-publication, delayed removal), or `None`.
+    /// re-publication, checkpoint, delayed removal), or `None`. Only deadlines with work count:
+    /// after `tick(now)` returned, this is always later than `now` (work that waits for an input,
+    /// such as a finished parent waiting for its child, sets no deadline), so a driver can sleep
+    /// until it.
     pub fn poll_timeout(&self) -> Option<u64> {
-        let mut t: Option<u64> = None;
-        let mut at = |x: u64| t = Some(t.map_or(x, |y: u64| y.min(x)));
-        if let Some(p) = &self.pending {
-            match &p.published {
-                Some((_, t)) if p.awaiting.is_some() => at(t.saturating_add(
-                    self.opts
-                        .rebalance_timeout
-                        .saturating_mul(1u64 << p.republished.min(4)),
-                )),
-                _ => at(p.since.saturating_add(self.opts.rebalance_timeout)),
-            }
-        }
-        if let Some(l) = &self.lead {
-            if l.members.iter().any(|m| !l.acked.contains(m)) {
-                at(l.last_publish.saturating_add(
-                    self.opts
-                        .epoch_ack_timeout
-                        .saturating_mul(1u64 << l.resends.min(4)),
-                ));
-            }
-        }
-        if let Some(since) = self.behind_since {
-            at(since.saturating_add(self.stuck_after()));
-        }
-        for p in &self.own.data.partitions {
-            if let Some(f) = p.finished_timestamp {
-                match p.state {
-                    PartitionStatus::Finished => at(f.saturating_add(self.opts.removal_delay)),
-                    PartitionStatus::Removed => at(f
-                        .saturating_add(self.opts.removal_delay)
-                        .saturating_add(self.opts.tombstone_ttl)),
-                    _ => {}
-                }
-            }
-        }
-        t
+        self.timers().into_iter().map(|(_, at)| at).min()
     }
 
     // ----------------------------------------------------------------------------- inputs
@@ -616,6 +609,27 @@ impl SyncTask {
                 .message_seq
                 .map_or(self.own_read + 1, |s| self.own_read.max(s));
         }
+        if msg.checkpoint.is_some() {
+            if msg.checkpoint == self.last_read {
+                self.checkpoint_seen = Some(self.now);
+                self.schedule_refresh();
+            } else if msg.task_id == self.id {
+                // another record landed between the one it was computed after and itself: no
+                // reader can start at it, so publish another one soon
+                let retry = self.now.saturating_add(
+                    self.opts
+                        .epoch_ack_timeout
+                        .min(self.opts.state_refresh_interval),
+                );
+                if let Some(at) = &mut self.refresh_at {
+                    *at = (*at).min(retry);
+                }
+            }
+        }
+        self.last_read = msg.message_seq.map(|seq| CheckpointRef {
+            after_task_id: msg.task_id.clone(),
+            after_seq: seq,
+        });
         if msg.kind == MessageType::NewEpoch && msg.epoch_generation > self.epoch_generation() {
             self.read_epochs
                 .insert((msg.epoch_generation, msg.sync_epoch.clone()));
@@ -624,6 +638,10 @@ impl SyncTask {
             MessageType::NewEpoch => self.on_new_epoch(msg, &mut out),
             MessageType::Regular => self.on_regular(msg),
             MessageType::RebalanceAnswer => self.on_answer(msg, &mut out),
+        }
+        if msg.kind != MessageType::NewEpoch {
+            self.take_finishes(Self::sender_state(msg), &mut out);
+            self.adopt_departed(Self::sender_state(msg));
         }
         self.finish(&mut out);
         Ok(out)
@@ -798,7 +816,8 @@ impl SyncTask {
         self.seal(out)
     }
 
-    /// Time passed: leader timeout, epoch re-publication, delayed removal.
+    /// Time passed: does the work of every deadline of [`poll_timeout`](Self::poll_timeout)
+    /// that is due (leader timeout, epoch re-publication, checkpoint, delayed removal).
     pub fn tick(&mut self, now: u64) -> SyncOutput {
         self.input(|t| Ok(t.tick_inner(now))).unwrap_or_default()
     }
@@ -806,35 +825,162 @@ impl SyncTask {
     fn tick_inner(&mut self, now: u64) -> SyncOutput {
         self.clock(now);
         let mut out = SyncOutput::default();
-        if let Some(since) = self.behind_since {
-            if self.now >= since.saturating_add(self.stuck_after()) {
-                let why = format!(
-                    "stuck behind: epoch {} in force, newer epochs read for {} ms without one it can apply",
-                    self.cur_id(),
-                    self.now - since
-                );
-                self.fence_self(why, &mut out);
-                return out;
+        let mut removal = false;
+        for (timer, at) in self.timers() {
+            if at > self.now {
+                continue;
             }
-        }
-        if let Some(l) = &self.lead {
-            let wait = self
-                .opts
-                .epoch_ack_timeout
-                .saturating_mul(1u64 << l.resends.min(4));
-            if l.members.iter().any(|m| !l.acked.contains(m))
-                && self.now >= l.last_publish.saturating_add(wait)
-            {
-                self.resend(&mut out);
-                if let Some(l) = &mut self.lead {
-                    l.last_publish = self.now;
-                    l.resends += 1;
+            match timer {
+                Timer::Stuck => {
+                    let since = self.behind_since.unwrap_or(self.now);
+                    let why = format!(
+                        "stuck behind: epoch {} in force, newer epochs read for {} ms without one it can apply",
+                        self.cur_id(),
+                        self.now - since
+                    );
+                    self.fence_self(why, &mut out);
+                    return out;
                 }
+                Timer::EpochAck => {
+                    self.resend(&mut out);
+                    if let Some(l) = &mut self.lead {
+                        l.last_publish = self.now;
+                        l.resends += 1;
+                    }
+                }
+                Timer::Refresh => self.checkpoint(&mut out),
+                // the leader's timeout is handled by `maybe_lead` in `finish`
+                Timer::Rebalance => {}
+                Timer::Removal => removal = true,
             }
         }
-        self.settle_with(&mut out, true);
+        self.settle_with(&mut out, removal);
         self.finish(&mut out);
         out
+    }
+
+    // ----------------------------------------------------------------------------- timers
+
+    /// Every deadline that has work, one per kind (quinn-proto's timer table, derived from the
+    /// state it guards so that it cannot drift from it).
+    fn timers(&self) -> Vec<(Timer, u64)> {
+        let mut v = Vec::new();
+        if self.fenced.is_some() {
+            return v;
+        }
+        if let Some(since) = self.behind_since {
+            v.push((Timer::Stuck, since.saturating_add(self.stuck_after())));
+        }
+        if let Some(at) = self.rebalance_deadline() {
+            v.push((Timer::Rebalance, at));
+        }
+        if let Some(l) = &self.lead {
+            if l.members.iter().any(|m| !l.acked.contains(m)) {
+                let wait = self
+                    .opts
+                    .epoch_ack_timeout
+                    .saturating_mul(1u64 << l.resends.min(4));
+                v.push((Timer::EpochAck, l.last_publish.saturating_add(wait)));
+            }
+        }
+        if let Some(at) = self.refresh_at {
+            v.push((Timer::Refresh, at));
+        }
+        if let Some(at) = self.removal_deadline() {
+            v.push((Timer::Removal, at));
+        }
+        v
+    }
+
+    /// When a leader collecting answers publishes its epoch without waiting for more, or
+    /// publishes again the epoch it has not read back (see `maybe_lead`).
+    fn rebalance_deadline(&self) -> Option<u64> {
+        let p = self.pending.as_ref()?;
+        let timeout = self.opts.rebalance_timeout;
+        if p.awaiting.is_some() {
+            let (_, at) = p.published.as_ref()?;
+            return Some(at.saturating_add(timeout.saturating_mul(1u64 << p.republished.min(4))));
+        }
+        if p.generation <= self.epoch_generation() || self.own_read < self.seq {
+            // nothing to lead, or waiting to read its own messages back (an input)
+            return None;
+        }
+        let wait = if self.missed().is_some() {
+            timeout.saturating_mul(2)
+        } else {
+            timeout
+        };
+        Some(p.since.saturating_add(wait))
+    }
+
+    /// The earliest removal work on the own partitions that nothing blocks: a Finished partition
+    /// no unfinished partition names as a parent, a tombstone nothing references any more. What
+    /// blocks them changes only on an input, which computes this again.
+    fn removal_deadline(&self) -> Option<u64> {
+        let (delay, ttl) = (self.opts.removal_delay, self.opts.tombstone_ttl);
+        let done: HashSet<&str> = self
+            .own
+            .data
+            .partitions
+            .iter()
+            .filter(|p| p.state.is_done())
+            .map(|p| p.token.as_str())
+            .collect();
+        if done.is_empty() {
+            return None;
+        }
+        let blockers = self.removal_blockers(&done);
+        self.own
+            .data
+            .partitions
+            .iter()
+            .filter(|p| blockers.allow(p))
+            .filter_map(|p| removal_due(p, delay, ttl))
+            .min()
+    }
+
+    /// The members of the epoch in force keep a complete state of it in the log: its leader
+    /// publishes a checkpoint `stateRefreshInterval` after the last clean one it read (at once
+    /// if it has read none), however often epochs change; the member `r` places after the
+    /// leader (in id order, of `n`) steps in when no clean checkpoint came `r / n` intervals
+    /// later (a leader that died or lags behind the log cannot publish a clean one), so that
+    /// clean checkpoints are at most about two intervals apart while any member keeps up.
+    fn schedule_refresh(&mut self) {
+        let interval = self.opts.state_refresh_interval;
+        let first = self.checkpoint_seen.map_or(self.now, |t| t.saturating_add(interval));
+        self.refresh_at = self.refresh_delay().map(|d| first.saturating_add(d));
+    }
+
+    /// How much later than the leader this task steps in with a checkpoint: `r / n` intervals
+    /// for the member `r` places after the leader among `n` members (0 for the leader); `None`
+    /// if it is not a member of the epoch in force.
+    fn refresh_delay(&self) -> Option<u64> {
+        if !self.in_epoch {
+            return None;
+        }
+        let leader = self.epoch.as_ref().map(|e| e.leader.as_str())?;
+        let n = self.members.len() as u64;
+        let me = self.members.iter().position(|m| *m == self.id)? as u64;
+        let at = self.members.iter().position(|m| m == leader).unwrap_or(0) as u64;
+        let r = (me + n - at) % n;
+        Some(self.opts.state_refresh_interval.saturating_mul(r) / n.max(1))
+    }
+
+    /// The epoch's leader publishes the epoch in force whole again, as a checkpoint computed
+    /// after the last record it read (see the module docs).
+    fn checkpoint(&mut self, out: &mut SyncOutput) {
+        let interval = self.opts.state_refresh_interval;
+        self.refresh_at = self
+            .refresh_delay()
+            .map(|d| self.now.saturating_add(interval).saturating_add(d));
+        let Some(after) = self.last_read.clone() else {
+            return;
+        };
+        let at = out.publish.len();
+        self.resend(out);
+        if let Some(m) = out.publish.get_mut(at) {
+            m.checkpoint = Some(after);
+        }
     }
 
     // ----------------------------------------------------------------------------- internals
@@ -858,6 +1004,12 @@ impl SyncTask {
             // nothing a fenced task computed on the way may reach the topic or the connector
             out.publish.clear();
             out.start.clear();
+        }
+        // a checkpoint goes first: it is clean only if no record lands between the last one
+        // its author read and itself (it reflects what the task publishes with it)
+        if let Some(k) = out.publish.iter().position(|m| m.checkpoint.is_some()) {
+            let c = out.publish.remove(k);
+            out.publish.insert(0, c);
         }
         for m in &mut out.publish {
             self.seq += 1;
@@ -894,6 +1046,7 @@ impl SyncTask {
         }
         self.pending = None;
         self.lead = None;
+        self.refresh_at = None;
         self.dirty = false;
         self.fenced = Some(why.clone());
         out.fenced = Some(why);
@@ -1065,9 +1218,113 @@ impl SyncTask {
     /// partitions: progress (e.g. Finished) and owned partitions unknown to the view are taken,
     /// nothing is removed or moved.
     fn absorb(&mut self, state: &TaskState) {
+        if self.is_departed(&state.task_id) {
+            return; // see adopt_departed
+        }
         if state.task_id != self.id && self.cache.contains_key(&state.task_id) {
             absorb_into(&mut self.cache, &self.own, state);
         }
+    }
+
+    /// A task's own word that a partition is done counts wherever it is read, even from an older
+    /// epoch: a partition this task owns and another task says it finished (it owned it before,
+    /// e.g. it finished it while leaving the group, and the record landed after the next epoch
+    /// gave it here) is finished, and stopped if it runs.
+    fn take_finishes(&mut self, state: &TaskState, out: &mut SyncOutput) {
+        if state.task_id == self.id {
+            return;
+        }
+        let done: HashMap<&str, Option<u64>> = state
+            .data
+            .partitions
+            .iter()
+            .filter(|p| p.state.is_done())
+            .map(|p| (p.token.as_str(), p.finished_timestamp))
+            .collect();
+        if done.is_empty() {
+            return;
+        }
+        let now = self.now;
+        for p in &mut self.own.data.partitions {
+            if let (false, Some(f)) = (p.state.is_done(), done.get(p.token.as_str())) {
+                if p.state.is_active() {
+                    out.stop.push(p.token.clone());
+                }
+                p.state = PartitionStatus::Finished;
+                p.finished_timestamp = Some(f.unwrap_or(now));
+                self.dirty = true;
+            }
+        }
+    }
+
+    /// A record of a task that has left the epoch, landing late (it finished a partition or
+    /// found children while leaving, and its records landed after the epoch that left it out
+    /// was computed), is still its own word: its finishes count in every state of the view, and
+    /// of its unfinished partitions and shares that no state knows, those that fall to this task
+    /// (a share to it, or by rendezvous hashing over the members, as `apply_epoch` resolves the
+    /// departed tasks' partitions its leader had not read) are its own at once; the others stay
+    /// in the departed task's entry as shares to the member they fall to, which takes them when
+    /// it reads the record itself (or the next epoch gives them to it, or to a live member).
+    fn adopt_departed(&mut self, state: &TaskState) {
+        if self.members.is_empty() || !self.is_departed(&state.task_id) {
+            return;
+        }
+        let done: HashMap<&str, Option<u64>> = state
+            .data
+            .partitions
+            .iter()
+            .filter(|p| p.state.is_done())
+            .map(|p| (p.token.as_str(), p.finished_timestamp))
+            .collect();
+        for st in self.cache.values_mut() {
+            for p in &mut st.data.partitions {
+                if let (false, Some(f)) = (p.state.is_done(), done.get(p.token.as_str())) {
+                    p.state = PartitionStatus::Finished;
+                    p.finished_timestamp = *f;
+                }
+            }
+        }
+        let mut known: HashSet<String> = self.all_tokens().into_iter().collect();
+        let member_list: Vec<String> = self.members.iter().cloned().collect();
+        let datas = state
+            .data
+            .partitions
+            .iter()
+            .filter(|p| !p.state.is_done())
+            .map(|p| (p.reset(), None));
+        let shares = state
+            .share
+            .partitions
+            .iter()
+            .map(|sh| (sh.to_partition(), Some(sh.assignee.as_str())));
+        for (p, assignee) in datas.chain(shares) {
+            if !known.insert(p.token.clone()) {
+                continue;
+            }
+            let target = match assignee {
+                Some(a) if self.members.contains(a) => a.to_string(),
+                _ => rendezvous(&p.token, &member_list),
+            };
+            if target == self.id && self.in_epoch {
+                self.own.data.partitions.push(p);
+                self.dirty = true;
+            } else {
+                // a share to the member it falls to, so that the next epoch, and every reader,
+                // resolve it to that member whatever the members are by then
+                self.cache
+                    .entry(state.task_id.clone())
+                    .or_insert_with(|| TaskState::empty(state.task_id.clone()))
+                    .share
+                    .partitions
+                    .push(p.shared_to(target));
+            }
+        }
+    }
+
+    /// Whether `task` was a member of an epoch this task knows and is not a member of the epoch
+    /// in force.
+    fn is_departed(&self, task: &str) -> bool {
+        !self.members.contains(task) && self.departed.iter().any(|d| d == task)
     }
 
     fn on_answer(&mut self, msg: &SyncMessage, out: &mut SyncOutput) {
@@ -1135,11 +1392,17 @@ impl SyncTask {
         // later generation built on its older base (every task that missed nothing rejected
         // it). Re-publications pass the same check: a task that missed an epoch it does not know
         // of may have applied, and re-publish, one every other task rejected.
+        //
+        // A task that has applied no epoch yet (a new task replaying the log from a checkpoint
+        // or from the start) takes the first whole epoch it reads, or a re-publication of the
+        // epoch whose messages it read: running tasks re-publish the epoch in force when they
+        // read its answer, so a fresh leader always gets the epoch it builds on.
         let valid = newer
             && match self.missed() {
-                Some((g, _)) => {
+                Some((g, missed)) => {
                     self.future.keys().any(|(e, _)| e == base)
                         || (base == cur_id && (msg.resend || msg.epoch_generation == g))
+                        || (self.epoch.is_none() && msg.resend && msg.sync_epoch == missed)
                 }
                 None => base == cur_id || self.epoch.is_none(),
             };
@@ -1228,11 +1491,22 @@ impl SyncTask {
         if self.history.len() > 64 {
             self.history.pop_front();
         }
-        self.members = msg
-            .connector_state
-            .iter()
-            .map(|s| s.task_id.clone())
-            .collect();
+        let before = std::mem::replace(
+            &mut self.members,
+            msg.connector_state
+                .iter()
+                .map(|s| s.task_id.clone())
+                .collect(),
+        );
+        let told = msg.departed.iter().filter(|d| !self.members.contains(*d));
+        for gone in before.difference(&self.members).chain(told) {
+            if !self.departed.contains(gone) {
+                self.departed.push_back(gone.clone());
+            }
+        }
+        while self.departed.len() > MAX_DEPARTED {
+            self.departed.pop_front();
+        }
         let applied = msg.epoch_generation;
         self.read_epochs.retain(|(g, _)| *g > applied);
         // counters of departed senders are no longer needed (bounded memory)
@@ -1483,6 +1757,7 @@ impl SyncTask {
         } else {
             None
         };
+        self.schedule_refresh();
         // acknowledge the epoch with the own state (re-answer if a newer rebalance is pending);
         // a task outside the epoch (a newcomer replaying the topic) has nothing to say
         self.settle(out);
@@ -1514,6 +1789,7 @@ impl SyncTask {
                 states.push(s.clone());
             }
         }
+        let departed = self.departed.iter().rev().take(RESENT_DEPARTED).cloned();
         out.publish.push(SyncMessage {
             sync_epoch: e.id.clone(),
             task_id: self.id.clone(),
@@ -1526,6 +1802,8 @@ impl SyncTask {
             resend: true,
             epoch_attempt: e.attempt,
             message_seq: None,
+            checkpoint: None,
+            departed: departed.collect(),
         });
     }
 
@@ -1547,6 +1825,8 @@ impl SyncTask {
             resend: false,
             epoch_attempt: 0,
             message_seq: None,
+            checkpoint: None,
+            departed: Vec::new(),
         });
         self.dirty = false;
     }
@@ -1671,6 +1951,8 @@ impl SyncTask {
             resend: false,
             epoch_attempt: attempt,
             message_seq: None,
+            checkpoint: None,
+            departed: Vec::new(),
         };
         out.publish.push(msg.clone());
         if let Some(p) = &mut self.pending {
@@ -1842,21 +2124,49 @@ impl SyncTask {
         self.settle_with(out, false);
     }
 
+    /// Of the own `candidates` tokens (Finished or Removed), those that an unfinished partition
+    /// names as a parent, and those that another task's state or a share still references.
+    fn removal_blockers(&self, candidates: &HashSet<&str>) -> RemovalBlockers {
+        let mut b = RemovalBlockers {
+            open_children: HashSet::new(),
+            referenced: HashSet::new(),
+            rebalancing: self.rebalancing(),
+        };
+        for s in std::iter::once(&self.own).chain(self.cache.values()) {
+            let other = s.task_id != self.id;
+            for p in &s.data.partitions {
+                if other && candidates.contains(p.token.as_str()) {
+                    b.referenced.insert(p.token.clone());
+                }
+                if !p.state.is_done() {
+                    for x in &p.parents {
+                        if candidates.contains(x.as_str()) {
+                            b.open_children.insert(x.clone());
+                        }
+                    }
+                }
+            }
+            for p in &s.share.partitions {
+                if candidates.contains(p.token.as_str()) {
+                    b.referenced.insert(p.token.clone());
+                }
+                for x in &p.parents {
+                    if candidates.contains(x.as_str()) {
+                        b.open_children.insert(x.clone());
+                    }
+                }
+            }
+        }
+        b
+    }
+
     /// Finished -> Removed after `removal_delay` once no unfinished partition names it as a
     /// parent; Removed -> dropped after `tombstone_ttl` more, once nothing references it (a
     /// departed sharer's stale share, another task's state) and no rebalance is in progress.
     fn remove_finished(&mut self) {
         let now = self.now;
-        let delay = self.opts.removal_delay;
-        let ttl = self.opts.tombstone_ttl;
-        let due = |p: &PartitionState| {
-            let f = p.finished_timestamp.unwrap_or(0);
-            match p.state {
-                PartitionStatus::Finished => now >= f.saturating_add(delay),
-                PartitionStatus::Removed => now >= f.saturating_add(delay).saturating_add(ttl),
-                _ => false,
-            }
-        };
+        let (delay, ttl) = (self.opts.removal_delay, self.opts.tombstone_ttl);
+        let due = |p: &PartitionState| removal_due(p, delay, ttl).is_some_and(|t| t <= now);
         let candidates: HashSet<&str> = self
             .own
             .data
@@ -1868,58 +2178,72 @@ impl SyncTask {
         if candidates.is_empty() {
             return;
         }
-        let mut open_children: HashSet<String> = HashSet::new();
-        let mut referenced: HashSet<String> = HashSet::new();
-        for s in std::iter::once(&self.own).chain(self.cache.values()) {
-            let other = s.task_id != self.id;
-            for p in &s.data.partitions {
-                if other && candidates.contains(p.token.as_str()) {
-                    referenced.insert(p.token.clone());
-                }
-                if !p.state.is_done() {
-                    for x in &p.parents {
-                        if candidates.contains(x.as_str()) {
-                            open_children.insert(x.clone());
-                        }
-                    }
-                }
-            }
-            for p in &s.share.partitions {
-                if candidates.contains(p.token.as_str()) {
-                    referenced.insert(p.token.clone());
-                }
-                for x in &p.parents {
-                    if candidates.contains(x.as_str()) {
-                        open_children.insert(x.clone());
-                    }
-                }
-            }
-        }
+        let blockers = self.removal_blockers(&candidates);
         drop(candidates);
-        let rebalancing = self.rebalancing();
         let before = self.own.data.partitions.len();
         let mut changed = false;
         self.own.data.partitions.retain_mut(|p| {
-            if !due(p) {
+            if !due(p) || !blockers.allow(p) {
                 return true;
             }
-            match p.state {
-                PartitionStatus::Finished if !open_children.contains(&p.token) => {
-                    p.state = PartitionStatus::Removed;
-                    if p.finished_timestamp.is_none() {
-                        p.finished_timestamp = Some(now);
-                    }
-                    changed = true;
-                    true
+            if p.state == PartitionStatus::Finished {
+                p.state = PartitionStatus::Removed;
+                if p.finished_timestamp.is_none() {
+                    p.finished_timestamp = Some(now);
                 }
-                // a tombstone outlives every stale reference to it: dropping it earlier could
-                // resurrect the partition
-                PartitionStatus::Removed => rebalancing || referenced.contains(&p.token),
-                _ => true,
+                changed = true;
             }
+            // a tombstone outlives every stale reference to it: dropping it earlier could
+            // resurrect the partition (a removal that is due at once with no delay or ttl drops
+            // it in the same pass, so that no deadline is left in the past)
+            !(due(p) && blockers.allow(p))
         });
         if changed || self.own.data.partitions.len() != before {
             self.dirty = true;
         }
     }
+}
+
+/// When removal work on a done partition falls due: Finished -> Removed after `delay`, Removed
+/// -> dropped after `ttl` more (counted from when it finished).
+fn removal_due(p: &PartitionState, delay: u64, ttl: u64) -> Option<u64> {
+    let f = p.finished_timestamp.unwrap_or(0);
+    match p.state {
+        PartitionStatus::Finished => Some(f.saturating_add(delay)),
+        PartitionStatus::Removed => Some(f.saturating_add(delay).saturating_add(ttl)),
+        _ => None,
+    }
+}
+
+/// What keeps own done partitions from being removed (see `SyncTask::removal_blockers`).
+struct RemovalBlockers {
+    open_children: HashSet<String>,
+    referenced: HashSet<String>,
+    rebalancing: bool,
+}
+
+impl RemovalBlockers {
+    /// Whether the next removal step of `p` may happen (when it is due).
+    fn allow(&self, p: &PartitionState) -> bool {
+        match p.state {
+            PartitionStatus::Finished => !self.open_children.contains(&p.token),
+            PartitionStatus::Removed => !self.rebalancing && !self.referenced.contains(&p.token),
+            _ => false,
+        }
+    }
+}
+
+/// The kinds of timed work of a task (see `SyncTask::timers`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Timer {
+    /// Behind for too long with no epoch it can apply: fence.
+    Stuck,
+    /// A leader collecting answers publishes its epoch, or re-publishes one not read back.
+    Rebalance,
+    /// The epoch's leader re-publishes it to members that have not acknowledged it.
+    EpochAck,
+    /// The epoch's leader publishes a checkpoint of it.
+    Refresh,
+    /// The owner marks a Finished partition Removed, or drops a tombstone.
+    Removal,
 }

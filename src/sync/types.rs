@@ -1,8 +1,9 @@
 //! Wire and state types of the sync protocol.
 //!
-//! Field names are the seed's (`syncEpoch`, `taskID`, `messageTimestamp`, `connectorState`,
-//! `stateTimestamp`, `data`, `share`) plus the documented additions `type`, `stateVersion`,
-//! `epochGeneration`, `baseEpoch`, `rebalanceGeneration`, `resend` and `epochAttempt`.
+//! Field names are those of the Debezium Spanner connector's scaling design (`syncEpoch`,
+//! `taskID`, `messageTimestamp`, `connectorState`, `stateTimestamp`, `data`, `share`) plus the
+//! documented additions `type`, `stateVersion`, `epochGeneration`, `baseEpoch`,
+//! `rebalanceGeneration`, `resend`, `epochAttempt`, `messageSeq` and `checkpoint`.
 
 use serde::{Deserialize, Serialize};
 
@@ -240,6 +241,29 @@ pub struct SyncMessage {
     /// it missed a message of the sync log and fences itself. Optional on input.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message_seq: Option<u64>,
+    /// Addition, `NewEpoch` with `resend` only: marks a periodic *checkpoint* of the epoch in
+    /// force, published by the epoch's leader every `stateRefreshInterval`, and names the last
+    /// record its author had read when it computed it. A checkpoint directly preceded in the log
+    /// by that record is *clean*: a task that starts reading at it rebuilds the running tasks'
+    /// view (see the module docs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint: Option<CheckpointRef>,
+    /// Addition, `NewEpoch` with `resend` only: tasks that were members of earlier epochs and
+    /// left (the latest ones), so that a task starting from this re-publication still takes in
+    /// their records that land late (e.g. a finish published while leaving).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub departed: Vec<String>,
+}
+
+/// The record a checkpoint was computed after: its sender and that sender's `messageSeq`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckpointRef {
+    /// Sender of the record.
+    #[serde(rename = "afterTaskID")]
+    pub after_task_id: String,
+    /// Its `messageSeq`.
+    pub after_seq: u64,
 }
 
 fn is_zero(x: &u32) -> bool {
@@ -326,6 +350,10 @@ pub struct SyncOptions {
     pub removal_delay: u64,
     /// How long a Removed tombstone stays before it is dropped from the state.
     pub tombstone_ttl: u64,
+    /// How often the leader of the epoch in force re-publishes it whole as a checkpoint, so that
+    /// the sync log always holds a complete state within retention. The sync topic's retention
+    /// must be at least [`MIN_RETENTION_REFRESHES`](super::MIN_RETENTION_REFRESHES) times this.
+    pub state_refresh_interval: u64,
 }
 
 impl Default for SyncOptions {
@@ -335,6 +363,7 @@ impl Default for SyncOptions {
             epoch_ack_timeout: 30_000,
             removal_delay: 2 * 3_600_000,
             tombstone_ttl: 24 * 3_600_000,
+            state_refresh_interval: 300_000,
         }
     }
 }
