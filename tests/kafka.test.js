@@ -465,7 +465,8 @@ describe('KafkaTaskSync over an in-memory kafka', () => {
     await c.assign([['m-a', 'a'], ['m-b', 'b']]);
     c.fire(EVENTS.GROUP_JOIN, {memberId: 'm-a', isLeader: true});
     c.fire(EVENTS.HEARTBEAT, {memberId: 'm-a', groupGenerationId: 0});
-    // the leader waits for b's answer until now + rebalanceTimeout
+    // the leader waits for b's answer until now + rebalanceTimeout (once its own answer is read back)
+    await until(() => task.pollTimeout() !== undefined, 'a deadline');
     expect(task.pollTimeout()).toBe(1060);
     expect(sync.tickTimer).not.toBe(null);
     await new Promise((r) => setTimeout(r, 30));
