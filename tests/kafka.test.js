@@ -651,6 +651,85 @@ test('three tasks over one in-memory kafka share an initial partition and its ch
   }
 });
 
+// Retention over the in-memory kafka: the records before some offset are deleted while the
+// tasks run (every NewEpoch with them), then the leader dies and a fresh task joins and leads: it
+// starts from a checkpoint and applies the epoch in force, and the dead task's partitions move.
+test('after retention deleted every NewEpoch, a fresh leader starts from a checkpoint and nothing is lost', async () => {
+  const {FakeKafka, EVENTS} = require('./support/fake-kafka');
+  const kafka = new FakeKafka();
+  const syncOptions = {rebalanceTimeout: 300, epochAckTimeout: 200, stateRefreshInterval: 100};
+  const running = new Map(); // token -> task id
+  const finished = [];
+  const wait = async (pred, what) => {
+    for (let i = 0; i < 600; i++) {
+      if (pred()) return;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    throw new Error(`timed out waiting for ${what}`);
+  };
+  const tasks = new Map();
+  const warnings = [];
+  const spawn = async (id) => {
+    const s = new KafkaTaskSync({kafka, connectorName: 'c', taskId: id, topicCheckInterval: 100000, syncOptions});
+    s.on('start', (token) => {
+      expect(running.get(token)).toBeUndefined(); // never on two tasks at once
+      running.set(token, id);
+      s.partitionStarted(token);
+    });
+    s.on('stop', (token) => running.get(token) === id && running.delete(token));
+    s.on('warning', (w) => warnings.push([id, w]));
+    s.on('error', (e) => warnings.push([id, `error ${e.code}: ${e.message}`]));
+    await s.start();
+    tasks.set(id, s);
+    return s;
+  };
+  const rebalance = async (generation, ids) => {
+    const cs = ids.map((id) => kafka.consumers.filter((c) => c.groupId === 'c')[[...tasks.keys()].indexOf(id)]);
+    await cs[0].assign(ids.map((id) => [`m-${id}`, id]));
+    cs.forEach((c) => c.fire(EVENTS.REBALANCING, {}));
+    cs.forEach((c, i) => c.fire(EVENTS.GROUP_JOIN, {memberId: `m-${ids[i]}`, isLeader: i === 0}));
+    cs.forEach((c, i) => c.fire(EVENTS.HEARTBEAT, {memberId: `m-${ids[i]}`, groupGenerationId: generation - 1}));
+  };
+  const finish = (token) => {
+    const id = running.get(token);
+    tasks.get(id).partitionFinished(token);
+    running.delete(token);
+    finished.push(token);
+  };
+  try {
+    for (const id of ['a', 'b', 'c']) await spawn(id);
+    await rebalance(1, ['a', 'b', 'c']);
+    await wait(() => ['a', 'b', 'c'].every((id) => tasks.get(id).epoch() === '1-a'), 'epoch 1-a');
+    const tokens = ['p1', 'p2', 'p3', 'p4', 'p5', 'p6'];
+    tasks.get('a').addPartitions(tokens.map((token) => ({token, parents: []})));
+    await wait(() => running.size === tokens.length && new Set(running.values()).size === 3, 'the partitions spread over a, b and c');
+    // some checkpoints, then retention deletes everything so far (every NewEpoch)
+    await new Promise((r) => setTimeout(r, 350));
+    const topic = kafka.topics.get('c_connector_sync');
+    kafka.deleteRecords('c_connector_sync', topic.records.length);
+    const deletedUpTo = topic.low;
+    expect(topic.records.slice(deletedUpTo).some((r) => JSON.parse(r.value).type === 'NewEpoch')).toBe(false);
+    await new Promise((r) => setTimeout(r, 350));
+    // the leader dies; d starts (from what is retained) and leads the next generation
+    const orphans = [...running].filter(([, id]) => id === 'a').map(([t]) => t);
+    expect(orphans.length).toBeGreaterThan(0);
+    const a = tasks.get('a');
+    a.fail(new SyncError('killed', 'TEST_KILLED'));
+    await a.closing;
+    orphans.forEach((t) => running.delete(t));
+    const d = await spawn('d');
+    expect(d.epoch()).toBe('1-a'); // the replay from the checkpoint applied the epoch in force
+    await rebalance(2, ['d', 'b', 'c']);
+    await wait(() => ['b', 'c', 'd'].every((id) => tasks.get(id).epoch() === '2-d'), 'epoch 2-d');
+    await wait(() => orphans.every((t) => running.has(t)), "a's partitions restarted elsewhere");
+    for (const t of tokens) finish(t);
+    expect(finished.sort()).toEqual(tokens);
+    expect(warnings.filter(([id]) => id !== 'a')).toEqual([]);
+  } finally {
+    for (const s of tasks.values()) await s.close();
+  }
+});
+
 test('close() while start() replays the sync topic ends start() instead of leaving it hanging', async () => {
   const {FakeKafka} = require('./support/fake-kafka');
   const kafka = new FakeKafka();

@@ -25,7 +25,13 @@ class FakeKafka {
   }
 
   createTopic(name, partitions = 1, configs = {}) {
-    this.topics.set(name, {partitions, records: [], configs: {...configs}});
+    this.topics.set(name, {partitions, records: [], configs: {...configs}, low: 0});
+  }
+
+  /** What retention (or DeleteRecords) does: the records before `offset` are gone. */
+  deleteRecords(topic, offset) {
+    const t = this.topics.get(topic);
+    t.low = Math.max(t.low, offset);
   }
 
   append(topic, value, key = null) {
@@ -75,7 +81,7 @@ class FakeKafka {
       async fetchTopicOffsets(topic) {
         const t = k.topics.get(topic);
         if (!t) throw new Error(`unknown topic ${topic}`);
-        return [{partition: 0, offset: String(t.records.length), high: String(t.records.length), low: '0'}];
+        return [{partition: 0, offset: String(t.records.length), high: String(t.records.length), low: String(t.low)}];
       },
     };
   }
@@ -159,6 +165,7 @@ class FakeConsumer {
     setImmediate(async () => {
       const t = this.kafka.topics.get(this.topicNames[0]);
       while (this.running && t && this.pos < t.records.length) {
+        if (this.pos < t.low) this.pos = t.low; // out of range: from the earliest retained (fromBeginning)
         let pos = this.pos;
         // a fetch that leaves out a record (as once seen in a broker test run), or a
         // record missing for good: `skips` maps an offset to how many fetches leave it out
