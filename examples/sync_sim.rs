@@ -1,7 +1,7 @@
 //! Long simulation runs of the sync protocol (`npm run sim -- --seeds 100000`).
 //!
 //! ```text
-//! cargo run --release --example sync_sim -- [--seeds N] [--from S] [--seed S] [--trace] [--jobs J] [--strict-reruns] [--no-miss] [--offsets]
+//! cargo run --release --features sim --example sync_sim -- [--seeds N] [--from S] [--seed S] [--trace] [--jobs J] [--strict-reruns] [--no-miss] [--offsets]
 //! ```
 //!
 //! `--seeds N` (default 1000) seeds from `--from S` (default 0), spread over `--jobs` threads
@@ -118,7 +118,7 @@ fn main() {
     let (ok, mut failed) = std::mem::take(&mut *results.lock().expect("lock"));
     failed.sort_by_key(|f| f.seed);
     if let Some(f) = failed.first() {
-        eprintln!("\nfirst failing seed, replay with: cargo run --release --example sync_sim -- --seed {} --trace\n{f}", f.seed);
+        eprintln!("\nfirst failing seed, replay with: cargo run --release --features sim --example sync_sim -- --seed {} --trace\n{f}", f.seed);
     }
     let sum = |f: fn(&SimReport) -> usize| ok.iter().map(f).sum::<usize>();
     println!(

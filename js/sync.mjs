@@ -44,7 +44,8 @@ export class SyncTask {
 
   /**
    * @param taskId unique id of this task (new on every restart).
-   * @param options `{rebalanceTimeout, epochAckTimeout, removalDelay, tombstoneTtl}` in ms.
+   * @param options `{rebalanceTimeout, epochAckTimeout, removalDelay, tombstoneTtl,
+   *   stateRefreshInterval}` in ms.
    */
   constructor(taskId, options) {
     requireString('taskId', taskId);

@@ -11,6 +11,12 @@ export interface SyncOptions {
   removalDelay?: number;
   /** How long a Removed tombstone stays before it is dropped; must exceed the longest lag of a reader. Default 86400000 (24 h). */
   tombstoneTtl?: number;
+  /**
+   * How often the epoch's leader re-publishes the whole epoch as a checkpoint, so that the sync
+   * topic always holds a complete state within its retention, which must be at least 4 times
+   * this (or infinite). Default 300000 (5 min).
+   */
+  stateRefreshInterval?: number;
 }
 
 export type PartitionStatus = 'Created' | 'ReadyForStreaming' | 'Scheduled' | 'Running' | 'Finished' | 'Removed';
@@ -60,6 +66,14 @@ export interface SyncMessage {
    * that sees a sender's counter jump read the log with a hole and fences itself.
    */
   messageSeq?: number;
+  /**
+   * Addition, NewEpoch with `resend`: marks a periodic checkpoint and names the last record its
+   * author had read (sender and `messageSeq`). Directly preceded by that record, it is clean: a
+   * new task can start reading there.
+   */
+  checkpoint?: { afterTaskID: string; afterSeq: number };
+  /** Addition, NewEpoch with `resend`: the latest tasks that left the group (their late records still count). */
+  departed?: string[];
 }
 
 /** A partition found by the caller: initial partitions, or children read from a parent. */

@@ -164,8 +164,8 @@ impl SimConfig {
         };
         // drawn after the rest, so that older seeds keep their other settings
         // (as in production, several times the rebalance and acknowledgement timeouts)
-        cfg.options.state_refresh_interval = r.range(2, 6)
-            * (cfg.options.rebalance_timeout + cfg.options.epoch_ack_timeout);
+        cfg.options.state_refresh_interval =
+            r.range(2, 6) * (cfg.options.rebalance_timeout + cfg.options.epoch_ack_timeout);
         cfg.retention =
             cfg.options.state_refresh_interval * super::MIN_RETENTION_REFRESHES + r.range(0, 500);
         cfg.faults.duplicate_record = r.range(0, 30);
@@ -225,7 +225,7 @@ impl std::fmt::Display for SimFailure {
         )?;
         writeln!(
             f,
-            "replay: cargo run --example sync_sim -- --seed {} --trace",
+            "replay: cargo run --features sim --example sync_sim -- --seed {} --trace",
             self.seed
         )?;
         for l in &self.trace {
@@ -574,6 +574,15 @@ impl Sim {
         self.now += self.rng.range(0, 3);
         self.land_delayed();
         self.expire()?;
+        // one task at least keeps up with the log (with every task behind by more than the
+        // retention, no task could keep a complete state in it): after a crash took the last
+        // one, another catches up
+        let alive = self.alive();
+        if alive.iter().all(|&i| self.nodes[i].slow) {
+            if let Some(&i) = alive.first() {
+                self.nodes[i].slow = false;
+            }
+        }
         self.membership()?;
         let f = self.cfg.faults.clone();
         if self.rng.chance(f.leave) {
@@ -600,7 +609,11 @@ impl Sim {
         }
         if self.rng.chance(20) {
             let alive = self.alive();
-            if let Some(i) = self.pick(&alive) {
+            let keeping_up = alive.iter().filter(|&&i| !self.nodes[i].slow).count();
+            if let Some(i) = self
+                .pick(&alive)
+                .filter(|&i| self.nodes[i].slow || keeping_up > 1)
+            {
                 self.nodes[i].slow = !self.nodes[i].slow;
                 let l = format!("{} slow={}", self.nodes[i].id, self.nodes[i].slow);
                 self.note(l);
@@ -711,8 +724,23 @@ impl Sim {
         // (the latest clean checkpoint), then join the group
         self.nodes[i].cursor = self.start_offset();
         let l = format!(
-            "{} starts reading at #{} (retained from #{})",
-            self.nodes[i].id, self.nodes[i].cursor, self.retained_from
+            "{} starts reading at #{} (retained from #{}): {}",
+            self.nodes[i].id,
+            self.nodes[i].cursor,
+            self.retained_from,
+            self.log
+                .get(self.nodes[i].cursor)
+                .map_or(String::new(), |m| format!(
+                    "{:?} {} from {}#{:?}{}",
+                    m.kind,
+                    m.sync_epoch,
+                    m.task_id,
+                    m.message_seq,
+                    m.checkpoint.as_ref().map_or(String::new(), |c| format!(
+                        " (checkpoint after {}#{})",
+                        c.after_task_id, c.after_seq
+                    ))
+                ))
         );
         self.note(l);
         while self.nodes[i].cursor < self.log.len() {
@@ -934,9 +962,6 @@ impl Sim {
 
     fn feed(&mut self, i: usize, k: usize, msg: &SyncMessage) -> Check {
         let owned_before = self.owned_set(i);
-        if std::env::var("SIMDBG").ok().as_deref() == Some(&format!("{}@{k}", self.nodes[i].id)) {
-            eprintln!("DBG {:#?}", self.nodes[i].task.known_tasks());
-        }
         let before = self.nodes[i].task.epoch().map(str::to_string);
         let now = self.clock(i);
         let out = self.nodes[i]
@@ -1410,7 +1435,11 @@ impl Sim {
             }
             // (a partition counts once every live task has read the record that names it: the
             // late record of a departed task names partitions nobody knew before)
-            let read = alive.iter().map(|&i| self.nodes[i].cursor).min().unwrap_or(0);
+            let read = alive
+                .iter()
+                .map(|&i| self.nodes[i].cursor)
+                .min()
+                .unwrap_or(0);
             for (t, _) in self.created.iter().filter(|(_, &at)| at < read) {
                 if !self.finished.contains(t)
                     && !owned.contains_key(t.as_str())

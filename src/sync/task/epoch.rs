@@ -1,0 +1,549 @@
+//! Epochs: which NewEpoch applies, how it is applied, and re-publications of the epoch in force.
+
+use super::*;
+
+/// The leader named in an epoch id `"<generation>-<leader>"` or `"<generation>-<leader>-<attempt>"`.
+pub(super) fn epoch_leader(id: &str, generation: u64, attempt: u32) -> String {
+    let rest = id.strip_prefix(&format!("{generation}-")).unwrap_or("");
+    let rest = if attempt > 0 {
+        rest.strip_suffix(&format!("-{attempt}")).unwrap_or("")
+    } else {
+        rest
+    };
+    rest.to_string()
+}
+
+/// How many departed task ids a re-publication of an epoch carries (the latest ones).
+pub(super) const RESENT_DEPARTED: usize = 64;
+
+impl SyncTask {
+    pub(super) fn on_new_epoch(&mut self, msg: &SyncMessage, out: &mut SyncOutput) {
+        let cur_id = self.cur_id();
+        if msg.sync_epoch == cur_id {
+            return; // duplicate or re-publication of the epoch in force
+        }
+        let base = msg.base_epoch.as_deref().unwrap_or("");
+        let newer = msg.epoch_generation > self.epoch_generation();
+
+        // Valid: newer, and built on the epoch in force. A task that knows it missed an epoch (it
+        // read messages of it) accepts what builds on that epoch, a re-publication of the epoch
+        // it missed, or its leader's later attempt of the same generation; not an epoch of a
+        // later generation built on its older base (every task that missed nothing rejected
+        // it). Re-publications pass the same check: a task that missed an epoch it does not know
+        // of may have applied, and re-publish, one every other task rejected.
+        //
+        // A task that has applied no epoch yet (a new task replaying the log from a checkpoint
+        // or from the start) takes the first whole epoch it reads, or a re-publication of the
+        // epoch whose messages it read: running tasks re-publish the epoch in force when they
+        // read its answer, so a fresh leader always gets the epoch it builds on.
+        let valid = newer
+            && match self.missed() {
+                Some((g, missed)) => {
+                    self.future.keys().any(|(e, _)| e == base)
+                        || (base == cur_id && (msg.resend || msg.epoch_generation == g))
+                        || (self.epoch.is_none() && msg.resend && msg.sync_epoch == missed)
+                }
+                None => base == cur_id || self.epoch.is_none(),
+            };
+        // A leader that applied its own epoch, acknowledged by nobody, learns of an older epoch
+        // built on the same base: everyone else applied that one and rejected ours (we had
+        // missed it). Roll back to it and compute the generation again on top of it.
+        if let (Some(e), Some(l)) = (&self.epoch, &self.lead) {
+            if !valid
+                && msg.epoch_generation < e.generation
+                && base == e.base
+                && l.acked.iter().all(|a| *a == self.id)
+            {
+                let (generation, attempt, members) =
+                    (e.generation, e.attempt + 1, l.members.clone());
+                self.apply_epoch(msg, base, false, out);
+                // leading a newer generation already: that epoch builds on the rolled-back one
+                if self
+                    .pending
+                    .as_ref()
+                    .is_none_or(|p| p.generation <= generation)
+                {
+                    self.pending = Some(Pending {
+                        generation,
+                        members,
+                        since: self.now,
+                        awaiting: None,
+                        published: None,
+                        republished: 0,
+                        attempt,
+                    });
+                }
+                return;
+            }
+        }
+        // the epoch in force was an attempt its leader found stale and replaced: everyone that
+        // did not miss an epoch applied the replacement, so follow it
+        let superseded = !msg.resend
+            && self.epoch.as_ref().is_some_and(|e| {
+                e.generation == msg.epoch_generation
+                    && e.leader == msg.task_id
+                    && msg.epoch_attempt > e.attempt
+            });
+        let valid_on_base = valid;
+        let valid = valid || superseded;
+        if !valid {
+            if newer {
+                self.behind = true;
+            }
+            // built on an epoch older than ours: its leader missed ours; show it (once)
+            if newer
+                && self.in_epoch
+                && base != cur_id
+                && self.history.iter().any(|h| h == base)
+                && self.resent_for.insert((msg.sync_epoch.clone(), 0))
+            {
+                self.resend(out);
+            }
+            if msg.task_id == self.id {
+                if let Some(p) = &mut self.pending {
+                    if p.awaiting.as_deref() == Some(msg.sync_epoch.as_str()) {
+                        // computed from a stale base: recompute once members re-answer
+                        p.awaiting = None;
+                        p.published = None;
+                        p.since = self.now;
+                    }
+                }
+            }
+            return;
+        }
+        self.apply_epoch(msg, base, superseded && !valid_on_base, out);
+    }
+
+    /// Applies an epoch, in named steps. `replacing` is set when it replaces an attempt of the
+    /// same generation by the same leader (computed from a stale view): what the replaced
+    /// attempt gave is not a member's own word, so the new attempt is authoritative on owners.
+    pub(super) fn apply_epoch(
+        &mut self,
+        msg: &SyncMessage,
+        base: &str,
+        replacing: bool,
+        out: &mut SyncOutput,
+    ) {
+        let (prev, mut mine) = self.enter_epoch(msg, base);
+        if !replacing {
+            self.keep_claims(&prev, &mut mine);
+        }
+        let done_before = self.carry_progress(&prev);
+        let orphans_mine = self.resolve_orphans(&prev, mine.as_ref(), &done_before);
+        match &mine {
+            Some(entry) => self.take_assignment(msg, entry, orphans_mine, &done_before, out),
+            None => self.left_out(msg, out),
+        }
+        self.replay_deferred(msg);
+        self.acknowledge(msg, out);
+    }
+
+    /// The epoch is in force: its id, members (those that left are remembered as departed) and
+    /// states. Returns the view before it (the leader computed from what it had read, which
+    /// can be older than what this task read) and the epoch's entry for this task, if a member.
+    fn enter_epoch(
+        &mut self,
+        msg: &SyncMessage,
+        base: &str,
+    ) -> (BTreeMap<String, TaskState>, Option<TaskState>) {
+        self.epoch = Some(EpochInfo {
+            id: msg.sync_epoch.clone(),
+            generation: msg.epoch_generation,
+            base: base.to_string(),
+            leader: if msg.resend {
+                epoch_leader(&msg.sync_epoch, msg.epoch_generation, msg.epoch_attempt)
+            } else {
+                msg.task_id.clone()
+            },
+            attempt: msg.epoch_attempt,
+        });
+        self.behind = false;
+        self.history.push_back(msg.sync_epoch.clone());
+        if self.history.len() > 64 {
+            self.history.pop_front();
+        }
+        let before = std::mem::replace(
+            &mut self.members,
+            msg.connector_state
+                .iter()
+                .map(|s| s.task_id.clone())
+                .collect(),
+        );
+        let told = msg.departed.iter().filter(|d| !self.members.contains(*d));
+        for gone in before.difference(&self.members).chain(told) {
+            if !self.departed.contains(gone) {
+                self.departed.push_back(gone.clone());
+            }
+        }
+        while self.departed.len() > MAX_DEPARTED {
+            self.departed.pop_front();
+        }
+        let applied = msg.epoch_generation;
+        self.read_epochs.retain(|(g, _)| *g > applied);
+        // counters of departed senders are no longer needed (bounded memory)
+        let (members, me) = (&self.members, &self.id);
+        self.heard.retain(|t, _| members.contains(t) || t == me);
+        let mut cache = BTreeMap::new();
+        let mut mine_entry: Option<TaskState> = None;
+        for s in &msg.connector_state {
+            if s.task_id == self.id {
+                mine_entry = Some(s.clone());
+            } else {
+                cache.insert(s.task_id.clone(), s.clone());
+            }
+        }
+        let prev = std::mem::replace(&mut self.cache, cache);
+        (prev, mine_entry)
+    }
+
+    /// a member owning a partition (its own word, or a share addressed to it, read before the
+    /// epoch) keeps it even if the leader, not having read that, gave it to another member
+    fn keep_claims(&mut self, prev: &BTreeMap<String, TaskState>, mine: &mut Option<TaskState>) {
+        let mut claims: HashMap<String, Option<String>> = HashMap::new();
+        fn claim(claims: &mut HashMap<String, Option<String>>, token: &str, who: &str) {
+            let e = claims
+                .entry(token.to_string())
+                .or_insert_with(|| Some(who.to_string()));
+            if e.as_deref() != Some(who) {
+                *e = None; // ambiguous: leave it to the epoch
+            }
+        }
+        // only the tasks' own words count: a snapshot entry is a leader's belief, which a
+        // task that applied a divergent epoch could hold wrongly
+        let prev_states = prev
+            .values()
+            .filter(|st| self.own_words.contains(&st.task_id))
+            .chain(std::iter::once(&self.own));
+        for st in prev_states.clone() {
+            if self.members.contains(&st.task_id) {
+                for p in &st.data.partitions {
+                    claim(&mut claims, &p.token, &st.task_id);
+                }
+            }
+        }
+        let owned_claims: HashSet<String> = claims.keys().cloned().collect();
+        for st in prev_states {
+            for sh in &st.share.partitions {
+                if self.members.contains(&sh.assignee) && !owned_claims.contains(&sh.token) {
+                    claim(&mut claims, &sh.token, &sh.assignee);
+                }
+            }
+        }
+        let mut moved: Vec<(String, PartitionState)> = Vec::new();
+        let entries = self.cache.values_mut().chain(mine.as_mut());
+        for st in entries {
+            let task = st.task_id.clone();
+            st.data.partitions.retain(|p| match claims.get(&p.token) {
+                Some(Some(m)) if *m != task => {
+                    moved.push((m.clone(), p.clone()));
+                    false
+                }
+                _ => true,
+            });
+        }
+        for (m, p) in moved {
+            let target = if m == self.id {
+                mine.as_mut()
+            } else {
+                self.cache.get_mut(&m)
+            };
+            if let Some(t) = target {
+                if !t.data.partitions.iter().any(|q| q.token == p.token) {
+                    t.data.partitions.push(p);
+                }
+            }
+        }
+    }
+
+    /// What the view before the epoch knew is not lost: the own words of members are absorbed
+    /// (progress, partitions nobody owns), and a partition known to be done stays done. Returns
+    /// the done partitions with when they finished.
+    fn carry_progress(
+        &mut self,
+        prev: &BTreeMap<String, TaskState>,
+    ) -> HashMap<String, Option<u64>> {
+        self.own_words.clear();
+        let mut done_before: HashMap<String, Option<u64>> = HashMap::new();
+        for st in prev.values().chain(std::iter::once(&self.own)) {
+            for p in &st.data.partitions {
+                if p.state.is_done() {
+                    done_before.insert(p.token.clone(), p.finished_timestamp);
+                }
+            }
+        }
+        for st in prev.values() {
+            if self.cache.contains_key(&st.task_id) {
+                self.absorb(st);
+            }
+        }
+        if !done_before.is_empty() {
+            for st in self.cache.values_mut() {
+                for p in &mut st.data.partitions {
+                    if !p.state.is_done() {
+                        if let Some(f) = done_before.get(&p.token) {
+                            p.state = PartitionStatus::Finished;
+                            p.finished_timestamp = *f;
+                        }
+                    }
+                }
+            }
+        }
+        done_before
+    }
+
+    /// Partitions of departed tasks the leader had not read about (it timed out as a slow
+    /// reader) are still someone's: every reader resolves them the same way, a share to its
+    /// assignee if that is a member, otherwise by rendezvous hashing over the members. Returns
+    /// those that fall to this task.
+    fn resolve_orphans(
+        &mut self,
+        prev: &BTreeMap<String, TaskState>,
+        mine: Option<&TaskState>,
+        done_before: &HashMap<String, Option<u64>>,
+    ) -> Vec<PartitionState> {
+        let mut orphans_mine: Vec<PartitionState> = Vec::new();
+        let mut known: HashSet<String> = HashSet::new();
+        for st in self.cache.values().chain(mine) {
+            known.extend(st.data.partitions.iter().map(|p| p.token.clone()));
+        }
+        let member_list: Vec<String> = self.members.iter().cloned().collect();
+        for st in prev.values() {
+            if self.members.contains(&st.task_id) || member_list.is_empty() {
+                continue;
+            }
+            let shares = st
+                .share
+                .partitions
+                .iter()
+                .map(|sh| (sh.to_partition(), Some(sh.assignee.as_str())));
+            let datas = st
+                .data
+                .partitions
+                .iter()
+                .filter(|p| !p.state.is_done())
+                .map(|p| (p.reset(), None));
+            for (p, assignee) in datas.chain(shares) {
+                if known.contains(&p.token) || done_before.contains_key(&p.token) {
+                    continue;
+                }
+                known.insert(p.token.clone());
+                let target = match assignee {
+                    Some(a) if self.members.contains(a) => a.to_string(),
+                    _ => rendezvous(&p.token, &member_list),
+                };
+                if target == self.id {
+                    orphans_mine.push(p);
+                } else if let Some(t) = self.cache.get_mut(&target) {
+                    t.data.partitions.push(p);
+                }
+            }
+        }
+        orphans_mine
+    }
+
+    /// A member takes what the epoch gives it: it drops what the epoch gives another member
+    /// (stopping it), adds what it was given and the orphans that fall to it, and drops the
+    /// shares the epoch resolved.
+    fn take_assignment(
+        &mut self,
+        msg: &SyncMessage,
+        entry: &TaskState,
+        orphans_mine: Vec<PartitionState>,
+        done_before: &HashMap<String, Option<u64>>,
+        out: &mut SyncOutput,
+    ) {
+        // the epoch is authoritative on conflicts: a token it gives another member is dropped
+        let elsewhere: HashSet<&str> = self
+            .cache
+            .values()
+            .flat_map(|s| s.data.partitions.iter().map(|p| p.token.as_str()))
+            .collect();
+        let mut stop = Vec::new();
+        self.own.data.partitions.retain(|p| {
+            if elsewhere.contains(p.token.as_str()) {
+                if p.state.is_active() {
+                    stop.push(p.token.clone());
+                }
+                false
+            } else {
+                true
+            }
+        });
+        out.stop.extend(stop);
+        // additions: what the leader gave this task
+        let have = self.own_data_tokens();
+        for p in &entry.data.partitions {
+            if !have.contains(&p.token) {
+                let mut p = if p.state.is_active() {
+                    p.reset()
+                } else {
+                    p.clone()
+                };
+                if let (false, Some(f)) = (p.state.is_done(), done_before.get(&p.token)) {
+                    p.state = PartitionStatus::Finished;
+                    p.finished_timestamp = *f;
+                }
+                self.own.data.partitions.push(p);
+            }
+        }
+        let have = self.own_data_tokens();
+        for p in orphans_mine {
+            if !have.contains(&p.token) {
+                self.own.data.partitions.push(p);
+            }
+        }
+        // shares the epoch resolved are gone; unknown ones (published in an older epoch) stay
+        let resolved: HashSet<&str> = msg
+            .connector_state
+            .iter()
+            .flat_map(|s| s.data.partitions.iter().map(|p| p.token.as_str()))
+            .collect();
+        let own_data = self.own_data_tokens();
+        self.own
+            .share
+            .partitions
+            .retain(|s| !resolved.contains(s.token.as_str()) && !own_data.contains(&s.token));
+        self.own.state_version = self.own.state_version.max(entry.state_version);
+        self.in_epoch = true;
+    }
+
+    /// A task outside the epoch: if the epoch is of its own generation, the group considers it
+    /// gone, and it stops everything it ran.
+    fn left_out(&mut self, msg: &SyncMessage, out: &mut SyncOutput) {
+        self.in_epoch = false;
+        let expected = self
+            .rebalance
+            .is_none_or(|r| r.generation <= msg.epoch_generation);
+        if expected {
+            // left out of an epoch of our generation: the group considers us gone (fenced)
+            for p in &self.own.data.partitions {
+                if p.state.is_active() {
+                    out.stop.push(p.token.clone());
+                }
+            }
+            self.own.data.partitions.clear();
+            self.own.share.partitions.clear();
+        }
+    }
+
+    /// States published in this epoch that were read before it (it was missed) are merged;
+    /// bookkeeping of the generations it closed goes.
+    fn replay_deferred(&mut self, msg: &SyncMessage) {
+        // states published in this epoch that were read before it (it was missed)
+        let replay: Vec<TaskState> = self
+            .future
+            .iter()
+            .filter(|((e, _), _)| *e == msg.sync_epoch)
+            .map(|(_, (_, st))| st.clone())
+            .collect();
+        self.future.retain(|_, (g, _)| *g > msg.epoch_generation);
+        // bookkeeping of generations this epoch closed is no longer needed (bounded memory)
+        let closed = msg.epoch_generation;
+        self.answers.retain(|_, a| a.generation > closed);
+        self.resent_for.retain(|(_, g)| *g > closed);
+        for st in &replay {
+            self.merge(st);
+        }
+        if let Some(p) = &mut self.pending {
+            if p.generation <= msg.epoch_generation {
+                self.pending = None;
+            } else {
+                // members re-answer from the new base: give them a fresh timeout
+                p.since = self.now;
+                p.awaiting = None;
+                p.published = None;
+            }
+        }
+    }
+
+    /// The leader of the epoch starts collecting acknowledgements, checkpoints are scheduled,
+    /// and the task acknowledges the epoch with its own state.
+    fn acknowledge(&mut self, msg: &SyncMessage, out: &mut SyncOutput) {
+        self.lead = if msg.task_id == self.id && !msg.resend {
+            Some(Lead {
+                members: self.members.iter().cloned().collect(),
+                acked: BTreeSet::from([self.id.clone()]),
+                last_publish: self.now,
+                resends: 0,
+            })
+        } else {
+            None
+        };
+        self.schedule_refresh();
+        // acknowledge the epoch with the own state (re-answer if a newer rebalance is pending);
+        // a task outside the epoch (a newcomer replaying the topic) has nothing to say
+        self.settle(out);
+        // (a newcomer with a rebalance pending answers again from this epoch: its leader waits
+        // for answers from the epoch it applied)
+        if self.in_epoch || self.rebalancing() || !out.stop.is_empty() {
+            let kind = if self.rebalancing() {
+                MessageType::RebalanceAnswer
+            } else {
+                MessageType::Regular
+            };
+            self.publish_own(kind, out);
+        }
+    }
+
+    /// Re-publish the epoch in force (for tasks that missed it).
+    pub(super) fn resend(&mut self, out: &mut SyncOutput) {
+        if self.in_epoch {
+            out.publish.extend(self.epoch_message());
+        }
+    }
+
+    /// The epoch in force as this task knows it, as a re-publication: every member's state.
+    pub(super) fn epoch_message(&self) -> Option<SyncMessage> {
+        let e = self.epoch.as_ref()?;
+        let mut states = Vec::new();
+        for m in &self.members {
+            if *m == self.id {
+                if self.in_epoch {
+                    states.push(self.own.clone());
+                }
+            } else if let Some(s) = self.cache.get(m) {
+                states.push(s.clone());
+            }
+        }
+        // what a departed task's late record gave a member that has not taken it yet (see
+        // `adopt_departed`) is that member's: a task starting from here must know it
+        let owned: HashSet<&str> = states
+            .iter()
+            .flat_map(|s| s.data.partitions.iter().map(|p| p.token.as_str()))
+            .collect();
+        let mut pending: Vec<(usize, PartitionState)> = Vec::new();
+        for ghost in self
+            .cache
+            .values()
+            .filter(|s| !self.members.contains(&s.task_id))
+        {
+            for sh in &ghost.share.partitions {
+                let to = states.iter().position(|s| s.task_id == sh.assignee);
+                if let (Some(k), false) = (to, owned.contains(sh.token.as_str())) {
+                    pending.push((k, sh.to_partition()));
+                }
+            }
+        }
+        for (k, p) in pending {
+            if !states[k].data.partitions.iter().any(|q| q.token == p.token) {
+                states[k].data.partitions.push(p);
+            }
+        }
+        let departed = self.departed.iter().rev().take(RESENT_DEPARTED).cloned();
+        Some(SyncMessage {
+            sync_epoch: e.id.clone(),
+            task_id: self.id.clone(),
+            message_timestamp: self.now,
+            kind: MessageType::NewEpoch,
+            connector_state: states,
+            epoch_generation: e.generation,
+            base_epoch: Some(e.base.clone()),
+            rebalance_generation: None,
+            resend: true,
+            epoch_attempt: e.attempt,
+            message_seq: None,
+            checkpoint: None,
+            departed: departed.collect(),
+        })
+    }
+}

@@ -1,0 +1,145 @@
+//! The leader of a rebalance: when and from what view it computes and publishes the new epoch.
+
+use super::*;
+
+impl SyncTask {
+    /// The newest epoch this task has read messages of without applying it (it missed its
+    /// NewEpoch), if any.
+    pub(super) fn missed(&self) -> Option<(u64, String)> {
+        let cur = self.epoch_generation();
+        self.future
+            .iter()
+            .filter(|(_, (g, _))| *g > cur)
+            .map(|((e, _), (g, _))| (*g, e.clone()))
+            .max()
+    }
+
+    /// The epoch a new epoch computed now builds on: the one applied, or the newest one missed
+    /// (its members' own words are known from their messages).
+    pub(super) fn lead_base(&self) -> String {
+        self.missed().map_or_else(|| self.cur_id(), |(_, e)| e)
+    }
+
+    pub(super) fn maybe_lead(&mut self, out: &mut SyncOutput) {
+        let now = self.now;
+        let timeout = self.opts.rebalance_timeout;
+        let Some(p) = &mut self.pending else { return };
+        if p.awaiting.is_some() {
+            // not read back in time (the leader lost the topic for a while): publish it again,
+            // identical, so whoever applied it ignores the copy
+            if let Some((m, at)) = &mut p.published {
+                let wait = timeout.saturating_mul(1u64 << p.republished.min(4));
+                if now >= at.saturating_add(wait) {
+                    *at = now;
+                    p.republished += 1;
+                    out.publish.push(m.clone());
+                }
+            }
+            return;
+        }
+        let (generation, attempt, since) = (p.generation, p.attempt, p.since);
+        if generation <= self.epoch_generation() {
+            self.pending = None;
+            return;
+        }
+        // the view an epoch is computed from includes everything this task published before:
+        // an epoch of its own not read back yet would be forked from, not built on
+        if self.own_read < self.seq {
+            return;
+        }
+        // a leader that missed an epoch waits for a member to re-publish it (its own answer
+        // asks for that); if none does within twice the timeout it fences itself rather than
+        // build on an epoch whose assignment it never read (it may have been given partitions
+        // it does not know it has), and the group elects another leader
+        let missed = self.missed();
+        let all = self.waiting_for().is_empty() && missed.is_none();
+        let wait = if missed.is_some() {
+            timeout.saturating_mul(2)
+        } else {
+            timeout
+        };
+        if !all && now < since.saturating_add(wait) {
+            return;
+        }
+        // (an epoch it read and rejected is not missed: its messages come from a fork)
+        if let Some((_, e)) = missed.as_ref().filter(|m| !self.read_epochs.contains(*m)) {
+            let why = format!("leading generation {generation}, it missed epoch {e} and no member re-published it");
+            self.fence_self(why, out);
+            return;
+        }
+        let members = self
+            .pending
+            .as_ref()
+            .map(|p| p.members.clone())
+            .unwrap_or_default();
+        // a leader that missed an epoch knows its members' own words from their messages
+        let mut cache = self.cache.clone();
+        let mut deferred: Vec<&(u64, TaskState)> = self.future.values().collect();
+        deferred.sort_by_key(|(g, st)| (*g, st.state_version));
+        for (_, st) in &deferred {
+            if st.task_id != self.id {
+                absorb_into(&mut cache, &self.own, st);
+            }
+        }
+        // what a member says it owns (in an epoch this task has not applied) beats the entry of
+        // a departed task: the member may run it already
+        for (_, st) in &deferred {
+            if st.task_id == self.id || !members.contains(&st.task_id) {
+                continue;
+            }
+            for p in &st.data.partitions {
+                let mut held_by_departed = false;
+                for (tid, other) in cache.iter_mut() {
+                    if *tid != st.task_id && !members.contains(tid) {
+                        let before = other.data.partitions.len();
+                        other.data.partitions.retain(|q| q.token != p.token);
+                        held_by_departed |= other.data.partitions.len() != before;
+                    }
+                }
+                if held_by_departed {
+                    let entry = cache
+                        .entry(st.task_id.clone())
+                        .or_insert_with(|| TaskState::empty(st.task_id.clone()));
+                    if !entry.data.partitions.iter().any(|q| q.token == p.token) {
+                        entry.data.partitions.push(p.clone());
+                    }
+                }
+            }
+        }
+        let view: Vec<&TaskState> = std::iter::once(&self.own).chain(cache.values()).collect();
+        let mut states = compute_epoch(&view, &members);
+        for s in &mut states {
+            if s.task_id == self.id {
+                s.state_timestamp = self.own.state_timestamp;
+                s.state_version = self.own.state_version;
+            }
+        }
+        let id = if attempt == 0 {
+            format!("{generation}-{}", self.id)
+        } else {
+            format!("{generation}-{}-{attempt}", self.id)
+        };
+        let msg = SyncMessage {
+            sync_epoch: id.clone(),
+            task_id: self.id.clone(),
+            message_timestamp: self.now,
+            kind: MessageType::NewEpoch,
+            connector_state: states,
+            epoch_generation: generation,
+            base_epoch: Some(self.lead_base()),
+            rebalance_generation: None,
+            resend: false,
+            epoch_attempt: attempt,
+            message_seq: None,
+            checkpoint: None,
+            departed: Vec::new(),
+        };
+        out.publish.push(msg.clone());
+        if let Some(p) = &mut self.pending {
+            p.awaiting = Some(id);
+            p.published = Some((msg, self.now));
+            p.republished = 0;
+            p.attempt += 1;
+        }
+    }
+}

@@ -1,0 +1,331 @@
+//! What a task reads of the other tasks: Regular messages and rebalance answers, older epochs' words, late records of departed tasks.
+
+use super::*;
+
+/// Rendezvous (highest random weight) choice of a member for a token: the same on every task,
+/// independent of which other tokens it knows.
+pub(super) fn rendezvous(token: &str, members: &[String]) -> String {
+    fn fnv(parts: &[&[u8]]) -> u64 {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for part in parts {
+            for b in part.iter().chain(std::iter::once(&0u8)) {
+                h ^= u64::from(*b);
+                h = h.wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+        h
+    }
+    members
+        .iter()
+        .max_by_key(|m| {
+            (
+                fnv(&[token.as_bytes(), m.as_bytes()]),
+                std::cmp::Reverse((*m).clone()),
+            )
+        })
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// Takes into `cache` what `state` (its task's own word, from an epoch other than the one the
+/// cache is in) says that the cache does not: progress of its partitions, partitions it owns that
+/// no state owns, shares of unknown tokens. Removes and moves nothing.
+pub(super) fn absorb_into(
+    cache: &mut BTreeMap<String, TaskState>,
+    own: &TaskState,
+    state: &TaskState,
+) {
+    let cur_version = cache.get(&state.task_id).map(|c| c.state_version);
+    if cur_version.is_some_and(|v| v >= state.state_version) {
+        return;
+    }
+    let all = || std::iter::once(own).chain(cache.values());
+    let known: HashSet<String> = all()
+        .flat_map(|s| {
+            s.data
+                .partitions
+                .iter()
+                .map(|p| p.token.clone())
+                .chain(s.share.partitions.iter().map(|p| p.token.clone()))
+        })
+        .collect();
+    let owned: HashSet<String> = all()
+        .flat_map(|s| s.data.partitions.iter().map(|p| p.token.clone()))
+        .collect();
+    let cur = cache
+        .entry(state.task_id.clone())
+        .or_insert_with(|| TaskState::empty(state.task_id.clone()));
+    cur.state_version = state.state_version;
+    for p in &state.data.partitions {
+        if let Some(q) = cur.data.partitions.iter_mut().find(|q| q.token == p.token) {
+            if p.state > q.state {
+                q.state = p.state;
+                q.finished_timestamp = p.finished_timestamp.or(q.finished_timestamp);
+            }
+        } else if !owned.contains(&p.token) {
+            // unknown, or only shared so far: the sender owns it
+            cur.data.partitions.push(p.clone());
+        }
+    }
+    for sh in &state.share.partitions {
+        if !known.contains(&sh.token) {
+            cur.share.partitions.push(sh.clone());
+        }
+    }
+}
+
+/// How many departed task ids a task remembers (their late records are adopted, see
+/// `SyncTask::adopt_departed`).
+pub(super) const MAX_DEPARTED: usize = 4096;
+
+impl SyncTask {
+    pub(super) fn merge(&mut self, state: &TaskState) {
+        if state.task_id == self.id {
+            return; // a task is the only author of its own state
+        }
+        match self.cache.get(&state.task_id) {
+            Some(cur) if cur.state_version >= state.state_version => {}
+            _ => {
+                self.cache.insert(state.task_id.clone(), state.clone());
+                self.own_words.insert(state.task_id.clone());
+            }
+        }
+    }
+
+    pub(super) fn sender_state(msg: &SyncMessage) -> &TaskState {
+        msg.connector_state
+            .iter()
+            .find(|s| s.task_id == msg.task_id)
+            .expect("validated")
+    }
+
+    pub(super) fn ack(&mut self, msg: &SyncMessage) {
+        if let (Some(l), Some(e)) = (&mut self.lead, &self.epoch) {
+            if msg.sync_epoch == e.id {
+                l.acked.insert(msg.task_id.clone());
+            }
+        }
+    }
+
+    pub(super) fn on_regular(&mut self, msg: &SyncMessage) {
+        let cur = self.cur_id();
+        if msg.sync_epoch != cur {
+            if msg.epoch_generation > self.epoch_generation() {
+                self.behind = true;
+                self.defer(msg);
+            } else {
+                self.absorb(Self::sender_state(msg));
+            }
+            return;
+        }
+        self.merge(Self::sender_state(msg));
+        self.ack(msg);
+    }
+
+    /// A state published in an older epoch must not replace the epoch's view of its sender (it
+    /// lacks what the epoch gave it), but it is still the sender's own word about its own
+    /// partitions: progress (e.g. Finished) and owned partitions unknown to the view are taken,
+    /// nothing is removed or moved.
+    pub(super) fn absorb(&mut self, state: &TaskState) {
+        if self.is_departed(&state.task_id) {
+            return; // see adopt_departed
+        }
+        if state.task_id != self.id && self.cache.contains_key(&state.task_id) {
+            absorb_into(&mut self.cache, &self.own, state);
+        }
+    }
+
+    /// A task's own word that a partition is done counts wherever it is read, even from an older
+    /// epoch: a partition this task owns and another task says it finished (it owned it before,
+    /// e.g. it finished it while leaving the group, and the record landed after the next epoch
+    /// gave it here) is finished, and stopped if it runs.
+    pub(super) fn take_finishes(&mut self, state: &TaskState, out: &mut SyncOutput) {
+        if state.task_id == self.id {
+            return;
+        }
+        let done: HashMap<&str, Option<u64>> = state
+            .data
+            .partitions
+            .iter()
+            .filter(|p| p.state.is_done())
+            .map(|p| (p.token.as_str(), p.finished_timestamp))
+            .collect();
+        if done.is_empty() {
+            return;
+        }
+        let now = self.now;
+        for p in &mut self.own.data.partitions {
+            if let (false, Some(f)) = (p.state.is_done(), done.get(p.token.as_str())) {
+                if p.state.is_active() {
+                    out.stop.push(p.token.clone());
+                }
+                p.state = PartitionStatus::Finished;
+                p.finished_timestamp = Some(f.unwrap_or(now));
+                self.dirty = true;
+            }
+        }
+    }
+
+    /// A record of a task that has left the epoch, landing late (it finished a partition or
+    /// found children while leaving, and its records landed after the epoch that left it out
+    /// was computed), is still its own word: its finishes count in every state of the view, and
+    /// of its unfinished partitions and shares that no state knows, those that fall to this task
+    /// (a share to it, or by rendezvous hashing over the members, as `apply_epoch` resolves the
+    /// departed tasks' partitions its leader had not read) are its own at once; the others stay
+    /// in the departed task's entry as shares to the member they fall to, which takes them when
+    /// it reads the record itself (or the next epoch gives them to it, or to a live member).
+    pub(super) fn adopt_departed(&mut self, state: &TaskState) {
+        if self.members.is_empty() || !self.is_departed(&state.task_id) {
+            return;
+        }
+        let done: HashMap<&str, Option<u64>> = state
+            .data
+            .partitions
+            .iter()
+            .filter(|p| p.state.is_done())
+            .map(|p| (p.token.as_str(), p.finished_timestamp))
+            .collect();
+        for st in self.cache.values_mut() {
+            for p in &mut st.data.partitions {
+                if let (false, Some(f)) = (p.state.is_done(), done.get(p.token.as_str())) {
+                    p.state = PartitionStatus::Finished;
+                    p.finished_timestamp = *f;
+                }
+            }
+        }
+        let mut known: HashSet<String> = self.all_tokens().into_iter().collect();
+        let member_list: Vec<String> = self.members.iter().cloned().collect();
+        let datas = state
+            .data
+            .partitions
+            .iter()
+            .filter(|p| !p.state.is_done())
+            .map(|p| (p.reset(), None));
+        let shares = state
+            .share
+            .partitions
+            .iter()
+            .map(|sh| (sh.to_partition(), Some(sh.assignee.as_str())));
+        // a member owning the smallest parent would find the partition again if it ran the
+        // parent once more (its finish was in a late record too): it is that member's
+        let parent_owner: HashMap<&str, &str> = std::iter::once(&self.own)
+            .chain(self.cache.values())
+            .filter(|s| self.members.contains(&s.task_id))
+            .flat_map(|s| {
+                s.data
+                    .partitions
+                    .iter()
+                    .map(move |p| (p.token.as_str(), s.task_id.as_str()))
+            })
+            .collect();
+        let mut adopted: Vec<(String, PartitionState)> = Vec::new();
+        for (p, assignee) in datas.chain(shares) {
+            if !known.insert(p.token.clone()) {
+                continue;
+            }
+            let by_parent = p
+                .parents
+                .iter()
+                .min()
+                .and_then(|x| parent_owner.get(x.as_str()));
+            let target = match (by_parent, assignee) {
+                (Some(owner), _) => owner.to_string(),
+                (None, Some(a)) if self.members.contains(a) => a.to_string(),
+                _ => rendezvous(&p.token, &member_list),
+            };
+            adopted.push((target, p));
+        }
+        for (target, p) in adopted {
+            if target == self.id && self.in_epoch {
+                self.own.data.partitions.push(p);
+                self.dirty = true;
+            } else {
+                // a share to the member it falls to, so that the next epoch, and every reader,
+                // resolve it to that member whatever the members are by then
+                self.cache
+                    .entry(state.task_id.clone())
+                    .or_insert_with(|| TaskState::empty(state.task_id.clone()))
+                    .share
+                    .partitions
+                    .push(p.shared_to(target));
+            }
+        }
+    }
+
+    /// What a departed task's late record left as shares to members (see `adopt_departed`) is
+    /// cleared once some state owns the partition, as a sharer clears its shares.
+    pub(super) fn clear_taken_ghost_shares(&mut self) {
+        let members = &self.members;
+        let is_ghost =
+            |s: &TaskState| !members.contains(&s.task_id) && !s.share.partitions.is_empty();
+        if !self.cache.values().any(is_ghost) {
+            return;
+        }
+        let owned: HashSet<String> = std::iter::once(&self.own)
+            .chain(self.cache.values())
+            .flat_map(|s| s.data.partitions.iter().map(|p| p.token.clone()))
+            .collect();
+        for st in self.cache.values_mut() {
+            if !members.contains(&st.task_id) {
+                st.share.partitions.retain(|sh| !owned.contains(&sh.token));
+            }
+        }
+    }
+
+    /// Whether `task` was a member of an epoch this task knows and is not a member of the epoch
+    /// in force.
+    pub(super) fn is_departed(&self, task: &str) -> bool {
+        !self.members.contains(task) && self.departed.iter().any(|d| d == task)
+    }
+
+    pub(super) fn on_answer(&mut self, msg: &SyncMessage, out: &mut SyncOutput) {
+        let g = msg.rebalance_generation.unwrap_or(0);
+        let newer = self
+            .answers
+            .get(&msg.task_id)
+            .is_none_or(|a| g >= a.generation);
+        if newer {
+            self.answers.insert(
+                msg.task_id.clone(),
+                Answer {
+                    generation: g,
+                    base: msg.sync_epoch.clone(),
+                },
+            );
+        }
+        let cur = self.cur_id();
+        if msg.sync_epoch == cur {
+            self.merge(Self::sender_state(msg));
+            self.ack(msg);
+        } else if msg.epoch_generation < self.epoch_generation() {
+            self.absorb(Self::sender_state(msg));
+            // the sender has not applied our epoch: if it missed it, re-publish it once
+            // the sender has not applied our epoch: if it missed it, any member re-publishes it
+            // once (the epoch's leader may be slow or gone)
+            if self.in_epoch
+                && msg.task_id != self.id
+                && self.resent_for.insert((msg.task_id.clone(), g))
+            {
+                self.resend(out);
+            }
+        } else if msg.epoch_generation > self.epoch_generation() {
+            self.behind = true;
+            self.defer(msg);
+        }
+    }
+
+    pub(super) fn defer(&mut self, msg: &SyncMessage) {
+        if msg.task_id == self.id {
+            return;
+        }
+        let st = Self::sender_state(msg);
+        let key = (msg.sync_epoch.clone(), msg.task_id.clone());
+        let newer = self
+            .future
+            .get(&key)
+            .is_none_or(|(_, s)| st.state_version > s.state_version);
+        if newer {
+            self.future.insert(key, (msg.epoch_generation, st.clone()));
+        }
+    }
+}

@@ -1,0 +1,710 @@
+//! The `SyncTask` state machine, split by the state each part owns: `validate` (what it is
+//! given), `log` (what it reads of other tasks), `epoch` (which epoch applies and how), `leader`
+//! (computing a new epoch), `settle` (the own partitions), `timer` (every deadline, and the
+//! checkpoints).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+
+use super::assign::compute_epoch;
+use super::error::{malformed, ErrorKind, SyncError};
+use super::types::*;
+
+mod epoch;
+mod leader;
+mod log;
+mod settle;
+mod timer;
+mod validate;
+
+use log::{absorb_into, rendezvous, MAX_DEPARTED};
+use timer::{removal_due, RemovalBlockers, Timer};
+use validate::invalid_partition;
+pub use validate::MAX_SAFE_INTEGER;
+
+/// The newest epoch a task has applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct EpochInfo {
+    id: String,
+    generation: u64,
+    base: String,
+    /// Author and attempt, when known (not for an epoch applied from a re-publication).
+    leader: String,
+    attempt: u32,
+}
+
+/// The latest rebalance a task was told about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct RebalanceInfo {
+    generation: u64,
+    leader: bool,
+}
+
+/// The latest `RebalanceAnswer` read from a task.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Answer {
+    generation: u64,
+    base: String,
+}
+
+/// A leader's rebalance that has no epoch in force yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Pending {
+    generation: u64,
+    members: Vec<String>,
+    since: u64,
+    /// Id of the NewEpoch published and not yet read back.
+    awaiting: Option<String>,
+    /// That NewEpoch, re-published as is if it is not read back in time.
+    published: Option<(SyncMessage, u64)>,
+    republished: u32,
+    attempt: u32,
+}
+
+/// The leader's bookkeeping for the epoch it published and applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Lead {
+    members: Vec<String>,
+    acked: BTreeSet<String>,
+    last_publish: u64,
+    resends: u32,
+}
+
+/// One connector task's side of the leader/epoch/partition-sharing protocol, as a sans-IO
+/// state machine.
+///
+/// Methods come in three kinds, after quinn-proto:
+/// - **inputs** (`on_rebalance`, `on_message`, `add_partitions`, `partition_started`,
+///   `partition_finished`, `tick`): each takes the caller's clock `now` and returns a
+///   [`SyncOutput`]: messages to append to the sync topic, partitions to start and to stop.
+///   A rejected input returns a [`SyncError`] and leaves the task exactly as it was;
+/// - **views** (`owned_partitions`, `known_tasks`, `epoch`, `is_leader`, ...);
+/// - **`poll_timeout`**: the earliest `now` at which `tick` has something to do.
+///
+/// The task reads no clock, draws no random number and does no I/O. Everything read from the
+/// sync topic, the task's own messages included, must be fed to `on_message` in topic order.
+///
+/// # Examples
+/// ```
+/// use partkit::sync::{PartitionSpec, RebalanceEvent, SyncTask};
+/// let mut t = SyncTask::new("t1").unwrap();
+/// let ev = RebalanceEvent { generation: 1, leader: true, members: Some(vec!["t1".into()]) };
+/// let mut log = t.on_rebalance(&ev, 0).unwrap().publish;
+/// // feed the topic back, own messages included, until nothing new is published
+/// let mut i = 0;
+/// while i < log.len() {
+///     let out = t.on_message(&log[i].clone(), 1).unwrap();
+///     log.extend(out.publish);
+///     i += 1;
+/// }
+/// assert_eq!(t.epoch(), Some("1-t1"));
+/// let out = t.add_partitions(&[PartitionSpec::new("p0", &[])], 2).unwrap();
+/// assert_eq!(out.start, vec!["p0".to_string()]);
+/// ```
+#[derive(Debug, Clone)]
+pub struct SyncTask {
+    id: String,
+    opts: SyncOptions,
+    now: u64,
+    own: TaskState,
+    cache: BTreeMap<String, TaskState>,
+    epoch: Option<EpochInfo>,
+    members: BTreeSet<String>,
+    in_epoch: bool,
+    rebalance: Option<RebalanceInfo>,
+    answers: BTreeMap<String, Answer>,
+    pending: Option<Pending>,
+    lead: Option<Lead>,
+    behind: bool,
+    /// Newest state per (epoch, task) read from epochs not applied yet (a task that missed a
+    /// NewEpoch replays them once it gets the epoch; bounded by epochs × tasks).
+    future: BTreeMap<(String, String), (u64, TaskState)>,
+    dirty: bool,
+    resent_for: BTreeSet<(String, u64)>,
+    /// Tasks whose cached state is their own word (read from their message), not a leader's
+    /// snapshot entry.
+    own_words: BTreeSet<String>,
+    /// Ids of the epochs this task applied (the last few).
+    history: VecDeque<String>,
+    /// Messages this task has published (the last `messageSeq` it stamped).
+    seq: u64,
+    /// The highest `messageSeq` read from each sender (members of the epoch in force and
+    /// senders read since).
+    heard: BTreeMap<String, u64>,
+    /// Own messages read back (the highest own `messageSeq` read, or a count where the
+    /// transport dropped it).
+    own_read: u64,
+    /// NewEpoch ids read (applied or not) of generations above the epoch in force.
+    read_epochs: BTreeSet<(u64, String)>,
+    /// Why this task fenced itself, once it has.
+    fenced: Option<String>,
+    /// Since when this task has been behind (read messages of an epoch it could not apply).
+    behind_since: Option<u64>,
+    /// The last record read (its sender and `messageSeq`): what a checkpoint published now is
+    /// computed after.
+    last_read: Option<CheckpointRef>,
+    /// When this task, the leader of the epoch in force, next publishes a checkpoint of it.
+    refresh_at: Option<u64>,
+    /// When this task last read a clean checkpoint (by any author): a new epoch's leader
+    /// publishes the next one `stateRefreshInterval` after it, however often epochs change.
+    checkpoint_seen: Option<u64>,
+    /// Tasks that were members of an epoch this task applied and are not any more (they left,
+    /// died or fenced themselves: they run nothing), oldest first, bounded.
+    departed: VecDeque<String>,
+}
+
+impl SyncTask {
+    /// A task with default [`SyncOptions`].
+    ///
+    /// # Errors
+    /// `SYNC_INVALID_TASK_ID` if `task_id` is empty.
+    ///
+    /// # Examples
+    /// ```
+    /// let t = partkit::sync::SyncTask::new("t1").unwrap();
+    /// assert_eq!(t.task_id(), "t1");
+    /// ```
+    pub fn new(task_id: &str) -> Result<Self, SyncError> {
+        Self::with_options(task_id, SyncOptions::default())
+    }
+
+    /// A task with explicit options.
+    ///
+    /// # Errors
+    /// `SYNC_INVALID_TASK_ID` if `task_id` is empty; `SYNC_INVALID_OPTIONS` if a timeout is 0.
+    ///
+    /// # Examples
+    /// ```
+    /// use partkit::sync::{SyncOptions, SyncTask};
+    /// let opts = SyncOptions { rebalance_timeout: 0, ..SyncOptions::default() };
+    /// assert_eq!(SyncTask::with_options("t1", opts).unwrap_err().code(), "SYNC_INVALID_OPTIONS");
+    /// ```
+    pub fn with_options(task_id: &str, opts: SyncOptions) -> Result<Self, SyncError> {
+        if task_id.is_empty() {
+            return Err(SyncError::new(
+                ErrorKind::InvalidTaskId,
+                "invalid task id: must not be empty",
+            ));
+        }
+        if opts.rebalance_timeout == 0
+            || opts.epoch_ack_timeout == 0
+            || opts.state_refresh_interval == 0
+        {
+            return Err(SyncError::new(
+                ErrorKind::InvalidOptions,
+                "invalid options: rebalanceTimeout, epochAckTimeout and stateRefreshInterval must be positive",
+            ));
+        }
+        Ok(SyncTask {
+            id: task_id.to_string(),
+            opts,
+            now: 0,
+            own: TaskState::empty(task_id),
+            cache: BTreeMap::new(),
+            epoch: None,
+            members: BTreeSet::new(),
+            in_epoch: false,
+            rebalance: None,
+            answers: BTreeMap::new(),
+            pending: None,
+            lead: None,
+            behind: false,
+            future: BTreeMap::new(),
+            dirty: false,
+            resent_for: BTreeSet::new(),
+            own_words: BTreeSet::new(),
+            history: VecDeque::new(),
+            seq: 0,
+            heard: BTreeMap::new(),
+            own_read: 0,
+            read_epochs: BTreeSet::new(),
+            fenced: None,
+            behind_since: None,
+            last_read: None,
+            refresh_at: None,
+            checkpoint_seen: None,
+            departed: VecDeque::new(),
+        })
+    }
+
+    /// This task's id.
+    pub fn task_id(&self) -> &str {
+        &self.id
+    }
+
+    /// The options in force.
+    pub fn options(&self) -> &SyncOptions {
+        &self.opts
+    }
+
+    /// Partitions this task owns (its `data.partitions`), tombstones included.
+    pub fn owned_partitions(&self) -> &[PartitionState] {
+        &self.own.data.partitions
+    }
+
+    /// Partitions this task hands to others (its `share.partitions`).
+    pub fn shared_partitions(&self) -> &[SharedPartition] {
+        &self.own.share.partitions
+    }
+
+    /// This task's own state as it would publish it now.
+    pub fn own_state(&self) -> &TaskState {
+        &self.own
+    }
+
+    /// Every task state this task knows, its own included, ordered by task id.
+    pub fn known_tasks(&self) -> Vec<TaskState> {
+        let mut v: Vec<TaskState> = self.cache.values().cloned().collect();
+        v.push(self.own.clone());
+        v.sort_by(|a, b| a.task_id.cmp(&b.task_id));
+        v
+    }
+
+    /// Id of the epoch in force for this task (`None` before the first one).
+    pub fn epoch(&self) -> Option<&str> {
+        self.epoch.as_ref().map(|e| e.id.as_str())
+    }
+
+    /// Generation of the epoch in force (0 before the first one).
+    pub fn epoch_generation(&self) -> u64 {
+        self.epoch.as_ref().map_or(0, |e| e.generation)
+    }
+
+    /// Members of the epoch in force.
+    pub fn epoch_members(&self) -> Vec<String> {
+        self.members.iter().cloned().collect()
+    }
+
+    /// Whether this task is a member of the epoch in force.
+    pub fn in_epoch(&self) -> bool {
+        self.in_epoch
+    }
+
+    /// Whether the latest rebalance made this task the leader.
+    pub fn is_leader(&self) -> bool {
+        self.rebalance.is_some_and(|r| r.leader)
+    }
+
+    /// Whether a rebalance is in progress for this task (no epoch of its generation yet).
+    pub fn rebalancing(&self) -> bool {
+        self.rebalance
+            .is_some_and(|r| r.generation > self.epoch_generation())
+    }
+
+    /// Whether this task may share partitions now: a member of the epoch in force, no rebalance
+    /// in progress.
+    pub fn sharing_enabled(&self) -> bool {
+        self.in_epoch && !self.rebalancing()
+    }
+
+    /// Whether this task has read messages of an epoch newer than the one it applied (it missed a
+    /// NewEpoch; the epoch's leader re-publishes it).
+    pub fn is_behind(&self) -> bool {
+        self.behind
+    }
+
+    /// Why this task fenced itself (it read the sync log with a hole), if it did. A fenced task
+    /// does nothing more: every input returns an empty output.
+    pub fn fenced(&self) -> Option<&str> {
+        self.fenced.as_deref()
+    }
+
+    /// Members the leader still waits for (empty unless this task is a leader collecting answers).
+    pub fn waiting_for(&self) -> Vec<String> {
+        let Some(p) = &self.pending else {
+            return Vec::new();
+        };
+        let cur = self.lead_base();
+        p.members
+            .iter()
+            .filter(|m| {
+                !self
+                    .answers
+                    .get(*m)
+                    .is_some_and(|a| a.generation >= p.generation && a.base == cur)
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// Load of a task in this task's view: owned partitions not Finished/Removed + shares
+    /// addressed to it.
+    pub fn load_of(&self, task_id: &str) -> usize {
+        let owned = if task_id == self.id {
+            self.own.owned_load()
+        } else {
+            self.cache.get(task_id).map_or(0, |s| s.owned_load())
+        };
+        let shared = self
+            .all_states()
+            .flat_map(|s| s.share.partitions.iter())
+            .filter(|sh| sh.assignee == task_id)
+            .count();
+        owned + shared
+    }
+
+    /// The earliest `now` at which [`tick`](Self::tick) has work (leader timeout, epoch
+    /// re-publication, checkpoint, delayed removal), or `None`. Only deadlines with work count:
+    /// after `tick(now)` returned, this is always later than `now` (work that waits for an input,
+    /// such as a finished parent waiting for its child, sets no deadline), so a driver can sleep
+    /// until it.
+    pub fn poll_timeout(&self) -> Option<u64> {
+        self.timers().into_iter().map(|(_, at)| at).min()
+    }
+
+    /// A group rebalance: answer with the own state; a leader starts collecting answers.
+    ///
+    /// Stale or repeated generations are ignored. Sharing stays disabled until an epoch of this
+    /// generation (or newer) is applied.
+    ///
+    /// # Errors
+    /// `SYNC_INVALID_REBALANCE` if the generation is 0, or the event says `leader` without a
+    /// member list that contains this task.
+    pub fn on_rebalance(
+        &mut self,
+        event: &RebalanceEvent,
+        now: u64,
+    ) -> Result<SyncOutput, SyncError> {
+        self.input(|t| t.on_rebalance_inner(event, now))
+    }
+
+    fn on_rebalance_inner(
+        &mut self,
+        event: &RebalanceEvent,
+        now: u64,
+    ) -> Result<SyncOutput, SyncError> {
+        let bad = |why: &str| {
+            SyncError::new(
+                ErrorKind::InvalidRebalance,
+                format!("invalid rebalance: {why}"),
+            )
+        };
+        if event.generation == 0 || event.generation > MAX_SAFE_INTEGER {
+            return Err(bad("generation must be in 1..=2^53-1"));
+        }
+        let mut members: Vec<String> = Vec::new();
+        if event.leader {
+            let Some(m) = &event.members else {
+                return Err(bad("a leader needs the member list"));
+            };
+            if m.iter().any(|x| x.is_empty()) {
+                return Err(bad("a member id is empty"));
+            }
+            members = m.clone();
+            members.sort();
+            members.dedup();
+            if !members.contains(&self.id) {
+                return Err(bad("the member list does not contain the leader"));
+            }
+        }
+        self.clock(now);
+        let mut out = SyncOutput::default();
+        if self
+            .rebalance
+            .is_some_and(|r| r.generation >= event.generation)
+        {
+            return Ok(out);
+        }
+        self.rebalance = Some(RebalanceInfo {
+            generation: event.generation,
+            leader: event.leader,
+        });
+        if event.generation <= self.epoch_generation() {
+            // an epoch for this generation is already in force
+            self.finish(&mut out);
+            return Ok(out);
+        }
+        self.pending = if event.leader {
+            Some(Pending {
+                generation: event.generation,
+                members,
+                since: self.now,
+                awaiting: None,
+                published: None,
+                republished: 0,
+                attempt: 0,
+            })
+        } else {
+            None
+        };
+        self.settle(&mut out);
+        self.publish_own(MessageType::RebalanceAnswer, &mut out);
+        self.maybe_lead(&mut out);
+        Ok(out)
+    }
+
+    /// A message read from the sync topic (own messages included), in topic order.
+    ///
+    /// # Errors
+    /// `SYNC_MALFORMED_MESSAGE` if the message is inconsistent (empty ids, a Regular or
+    /// RebalanceAnswer without the sender's state, duplicate tokens, ...).
+    pub fn on_message(&mut self, msg: &SyncMessage, now: u64) -> Result<SyncOutput, SyncError> {
+        self.input(|t| t.on_message_inner(msg, now))
+    }
+
+    fn on_message_inner(&mut self, msg: &SyncMessage, now: u64) -> Result<SyncOutput, SyncError> {
+        self.validate_message(msg)?;
+        self.clock(now);
+        let mut out = SyncOutput::default();
+        if let Some(seq) = msg.message_seq {
+            let last = self.heard.entry(msg.task_id.clone()).or_insert(seq);
+            if seq > last.saturating_add(1) {
+                let why = format!(
+                    "missed messages {}..={} of {} in the sync log; its view may be wrong",
+                    *last + 1,
+                    seq - 1,
+                    msg.task_id
+                );
+                self.fence_self(why, &mut out);
+                return Ok(out);
+            }
+            *last = (*last).max(seq);
+        }
+        if msg.task_id == self.id {
+            self.own_read = msg
+                .message_seq
+                .map_or(self.own_read + 1, |s| self.own_read.max(s));
+        }
+        if msg.checkpoint.is_some() {
+            if msg.checkpoint == self.last_read {
+                self.checkpoint_seen = Some(self.now);
+                self.schedule_refresh();
+            } else if msg.task_id == self.id {
+                // another record landed between the one it was computed after and itself: no
+                // reader can start at it, so publish another one soon
+                let retry = self.now.saturating_add(
+                    self.opts
+                        .epoch_ack_timeout
+                        .min(self.opts.state_refresh_interval),
+                );
+                if let Some(at) = &mut self.refresh_at {
+                    *at = (*at).min(retry);
+                }
+            }
+        }
+        self.last_read = msg.message_seq.map(|seq| CheckpointRef {
+            after_task_id: msg.task_id.clone(),
+            after_seq: seq,
+        });
+        if msg.kind == MessageType::NewEpoch && msg.epoch_generation > self.epoch_generation() {
+            self.read_epochs
+                .insert((msg.epoch_generation, msg.sync_epoch.clone()));
+        }
+        match msg.kind {
+            MessageType::NewEpoch => self.on_new_epoch(msg, &mut out),
+            MessageType::Regular => self.on_regular(msg),
+            MessageType::RebalanceAnswer => self.on_answer(msg, &mut out),
+        }
+        if msg.kind != MessageType::NewEpoch {
+            self.take_finishes(Self::sender_state(msg), &mut out);
+            self.adopt_departed(Self::sender_state(msg));
+        }
+        self.finish(&mut out);
+        Ok(out)
+    }
+
+    /// The caller found a hole in the sync log it fed (e.g. Kafka offsets jumped: records
+    /// deleted by retention before they were read): the task cannot know what it missed, so it
+    /// stops everything and fences itself, as when it sees a sender's `messageSeq` jump. The
+    /// output lists in `stop` every partition it ran and carries `fenced: reason`; every later
+    /// input is a no-op. An empty reason reads "the sync log has a hole".
+    pub fn fence(&mut self, reason: &str, now: u64) -> SyncOutput {
+        if self.fenced.is_some() {
+            return SyncOutput::default();
+        }
+        self.clock(now);
+        let mut out = SyncOutput::default();
+        let why = if reason.is_empty() {
+            "the sync log has a hole"
+        } else {
+            reason
+        };
+        self.fence_self(why.to_string(), &mut out);
+        self.seal(out)
+    }
+
+    /// Time passed: does the work of every deadline of [`poll_timeout`](Self::poll_timeout)
+    /// that is due (leader timeout, epoch re-publication, checkpoint, delayed removal).
+    pub fn tick(&mut self, now: u64) -> SyncOutput {
+        self.input(|t| Ok(t.tick_inner(now))).unwrap_or_default()
+    }
+
+    fn tick_inner(&mut self, now: u64) -> SyncOutput {
+        self.clock(now);
+        let mut out = SyncOutput::default();
+        let mut removal = false;
+        for (timer, at) in self.timers() {
+            if at > self.now {
+                continue;
+            }
+            match timer {
+                Timer::Stuck => {
+                    let since = self.behind_since.unwrap_or(self.now);
+                    let why = format!(
+                        "stuck behind: epoch {} in force, newer epochs read for {} ms without one it can apply",
+                        self.cur_id(),
+                        self.now - since
+                    );
+                    self.fence_self(why, &mut out);
+                    return out;
+                }
+                Timer::EpochAck => {
+                    self.resend(&mut out);
+                    if let Some(l) = &mut self.lead {
+                        l.last_publish = self.now;
+                        l.resends += 1;
+                    }
+                }
+                Timer::Refresh => self.checkpoint(&mut out),
+                // the leader's timeout is handled by `maybe_lead` in `finish`
+                Timer::Rebalance => {}
+                Timer::Removal => removal = true,
+            }
+        }
+        self.settle_with(&mut out, removal);
+        self.finish(&mut out);
+        out
+    }
+
+    /// Common frame of every input: a fenced task does nothing more; otherwise the input runs
+    /// and its output is sealed.
+    fn input(
+        &mut self,
+        run: impl FnOnce(&mut Self) -> Result<SyncOutput, SyncError>,
+    ) -> Result<SyncOutput, SyncError> {
+        if self.fenced.is_some() {
+            return Ok(SyncOutput::default());
+        }
+        run(self).map(|out| self.seal(out))
+    }
+
+    /// Common end of every input: stamps the sender counter on everything it publishes, and
+    /// notes since when the task is behind.
+    fn seal(&mut self, mut out: SyncOutput) -> SyncOutput {
+        if out.fenced.is_some() {
+            // nothing a fenced task computed on the way may reach the topic or the connector
+            out.publish.clear();
+            out.start.clear();
+        }
+        // a checkpoint goes first: it is clean only if no record lands between the last one
+        // its author read and itself (it reflects what the task publishes with it)
+        if let Some(k) = out.publish.iter().position(|m| m.checkpoint.is_some()) {
+            let c = out.publish.remove(k);
+            out.publish.insert(0, c);
+        }
+        for m in &mut out.publish {
+            self.seq += 1;
+            m.message_seq = Some(self.seq);
+        }
+        self.behind_since = if self.behind {
+            Some(self.behind_since.unwrap_or(self.now))
+        } else {
+            None
+        };
+        out
+    }
+
+    /// This task read the sync log with a hole (a NewEpoch may be in it): its view of epochs
+    /// and owners can be wrong in ways no later message reveals, so it stops everything it runs
+    /// and falls silent. Its partitions stay in its last published state, which the next epoch
+    /// hands to live tasks once it has left the group.
+    fn fence_self(&mut self, why: String, out: &mut SyncOutput) {
+        for p in &self.own.data.partitions {
+            if p.state.is_active() && !out.stop.contains(&p.token) {
+                out.stop.push(p.token.clone());
+            }
+        }
+        self.pending = None;
+        self.lead = None;
+        self.refresh_at = None;
+        self.dirty = false;
+        self.fenced = Some(why.clone());
+        out.fenced = Some(why);
+    }
+
+    /// The task's clock never goes back (an earlier `now` counts as the latest one seen) and
+    /// stays a JSON-safe integer.
+    fn clock(&mut self, now: u64) {
+        self.now = self.now.max(now.min(MAX_SAFE_INTEGER));
+    }
+
+    fn cur_id(&self) -> String {
+        self.epoch.as_ref().map_or(String::new(), |e| e.id.clone())
+    }
+
+    fn own_index(&self, token: &str) -> Result<usize, SyncError> {
+        self.own
+            .data
+            .partitions
+            .iter()
+            .position(|p| p.token == token)
+            .ok_or_else(|| {
+                SyncError::new(
+                    ErrorKind::UnknownPartition,
+                    format!("unknown partition: {token} is not owned by {}", self.id),
+                )
+            })
+    }
+
+    fn bad_transition(&self, token: &str, s: PartitionStatus, what: &str) -> SyncError {
+        SyncError::new(
+            ErrorKind::InvalidTransition,
+            format!("invalid transition: {token} is {s:?} and cannot be {what}"),
+        )
+    }
+
+    fn all_states(&self) -> impl Iterator<Item = &TaskState> {
+        std::iter::once(&self.own).chain(self.cache.values())
+    }
+
+    /// The tokens of the partitions this task owns (its own `data`, shares left out).
+    fn own_data_tokens(&self) -> HashSet<String> {
+        self.own
+            .data
+            .partitions
+            .iter()
+            .map(|p| p.token.clone())
+            .collect()
+    }
+
+    fn all_tokens(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        for s in self.all_states() {
+            v.extend(s.data.partitions.iter().map(|p| p.token.clone()));
+            v.extend(s.share.partitions.iter().map(|p| p.token.clone()));
+        }
+        v
+    }
+
+    fn publish_own(&mut self, kind: MessageType, out: &mut SyncOutput) {
+        self.own.state_version += 1;
+        self.own.state_timestamp = self.now;
+        out.publish.push(SyncMessage {
+            sync_epoch: self.cur_id(),
+            task_id: self.id.clone(),
+            message_timestamp: self.now,
+            kind,
+            connector_state: vec![self.own.clone()],
+            epoch_generation: self.epoch_generation(),
+            base_epoch: None,
+            rebalance_generation: match kind {
+                MessageType::RebalanceAnswer => self.rebalance.map(|r| r.generation),
+                _ => None,
+            },
+            resend: false,
+            epoch_attempt: 0,
+            message_seq: None,
+            checkpoint: None,
+            departed: Vec::new(),
+        });
+        self.dirty = false;
+    }
+
+    /// Common tail of every input: settle the own state, lead, publish changes.
+    fn finish(&mut self, out: &mut SyncOutput) {
+        self.settle(out);
+        self.maybe_lead(out);
+        if self.dirty {
+            self.publish_own(MessageType::Regular, out);
+        }
+    }
+}

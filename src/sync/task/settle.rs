@@ -1,0 +1,405 @@
+//! The own partitions: found (`add_partitions`), started and finished by the caller, and brought
+//! up to date with the view (shares picked up and cleared, readiness and scheduling, delayed
+//! removal).
+
+use super::*;
+
+impl SyncTask {
+    /// Partitions found by this task: initial partitions, or children read from a parent it
+    /// owns. Known tokens are ignored; a merge child (several parents) is created only by the
+    /// owner of its smallest parent token. When sharing is enabled each new partition goes to the
+    /// least-loaded member (ties: lowest load, then this task, then smallest id), through the
+    /// share section if that is another task.
+    ///
+    /// # Errors
+    /// `SYNC_INVALID_PARTITION` for an empty token or parent, a partition that is its own parent,
+    /// or a token given twice.
+    pub fn add_partitions(
+        &mut self,
+        specs: &[PartitionSpec],
+        now: u64,
+    ) -> Result<SyncOutput, SyncError> {
+        self.input(|t| t.add_partitions_inner(specs, now))
+    }
+
+    pub(super) fn add_partitions_inner(
+        &mut self,
+        specs: &[PartitionSpec],
+        now: u64,
+    ) -> Result<SyncOutput, SyncError> {
+        let mut batch = HashSet::new();
+        for s in specs {
+            if s.token.is_empty() {
+                return Err(invalid_partition("empty token"));
+            }
+            if s.parents.iter().any(|p| p.is_empty()) {
+                return Err(invalid_partition(format!(
+                    "{} has an empty parent token",
+                    s.token
+                )));
+            }
+            if s.parents.contains(&s.token) {
+                return Err(invalid_partition(format!("{} is its own parent", s.token)));
+            }
+            if !batch.insert(s.token.as_str()) {
+                return Err(invalid_partition(format!("{} given twice", s.token)));
+            }
+            if [s.start_timestamp, s.end_timestamp]
+                .iter()
+                .flatten()
+                .any(|&t| t > MAX_SAFE_INTEGER)
+            {
+                return Err(invalid_partition(format!(
+                    "{} has a timestamp above 2^53-1",
+                    s.token
+                )));
+            }
+        }
+        self.clock(now);
+        let mut known: HashSet<String> = self.all_tokens().into_iter().collect();
+        let own_tokens = self.own_data_tokens();
+        let sharing = self.sharing_enabled();
+        let mut loads: BTreeMap<String, usize> = BTreeMap::new();
+        if sharing {
+            for m in &self.members {
+                loads.insert(m.clone(), self.load_of(m));
+            }
+        }
+        for s in specs {
+            if known.contains(&s.token) {
+                continue;
+            }
+            if s.parents.len() > 1 {
+                let smallest = s.parents.iter().min().expect("len > 1");
+                if !own_tokens.contains(smallest) {
+                    continue; // the owner of the smallest parent creates it
+                }
+            }
+            let mut p = PartitionState::created(s.token.clone(), s.parents.clone());
+            p.start_timestamp = s.start_timestamp;
+            p.end_timestamp = s.end_timestamp;
+            let target = if sharing {
+                loads
+                    .iter()
+                    .min_by_key(|(m, l)| (**l, *m != &self.id, (*m).clone()))
+                    .map(|(m, _)| m.clone())
+                    .unwrap_or_else(|| self.id.clone())
+            } else {
+                self.id.clone()
+            };
+            if target == self.id {
+                self.own.data.partitions.push(p);
+            } else {
+                self.own.share.partitions.push(p.shared_to(target.clone()));
+            }
+            if let Some(l) = loads.get_mut(&target) {
+                *l += 1;
+            }
+            known.insert(s.token.clone());
+            self.dirty = true;
+        }
+        let mut out = SyncOutput::default();
+        self.finish(&mut out);
+        Ok(out)
+    }
+
+    /// The caller started reading a Scheduled partition.
+    ///
+    /// # Errors
+    /// `SYNC_UNKNOWN_PARTITION` if this task does not own `token`; `SYNC_INVALID_TRANSITION` if
+    /// it is not Scheduled (Running is accepted as a repeat).
+    pub fn partition_started(&mut self, token: &str, now: u64) -> Result<SyncOutput, SyncError> {
+        self.input(|t| t.partition_started_inner(token, now))
+    }
+
+    pub(super) fn partition_started_inner(
+        &mut self,
+        token: &str,
+        now: u64,
+    ) -> Result<SyncOutput, SyncError> {
+        let idx = self.own_index(token)?;
+        match self.own.data.partitions[idx].state {
+            PartitionStatus::Scheduled => {}
+            PartitionStatus::Running => return Ok(SyncOutput::default()),
+            s => return Err(self.bad_transition(token, s, "started")),
+        }
+        self.clock(now);
+        self.own.data.partitions[idx].state = PartitionStatus::Running;
+        self.dirty = true;
+        let mut out = SyncOutput::default();
+        self.finish(&mut out);
+        Ok(out)
+    }
+
+    /// The caller finished reading a partition (its children were given to `add_partitions`
+    /// before).
+    ///
+    /// # Errors
+    /// `SYNC_UNKNOWN_PARTITION` if this task does not own `token`; `SYNC_INVALID_TRANSITION` if
+    /// it is neither Scheduled nor Running (Finished is accepted as a repeat).
+    pub fn partition_finished(&mut self, token: &str, now: u64) -> Result<SyncOutput, SyncError> {
+        self.input(|t| t.partition_finished_inner(token, now))
+    }
+
+    pub(super) fn partition_finished_inner(
+        &mut self,
+        token: &str,
+        now: u64,
+    ) -> Result<SyncOutput, SyncError> {
+        let idx = self.own_index(token)?;
+        match self.own.data.partitions[idx].state {
+            PartitionStatus::Scheduled | PartitionStatus::Running => {}
+            PartitionStatus::Finished => return Ok(SyncOutput::default()),
+            s => return Err(self.bad_transition(token, s, "finished")),
+        }
+        self.clock(now);
+        let p = &mut self.own.data.partitions[idx];
+        p.state = PartitionStatus::Finished;
+        p.finished_timestamp = Some(self.now);
+        self.dirty = true;
+        let mut out = SyncOutput::default();
+        self.finish(&mut out);
+        Ok(out)
+    }
+
+    /// Bring the own state up to date with the view: pick up shares, clear picked-up shares,
+    /// re-address orphaned shares, readiness and scheduling; with `timers` (on `tick`) also the
+    /// delayed removal of finished partitions and the purge of tombstones. Each step scans the
+    /// whole view only when the own state gives it something to look for, and copies no token.
+    pub(super) fn settle_with(&mut self, out: &mut SyncOutput, timers: bool) {
+        let own_tokens: HashSet<&str> = self
+            .own
+            .data
+            .partitions
+            .iter()
+            .map(|p| p.token.as_str())
+            .collect();
+        // pick up shares addressed to this task
+        let mut picked: Vec<PartitionState> = Vec::new();
+        if self.in_epoch {
+            let mut candidates: Vec<&SharedPartition> = Vec::new();
+            let mut seen: HashSet<&str> = HashSet::new();
+            for s in self.cache.values() {
+                for sh in &s.share.partitions {
+                    if sh.assignee == self.id
+                        && !own_tokens.contains(sh.token.as_str())
+                        && seen.insert(sh.token.as_str())
+                    {
+                        candidates.push(sh);
+                    }
+                }
+            }
+            if !candidates.is_empty() {
+                let wanted: HashSet<&str> = candidates.iter().map(|c| c.token.as_str()).collect();
+                let taken: HashSet<&str> = self
+                    .cache
+                    .values()
+                    .flat_map(|s| s.data.partitions.iter())
+                    .map(|p| p.token.as_str())
+                    .filter(|t| wanted.contains(t))
+                    .collect();
+                picked = candidates
+                    .into_iter()
+                    .filter(|c| !taken.contains(c.token.as_str()))
+                    .map(|c| c.to_partition())
+                    .collect();
+            }
+        }
+        // the sharer clears a share once the partition is owned
+        let mut cleared: HashSet<String> = HashSet::new();
+        if !self.own.share.partitions.is_empty() {
+            let mine: HashSet<&str> = self
+                .own
+                .share
+                .partitions
+                .iter()
+                .map(|p| p.token.as_str())
+                .collect();
+            cleared = self
+                .cache
+                .values()
+                .flat_map(|s| s.data.partitions.iter())
+                .map(|p| p.token.as_str())
+                .chain(own_tokens.iter().copied())
+                .filter(|t| mine.contains(t))
+                .map(str::to_string)
+                .collect();
+        }
+        drop(own_tokens);
+        self.clear_taken_ghost_shares();
+        if !picked.is_empty() {
+            self.own.data.partitions.extend(picked);
+            self.dirty = true;
+        }
+        if !cleared.is_empty() {
+            self.own
+                .share
+                .partitions
+                .retain(|s| !cleared.contains(&s.token));
+            self.dirty = true;
+        }
+        // a share addressed to a task that left the epoch goes to the least-loaded member
+        if self.sharing_enabled()
+            && self
+                .own
+                .share
+                .partitions
+                .iter()
+                .any(|s| !self.members.contains(&s.assignee))
+        {
+            let mut loads: BTreeMap<String, usize> = self
+                .members
+                .iter()
+                .map(|m| (m.clone(), self.load_of(m)))
+                .collect();
+            let mut shares = std::mem::take(&mut self.own.share.partitions);
+            for sh in &mut shares {
+                if self.members.contains(&sh.assignee) {
+                    continue;
+                }
+                // the sharer re-owns it only when it is the only member left
+                let target = loads
+                    .iter()
+                    .filter(|(m, _)| *m != &self.id || self.members.len() == 1)
+                    .min_by_key(|(m, l)| (**l, (*m).clone()))
+                    .map(|(m, _)| m.clone());
+                if let Some(t) = target {
+                    *loads.get_mut(&t).expect("present") += 1;
+                    sh.assignee = t;
+                }
+            }
+            let (mine, others): (Vec<_>, Vec<_>) =
+                shares.into_iter().partition(|s| s.assignee == self.id);
+            self.own.share.partitions = others;
+            self.own
+                .data
+                .partitions
+                .extend(mine.iter().map(|s| s.to_partition()));
+            self.dirty = true;
+        }
+        // readiness: Created -> ReadyForStreaming -> Scheduled when every parent is done (or
+        // unknown everywhere); the owner starts what is ready
+        let parents: HashSet<&str> = self
+            .own
+            .data
+            .partitions
+            .iter()
+            .filter(|p| p.state == PartitionStatus::Created)
+            .flat_map(|p| p.parents.iter().map(|x| x.as_str()))
+            .collect();
+        let mut open: HashSet<String> = HashSet::new(); // parents that are not done
+        if !parents.is_empty() {
+            for s in std::iter::once(&self.own).chain(self.cache.values()) {
+                for p in &s.data.partitions {
+                    if !p.state.is_done() && parents.contains(p.token.as_str()) {
+                        open.insert(p.token.clone());
+                    }
+                }
+                for p in &s.share.partitions {
+                    if parents.contains(p.token.as_str()) {
+                        open.insert(p.token.clone());
+                    }
+                }
+            }
+        }
+        drop(parents);
+        for p in &mut self.own.data.partitions {
+            let ready = match p.state {
+                PartitionStatus::Created => p.parents.iter().all(|x| !open.contains(x)),
+                PartitionStatus::ReadyForStreaming => true,
+                _ => false,
+            };
+            if ready {
+                p.state = PartitionStatus::Scheduled;
+                out.start.push(p.token.clone());
+                self.dirty = true;
+            }
+        }
+        if timers {
+            self.remove_finished();
+        }
+    }
+
+    pub(super) fn settle(&mut self, out: &mut SyncOutput) {
+        self.settle_with(out, false);
+    }
+
+    /// Of the own `candidates` tokens (Finished or Removed), those that an unfinished partition
+    /// names as a parent, and those that another task's state or a share still references.
+    pub(super) fn removal_blockers(&self, candidates: &HashSet<&str>) -> RemovalBlockers {
+        let mut b = RemovalBlockers {
+            open_children: HashSet::new(),
+            referenced: HashSet::new(),
+            rebalancing: self.rebalancing(),
+        };
+        for s in std::iter::once(&self.own).chain(self.cache.values()) {
+            let other = s.task_id != self.id;
+            for p in &s.data.partitions {
+                if other && candidates.contains(p.token.as_str()) {
+                    b.referenced.insert(p.token.clone());
+                }
+                if !p.state.is_done() {
+                    for x in &p.parents {
+                        if candidates.contains(x.as_str()) {
+                            b.open_children.insert(x.clone());
+                        }
+                    }
+                }
+            }
+            for p in &s.share.partitions {
+                if candidates.contains(p.token.as_str()) {
+                    b.referenced.insert(p.token.clone());
+                }
+                for x in &p.parents {
+                    if candidates.contains(x.as_str()) {
+                        b.open_children.insert(x.clone());
+                    }
+                }
+            }
+        }
+        b
+    }
+
+    /// Finished -> Removed after `removal_delay` once no unfinished partition names it as a
+    /// parent; Removed -> dropped after `tombstone_ttl` more, once nothing references it (a
+    /// departed sharer's stale share, another task's state) and no rebalance is in progress.
+    pub(super) fn remove_finished(&mut self) {
+        let now = self.now;
+        let (delay, ttl) = (self.opts.removal_delay, self.opts.tombstone_ttl);
+        let due = |p: &PartitionState| removal_due(p, delay, ttl).is_some_and(|t| t <= now);
+        let candidates: HashSet<&str> = self
+            .own
+            .data
+            .partitions
+            .iter()
+            .filter(|p| due(p))
+            .map(|p| p.token.as_str())
+            .collect();
+        if candidates.is_empty() {
+            return;
+        }
+        let blockers = self.removal_blockers(&candidates);
+        drop(candidates);
+        let before = self.own.data.partitions.len();
+        let mut changed = false;
+        self.own.data.partitions.retain_mut(|p| {
+            if !due(p) || !blockers.allow(p) {
+                return true;
+            }
+            if p.state == PartitionStatus::Finished {
+                p.state = PartitionStatus::Removed;
+                if p.finished_timestamp.is_none() {
+                    p.finished_timestamp = Some(now);
+                }
+                changed = true;
+            }
+            // a tombstone outlives every stale reference to it: dropping it earlier could
+            // resurrect the partition (a removal that is due at once with no delay or ttl drops
+            // it in the same pass, so that no deadline is left in the past)
+            !(due(p) && blockers.allow(p))
+        });
+        if changed || self.own.data.partitions.len() != before {
+            self.dirty = true;
+        }
+    }
+}

@@ -1,0 +1,187 @@
+//! The timer table: every deadline of a task, derived from the state it guards, and the checkpoints.
+
+use super::*;
+
+/// A task behind for this many `rebalanceTimeout + epochAckTimeout` fences itself.
+pub(super) const STUCK_TIMEOUTS: u64 = 8;
+
+/// When removal work on a done partition falls due: Finished -> Removed after `delay`, Removed
+/// -> dropped after `ttl` more (counted from when it finished).
+pub(super) fn removal_due(p: &PartitionState, delay: u64, ttl: u64) -> Option<u64> {
+    let f = p.finished_timestamp.unwrap_or(0);
+    match p.state {
+        PartitionStatus::Finished => Some(f.saturating_add(delay)),
+        PartitionStatus::Removed => Some(f.saturating_add(delay).saturating_add(ttl)),
+        _ => None,
+    }
+}
+
+/// What keeps own done partitions from being removed (see `SyncTask::removal_blockers`).
+pub(super) struct RemovalBlockers {
+    pub(super) open_children: HashSet<String>,
+    pub(super) referenced: HashSet<String>,
+    pub(super) rebalancing: bool,
+}
+
+impl RemovalBlockers {
+    /// Whether the next removal step of `p` may happen (when it is due).
+    pub(super) fn allow(&self, p: &PartitionState) -> bool {
+        match p.state {
+            PartitionStatus::Finished => !self.open_children.contains(&p.token),
+            PartitionStatus::Removed => !self.rebalancing && !self.referenced.contains(&p.token),
+            _ => false,
+        }
+    }
+}
+
+/// The kinds of timed work of a task (see `SyncTask::timers`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Timer {
+    /// Behind for too long with no epoch it can apply: fence.
+    Stuck,
+    /// A leader collecting answers publishes its epoch, or re-publishes one not read back.
+    Rebalance,
+    /// The epoch's leader re-publishes it to members that have not acknowledged it.
+    EpochAck,
+    /// The epoch's leader publishes a checkpoint of it.
+    Refresh,
+    /// The owner marks a Finished partition Removed, or drops a tombstone.
+    Removal,
+}
+
+impl SyncTask {
+    /// Every deadline that has work, one per kind (quinn-proto's timer table, derived from the
+    /// state it guards so that it cannot drift from it).
+    pub(super) fn timers(&self) -> Vec<(Timer, u64)> {
+        let mut v = Vec::new();
+        if self.fenced.is_some() {
+            return v;
+        }
+        if let Some(since) = self.behind_since {
+            v.push((Timer::Stuck, since.saturating_add(self.stuck_after())));
+        }
+        if let Some(at) = self.rebalance_deadline() {
+            v.push((Timer::Rebalance, at));
+        }
+        if let Some(l) = &self.lead {
+            if l.members.iter().any(|m| !l.acked.contains(m)) {
+                let wait = self
+                    .opts
+                    .epoch_ack_timeout
+                    .saturating_mul(1u64 << l.resends.min(4));
+                v.push((Timer::EpochAck, l.last_publish.saturating_add(wait)));
+            }
+        }
+        if let Some(at) = self.refresh_at {
+            v.push((Timer::Refresh, at));
+        }
+        if let Some(at) = self.removal_deadline() {
+            v.push((Timer::Removal, at));
+        }
+        v
+    }
+
+    /// When a leader collecting answers publishes its epoch without waiting for more, or
+    /// publishes again the epoch it has not read back (see `maybe_lead`).
+    pub(super) fn rebalance_deadline(&self) -> Option<u64> {
+        let p = self.pending.as_ref()?;
+        let timeout = self.opts.rebalance_timeout;
+        if p.awaiting.is_some() {
+            let (_, at) = p.published.as_ref()?;
+            return Some(at.saturating_add(timeout.saturating_mul(1u64 << p.republished.min(4))));
+        }
+        if p.generation <= self.epoch_generation() || self.own_read < self.seq {
+            // nothing to lead, or waiting to read its own messages back (an input)
+            return None;
+        }
+        let wait = if self.missed().is_some() {
+            timeout.saturating_mul(2)
+        } else {
+            timeout
+        };
+        Some(p.since.saturating_add(wait))
+    }
+
+    /// The earliest removal work on the own partitions that nothing blocks: a Finished partition
+    /// no unfinished partition names as a parent, a tombstone nothing references any more. What
+    /// blocks them changes only on an input, which computes this again.
+    pub(super) fn removal_deadline(&self) -> Option<u64> {
+        let (delay, ttl) = (self.opts.removal_delay, self.opts.tombstone_ttl);
+        let done: HashSet<&str> = self
+            .own
+            .data
+            .partitions
+            .iter()
+            .filter(|p| p.state.is_done())
+            .map(|p| p.token.as_str())
+            .collect();
+        if done.is_empty() {
+            return None;
+        }
+        let blockers = self.removal_blockers(&done);
+        self.own
+            .data
+            .partitions
+            .iter()
+            .filter(|p| blockers.allow(p))
+            .filter_map(|p| removal_due(p, delay, ttl))
+            .min()
+    }
+
+    /// The members of the epoch in force keep a complete state of it in the log: its leader
+    /// publishes a checkpoint `stateRefreshInterval` after the last clean one it read (at once
+    /// if it has read none), however often epochs change; the member `r` places after the
+    /// leader (in id order, of `n`) steps in when no clean checkpoint came `r / n` intervals
+    /// later (a leader that died or lags behind the log cannot publish a clean one), so that
+    /// clean checkpoints are at most about two intervals apart while any member keeps up.
+    pub(super) fn schedule_refresh(&mut self) {
+        let interval = self.opts.state_refresh_interval;
+        let first = self
+            .checkpoint_seen
+            .map_or(self.now, |t| t.saturating_add(interval));
+        self.refresh_at = self.refresh_delay().map(|d| first.saturating_add(d));
+    }
+
+    /// How much later than the leader this task steps in with a checkpoint: `r / n` intervals
+    /// for the member `r` places after the leader among `n` members (0 for the leader), one
+    /// interval for a task that is not a member; `None` before it has an epoch.
+    pub(super) fn refresh_delay(&self) -> Option<u64> {
+        let interval = self.opts.state_refresh_interval;
+        if !self.in_epoch {
+            // a task that holds the epoch without being its member yet (a new task replaying
+            // the log, waiting to join) steps in last: the members may all be gone
+            return self.epoch.as_ref().map(|_| interval);
+        }
+        let leader = self.epoch.as_ref().map(|e| e.leader.as_str())?;
+        let n = self.members.len() as u64;
+        let me = self.members.iter().position(|m| *m == self.id)? as u64;
+        let at = self.members.iter().position(|m| m == leader).unwrap_or(0) as u64;
+        let r = (me + n - at) % n;
+        Some(interval.saturating_mul(r) / n.max(1))
+    }
+
+    /// The epoch's leader publishes the epoch in force whole again, as a checkpoint computed
+    /// after the last record it read (see the module docs).
+    pub(super) fn checkpoint(&mut self, out: &mut SyncOutput) {
+        let interval = self.opts.state_refresh_interval;
+        self.refresh_at = self
+            .refresh_delay()
+            .map(|d| self.now.saturating_add(interval).saturating_add(d));
+        let (Some(after), Some(mut m)) = (self.last_read.clone(), self.epoch_message()) else {
+            return;
+        };
+        m.checkpoint = Some(after);
+        out.publish.push(m);
+    }
+
+    /// How long a task may stay behind before it fences itself: the resends that let a task
+    /// catch up on an epoch it missed come within a few timeouts, so a task still behind after
+    /// this holds a view no epoch will repair (it applied an epoch the others rejected, or lost
+    /// one whose leader is gone).
+    pub(super) fn stuck_after(&self) -> u64 {
+        self.opts
+            .rebalance_timeout
+            .saturating_add(self.opts.epoch_ack_timeout)
+            .saturating_mul(STUCK_TIMEOUTS)
+    }
+}

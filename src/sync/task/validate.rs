@@ -1,0 +1,119 @@
+//! Validation of what a task is given: messages read from the sync topic and their states.
+
+use super::*;
+
+pub(super) fn invalid_partition(why: impl std::fmt::Display) -> SyncError {
+    SyncError::new(
+        ErrorKind::InvalidPartition,
+        format!("invalid partition: {why}"),
+    )
+}
+
+/// Largest number the protocol carries: JSON numbers are exact integers only up to 2^53 - 1
+/// (`Number.MAX_SAFE_INTEGER`), so a larger one is refused rather than silently rounded.
+pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
+pub(super) fn safe(n: Option<u64>, what: &str) -> Result<(), SyncError> {
+    match n {
+        Some(v) if v > MAX_SAFE_INTEGER => Err(malformed(format!("{what} {v} is above 2^53-1"))),
+        _ => Ok(()),
+    }
+}
+
+pub(super) fn validate_state(s: &TaskState) -> Result<(), SyncError> {
+    if s.task_id.is_empty() {
+        return Err(malformed("a state has an empty taskID"));
+    }
+    safe(Some(s.state_timestamp), "stateTimestamp")?;
+    safe(Some(s.state_version), "stateVersion")?;
+    for p in &s.data.partitions {
+        safe(p.start_timestamp, "startTimestamp")?;
+        safe(p.end_timestamp, "endTimestamp")?;
+        safe(p.finished_timestamp, "finishedTimestamp")?;
+    }
+    for p in &s.share.partitions {
+        safe(p.start_timestamp, "startTimestamp")?;
+        safe(p.end_timestamp, "endTimestamp")?;
+        safe(p.finished_timestamp, "finishedTimestamp")?;
+    }
+    let mut seen = HashSet::new();
+    for p in &s.data.partitions {
+        if p.token.is_empty() {
+            return Err(malformed(format!(
+                "state of {} has a partition with an empty token",
+                s.task_id
+            )));
+        }
+        if !seen.insert(p.token.as_str()) {
+            return Err(malformed(format!(
+                "state of {} owns {} twice",
+                s.task_id, p.token
+            )));
+        }
+    }
+    let mut seen = HashSet::new();
+    for p in &s.share.partitions {
+        if p.token.is_empty() || p.assignee.is_empty() {
+            return Err(malformed(format!(
+                "state of {} has a share with an empty token or assignee",
+                s.task_id
+            )));
+        }
+        if !seen.insert(p.token.as_str()) {
+            return Err(malformed(format!(
+                "state of {} shares {} twice",
+                s.task_id, p.token
+            )));
+        }
+    }
+    Ok(())
+}
+
+impl SyncTask {
+    pub(super) fn validate_message(&self, msg: &SyncMessage) -> Result<(), SyncError> {
+        if msg.task_id.is_empty() {
+            return Err(malformed("empty taskID"));
+        }
+        safe(Some(msg.message_timestamp), "messageTimestamp")?;
+        safe(Some(msg.epoch_generation), "epochGeneration")?;
+        safe(msg.rebalance_generation, "rebalanceGeneration")?;
+        safe(msg.message_seq, "messageSeq")?;
+        match msg.kind {
+            MessageType::Regular | MessageType::RebalanceAnswer => {
+                let own: Vec<&TaskState> = msg
+                    .connector_state
+                    .iter()
+                    .filter(|s| s.task_id == msg.task_id)
+                    .collect();
+                if own.len() != 1 {
+                    return Err(malformed(format!(
+                        "a {:?} message must carry exactly one state of its sender {}",
+                        msg.kind, msg.task_id
+                    )));
+                }
+                validate_state(own[0])?;
+                if msg.kind == MessageType::RebalanceAnswer && msg.rebalance_generation.is_none() {
+                    return Err(malformed("a RebalanceAnswer needs rebalanceGeneration"));
+                }
+            }
+            MessageType::NewEpoch => {
+                if msg.sync_epoch.is_empty() || msg.epoch_generation == 0 {
+                    return Err(malformed(
+                        "a NewEpoch needs a syncEpoch and a positive epochGeneration",
+                    ));
+                }
+                if !msg.resend && !msg.connector_state.iter().any(|s| s.task_id == msg.task_id) {
+                    return Err(malformed("a NewEpoch must carry the state of its leader"));
+                }
+                let mut ids = HashSet::new();
+                for s in &msg.connector_state {
+                    validate_state(s)?;
+                    if !ids.insert(s.task_id.as_str()) {
+                        return Err(malformed(format!("NewEpoch lists {} twice", s.task_id)));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}

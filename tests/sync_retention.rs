@@ -1,0 +1,414 @@
+//! Regression tests for task coordination across the sync topic's retention: the scenarios of
+//! the standalone reproductions of an independent fault-injecting simulation (a fresh leader that
+//! dropped a dead task's partitions, a lone replacement that fenced itself in a loop, a
+//! `pollTimeout` left in the past) and of a finish lost in a clean leave, driven on `SyncTask`
+//! alone. Where a scenario spans a quiet day, the tasks are driven as a transport drives them:
+//! time goes to the next `poll_timeout()` of the live tasks, which tick and read what they
+//! published; retention deletes the records older than a day, and a new task starts reading at
+//! the latest clean checkpoint, as `findEpochStart` does.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use partkit::sync::{
+    PartitionSpec, PartitionStatus, RebalanceEvent, SyncMessage, SyncOptions, SyncOutput, SyncTask,
+    MIN_RETENTION_REFRESHES,
+};
+
+const DAY: u64 = 86_400_000;
+
+fn opts() -> SyncOptions {
+    SyncOptions {
+        rebalance_timeout: 5_000,
+        epoch_ack_timeout: 1_000,
+        ..SyncOptions::default()
+    }
+}
+
+/// One sync topic (with retention), live tasks reading it in order.
+struct World {
+    log: Vec<(u64, SyncMessage)>,
+    /// The first record retention has not deleted.
+    first: usize,
+    tasks: BTreeMap<String, (SyncTask, usize)>,
+    live: BTreeSet<String>,
+    now: u64,
+    running: BTreeMap<String, BTreeSet<String>>,
+}
+
+impl World {
+    fn new() -> Self {
+        World {
+            log: vec![],
+            first: 0,
+            tasks: BTreeMap::new(),
+            live: BTreeSet::new(),
+            now: 1_000,
+            running: BTreeMap::new(),
+        }
+    }
+
+    /// A task that starts reading at `from` (see [`World::start_offset`]).
+    fn spawn(&mut self, id: &str, from: usize) {
+        let task = SyncTask::with_options(id, opts()).unwrap();
+        self.tasks.insert(id.into(), (task, from));
+        self.live.insert(id.into());
+        self.settle();
+    }
+
+    fn kill(&mut self, id: &str) {
+        self.live.remove(id);
+        self.running.remove(id);
+    }
+
+    fn act(&mut self, id: &str, out: SyncOutput) {
+        assert!(out.fenced.is_none(), "{id} fenced itself: {:?}", out.fenced);
+        let run = self.running.entry(id.into()).or_default();
+        for t in &out.stop {
+            run.remove(t);
+        }
+        run.extend(out.start);
+        for m in out.publish {
+            self.log.push((self.now, m));
+        }
+    }
+
+    fn task(&mut self, id: &str) -> &mut SyncTask {
+        &mut self.tasks.get_mut(id).unwrap().0
+    }
+
+    /// Every live task reads the log to its end.
+    fn settle(&mut self) {
+        loop {
+            let mut moved = false;
+            for id in self.live.clone() {
+                let (task, cursor) = self.tasks.get_mut(&id).unwrap();
+                if *cursor < self.log.len() {
+                    assert!(*cursor >= self.first, "{id} is behind retention");
+                    let msg = self.log[*cursor].1.clone();
+                    *cursor += 1;
+                    self.now += 1;
+                    let out = task.on_message(&msg, self.now).unwrap();
+                    self.act(&id, out);
+                    moved = true;
+                }
+            }
+            if !moved {
+                break;
+            }
+        }
+    }
+
+    fn rebalance(&mut self, generation: u64, leader: &str, members: &[&str]) {
+        for m in members {
+            let ev = RebalanceEvent {
+                generation,
+                leader: *m == leader,
+                members: (*m == leader).then(|| members.iter().map(|s| s.to_string()).collect()),
+            };
+            self.now += 1;
+            let now = self.now;
+            let out = self.task(m).on_rebalance(&ev, now).unwrap();
+            self.act(m, out);
+        }
+        self.settle();
+    }
+
+    /// Time passes until `until`, each live task ticking at its `poll_timeout()` (never in
+    /// the past after a tick) and everyone reading what was published; retention (`retention`
+    /// ms, if any) deletes old records as time goes.
+    fn run_until(&mut self, until: u64, retention: Option<u64>) {
+        loop {
+            let next = self
+                .live
+                .iter()
+                .filter_map(|id| self.tasks[id].0.poll_timeout())
+                .min();
+            let Some(next) = next.filter(|&t| t <= until) else {
+                self.now = self.now.max(until);
+                break;
+            };
+            self.now = self.now.max(next);
+            for id in self.live.clone() {
+                let now = self.now;
+                if self.tasks[&id].0.poll_timeout().is_some_and(|t| t <= now) {
+                    let out = self.task(&id).tick(now);
+                    self.act(&id, out);
+                    let after = self.tasks[&id].0.poll_timeout();
+                    assert!(
+                        after.is_none_or(|t| t > now),
+                        "{id}: pollTimeout {after:?} <= now {now} after tick"
+                    );
+                }
+            }
+            self.settle();
+            if let Some(r) = retention {
+                while self.first < self.log.len() && self.log[self.first].0 + r < self.now {
+                    self.first += 1;
+                }
+            }
+        }
+    }
+
+    /// Where a new task starts reading: the latest clean checkpoint (the record before it is
+    /// the one it names), as `findEpochStart` decides.
+    fn start_offset(&self) -> usize {
+        (self.first + 1..self.log.len())
+            .rev()
+            .find(|&k| {
+                let (m, prev) = (&self.log[k].1, &self.log[k - 1].1);
+                m.checkpoint.as_ref().is_some_and(|c| {
+                    prev.task_id == c.after_task_id && prev.message_seq == Some(c.after_seq)
+                })
+            })
+            .expect("a clean checkpoint is retained")
+    }
+
+    /// The live owner of every partition in `tokens`, which must be exactly one each.
+    fn owners(&self, tokens: &[&str]) -> BTreeMap<String, (String, PartitionStatus)> {
+        let mut found = BTreeMap::new();
+        for id in &self.live {
+            for p in self.tasks[id].0.owned_partitions() {
+                if tokens.contains(&p.token.as_str()) {
+                    let prev = found.insert(p.token.clone(), (id.clone(), p.state));
+                    assert!(prev.is_none(), "{} owned twice: {prev:?} and {id}", p.token);
+                }
+            }
+        }
+        for t in tokens {
+            assert!(found.contains_key(*t), "{t} is owned by no live task");
+        }
+        found
+    }
+}
+
+fn specs(tokens: &[&str]) -> Vec<PartitionSpec> {
+    tokens.iter().map(|t| PartitionSpec::new(*t, &[])).collect()
+}
+
+/// The standalone reproduction exactly: retention has deleted every record, x (owning p, q, r)
+/// dies, a fresh task n joins and leads. n has read the survivors' answers of epoch 2-a and
+/// then their re-publication of it: a task that has applied no epoch takes the re-publication
+/// of the epoch whose messages it read, so it builds on 2-a and gives x's partitions to live
+/// members (before, it waited out the timeout and published an epoch without them).
+#[test]
+fn a_fresh_leader_after_retention_keeps_a_dead_tasks_partitions() {
+    let mut w = World::new();
+    for id in ["a", "b", "x"] {
+        w.spawn(id, 0);
+    }
+    let now = w.now;
+    let out = w
+        .task("x")
+        .add_partitions(&specs(&["p", "q", "r"]), now)
+        .unwrap();
+    w.act("x", out);
+    for t in ["p", "q", "r"] {
+        let out = w.task("x").partition_started(t, now).unwrap();
+        w.act("x", out);
+    }
+    w.rebalance(1, "a", &["a", "b", "x"]);
+    w.rebalance(2, "a", &["a", "b", "x"]);
+    assert_eq!(w.task("x").epoch(), Some("2-a"));
+    // a day later, retention has deleted every record; x dies; n joins and leads
+    w.now += DAY;
+    w.first = w.log.len();
+    for id in ["a", "b"] {
+        w.tasks.get_mut(id).unwrap().1 = w.log.len();
+    }
+    w.kill("x");
+    let end = w.log.len();
+    w.spawn("n", end);
+    w.rebalance(3, "n", &["n", "a", "b"]);
+    let until = w.now + 20_000;
+    w.run_until(until, None);
+    let owners = w.owners(&["p", "q", "r"]);
+    for (t, (id, state)) in &owners {
+        assert!(state.is_active(), "{t} on {id} is {state:?}");
+        assert!(
+            w.running[id].contains(t),
+            "{id} was never told to start {t}"
+        );
+    }
+    assert_eq!(w.task("n").epoch(), Some("3-n"));
+}
+
+/// The same with the periodic checkpoints of a quiet day: the new task starts reading at the
+/// latest clean checkpoint, leads, and the dead task's partitions go to live members.
+#[test]
+fn a_new_task_starts_from_a_checkpoint_after_a_quiet_day() {
+    let mut w = World::new();
+    for id in ["a", "b", "x"] {
+        w.spawn(id, 0);
+    }
+    w.rebalance(1, "a", &["a", "b", "x"]);
+    let now = w.now;
+    let out = w
+        .task("x")
+        .add_partitions(&specs(&["p", "q", "r"]), now)
+        .unwrap();
+    w.act("x", out);
+    w.settle();
+    for (id, tokens) in w.running.clone() {
+        for t in tokens {
+            let out = w.task(&id).partition_started(&t, now).unwrap();
+            w.act(&id, out);
+        }
+    }
+    w.settle();
+    let until = w.now + DAY + 3_600_000;
+    w.run_until(until, Some(DAY));
+    assert!(
+        w.log[w.first..]
+            .iter()
+            .all(|(_, m)| m.kind != partkit::sync::MessageType::NewEpoch || m.resend),
+        "retention deleted the NewEpoch"
+    );
+    let owner_of_q = w.owners(&["q"])["q"].0.clone();
+    w.kill(&owner_of_q);
+    let from = w.start_offset();
+    w.spawn("n", from);
+    let members: Vec<&str> = ["a", "b", "x", "n"]
+        .into_iter()
+        .filter(|m| *m != owner_of_q)
+        .collect();
+    w.rebalance(2, "n", &members);
+    let until = w.now + 60_000;
+    w.run_until(until, Some(DAY));
+    for (t, (id, state)) in w.owners(&["p", "q", "r"]) {
+        assert!(state.is_active(), "{t} on {id} is {state:?}");
+    }
+}
+
+/// The standalone reproduction's one-task connector, with the checkpoints of its quiet day:
+/// each replacement starts at the latest clean checkpoint, leads alone, and takes p (and its
+/// child c) over, instead of fencing itself in a loop until everything was lost.
+#[test]
+fn a_lone_replacement_takes_the_state_over_instead_of_fencing() {
+    let mut w = World::new();
+    w.spawn("x", 0);
+    w.rebalance(1, "x", &["x"]);
+    w.rebalance(2, "x", &["x"]);
+    let now = w.now;
+    let out = w.task("x").add_partitions(&specs(&["p"]), now).unwrap();
+    w.act("x", out);
+    let out = w.task("x").partition_started("p", now).unwrap();
+    w.act("x", out);
+    let out = w
+        .task("x")
+        .add_partitions(&[PartitionSpec::new("c", &["p"])], now)
+        .unwrap();
+    w.act("x", out);
+    w.settle();
+    let until = w.now + DAY + 3_600_000;
+    w.run_until(until, Some(DAY));
+    w.kill("x");
+    for (g, id) in [(3, "n1"), (4, "n2")] {
+        let from = w.start_offset();
+        w.spawn(id, from);
+        w.rebalance(g, id, &[id]);
+        let until = w.now + 60_000;
+        w.run_until(until, Some(DAY));
+        assert!(w.task(id).fenced().is_none());
+        let owners = w.owners(&["p", "c"]);
+        assert_eq!(owners["p"], (id.to_string(), PartitionStatus::Scheduled));
+        assert_eq!(owners["c"], (id.to_string(), PartitionStatus::Created));
+        w.kill(id);
+    }
+}
+
+/// The standalone reproduction: a finished parent waits for its running child before it may
+/// be Removed; `pollTimeout()` no longer names that past deadline (nothing can happen before an
+/// input), so a driver that sleeps until it does not spin.
+#[test]
+fn poll_timeout_is_never_in_the_past_after_a_tick() {
+    let o = SyncOptions {
+        removal_delay: 1_000,
+        ..SyncOptions::default()
+    };
+    let mut a = SyncTask::with_options("a", o).unwrap();
+    a.add_partitions(&specs(&["p"]), 0).unwrap();
+    a.partition_started("p", 1).unwrap();
+    a.add_partitions(&[PartitionSpec::new("c", &["p"])], 2)
+        .unwrap();
+    a.partition_finished("p", 3).unwrap();
+    a.partition_started("c", 4).unwrap();
+    for t in [500, 1_003, 1_004, 5_000, 100_000] {
+        a.tick(t);
+        let next = a.poll_timeout();
+        assert!(
+            next.is_none_or(|x| x > t),
+            "tick({t}) left pollTimeout {next:?}"
+        );
+    }
+    // the child finishes: the parent's removal is due again, and is done by the next tick
+    a.partition_finished("c", 100_001).unwrap();
+    assert!(
+        a.poll_timeout().is_some_and(|x| x <= 100_001),
+        "removal due at once"
+    );
+    a.tick(100_001);
+    let p = a
+        .owned_partitions()
+        .iter()
+        .find(|p| p.token == "p")
+        .unwrap();
+    assert_eq!(p.state, PartitionStatus::Removed);
+    assert!(a.poll_timeout().is_none_or(|x| x > 100_001));
+}
+
+/// A task finishes p and leaves the group before its finish record lands; the next epoch,
+/// computed before the record, restarts p on another task; when the record lands, that task
+/// stops p and counts it finished (work done twice, never at the same time, and not for ever).
+#[test]
+fn a_finish_that_lands_after_the_next_epoch_stops_the_rerun() {
+    let mut w = World::new();
+    for id in ["a", "b"] {
+        w.spawn(id, 0);
+    }
+    w.rebalance(1, "a", &["a", "b"]);
+    let now = w.now;
+    let out = w
+        .task("b")
+        .add_partitions(&specs(&["p", "q"]), now)
+        .unwrap();
+    w.act("b", out);
+    w.settle();
+    let holder = w.owners(&["p"])["p"].0.clone();
+    assert_eq!(holder, "b", "p stays with its finder when loads tie");
+    let out = w.task("b").partition_started("p", now).unwrap();
+    w.act("b", out);
+    w.settle();
+    // b finishes p and leaves; its record is held back until after the next epoch
+    let held = w.task("b").partition_finished("p", now + 1).unwrap();
+    w.kill("b");
+    w.rebalance(2, "a", &["a"]);
+    let until = w.now + 10_000;
+    w.run_until(until, None);
+    assert!(
+        w.running["a"].contains("p"),
+        "the epoch gave p to a, which started it"
+    );
+    assert!(held.fenced.is_none());
+    w.log.extend(held.publish.into_iter().map(|m| (w.now, m)));
+    w.settle();
+    assert!(
+        !w.running["a"].contains("p"),
+        "a stopped p once b's finish landed"
+    );
+    let p = w
+        .task("a")
+        .owned_partitions()
+        .iter()
+        .find(|p| p.token == "p")
+        .cloned();
+    assert_eq!(p.map(|p| p.state), Some(PartitionStatus::Finished));
+    // q, which b had not finished, goes on on a
+    assert!(w.owners(&["q"])["q"].0 == "a");
+}
+
+/// The retention rule: at least this many refresh intervals.
+#[test]
+fn retention_rule_constant() {
+    assert_eq!(MIN_RETENTION_REFRESHES, 4);
+    assert!(DAY >= MIN_RETENTION_REFRESHES * SyncOptions::default().state_refresh_interval);
+}
