@@ -1,19 +1,22 @@
 // Bucketing and round robin: a drop-in for faros-airbyte-common's RoundRobinConfig contract.
 // Type checks of JS values happen here; every value rule lives in the Rust core.
 import * as wasm from '#wasm';
-import {BucketingError, call, describe, rethrow} from './errors.mjs';
+import {BucketingError, call, describe, freed, readArgs, rethrow, tooLarge} from './errors.mjs';
+import {MAX_BATCH_ITEMS, MAX_BATCH_UNITS, MAX_RANGE_ITEMS, MAX_STRING} from './limits.mjs';
 import {mapJoined} from './packed.mjs';
 
 const STATE_KEY = '__bucket_execution_state';
-const MAX_RANGE_ITEMS = 100000;
 const MAX_LISTED_BUCKETS = 10000000;
 
 const argError = (message) => new BucketingError(message, 'INVALID_ARGUMENT');
 const totalError = () =>
   new BucketingError('bucket_total must be a positive integer', 'BUCKET_TOTAL_INVALID');
+/** Runs `read` (reads of caller values); a foreign exception becomes INVALID_ARGUMENT. */
+const reading = (read) => readArgs(argError, read);
 
 function requireString(value, name) {
   if (typeof value !== 'string') throw argError(`${name} must be a string, got ${describe(value)}`);
+  if (value.length > MAX_STRING) throw tooLarge(BucketingError, name, value.length, MAX_STRING, 'UTF-16 code units');
 }
 function requireTotal(value) {
   if (typeof value !== 'number') throw totalError();
@@ -27,46 +30,137 @@ function isPlainObject(value) {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
-/** The four bucketing fields of a config, as plain values safe to hand to wasm. */
+/**
+ * The four bucketing fields of a config, each read once, as plain values safe to hand to wasm:
+ * primitives as they are; `bucket_ranges` as an array is copied here (any proxy or getter runs
+ * here, in JS); any other object stays an object, which `encode` sends as its kind only.
+ */
 function readConfig(config) {
-  if (!isPlainObject(config)) throw argError(`config must be an object, got ${describe(config)}`);
-  return {
-    rr: config.round_robin_bucket_execution,
-    id: config.bucket_id,
-    total: config.bucket_total,
-    ranges: plainRanges(config.bucket_ranges),
-  };
+  return reading(() => {
+    if (!isPlainObject(config)) throw argError(`config must be an object, got ${describe(config)}`);
+    const rr = config.round_robin_bucket_execution;
+    const id = config.bucket_id;
+    const total = config.bucket_total;
+    const ranges = config.bucket_ranges;
+    return {rr, id, total, ranges, rangeList: Array.isArray(ranges) ? plainRanges(ranges) : null};
+  });
 }
 
-/** `bucket_ranges` as wasm may read it: an array is copied (any proxy or getter runs here, in JS). */
+/** A copy of `bucket_ranges` as an array, bounded. */
 function plainRanges(ranges) {
-  if (!Array.isArray(ranges)) return ranges;
-  if (ranges.length > MAX_RANGE_ITEMS) {
-    throw argError(`bucket_ranges may hold at most ${MAX_RANGE_ITEMS} items`);
-  }
+  const n = ranges.length;
+  if (n > MAX_RANGE_ITEMS) throw tooLarge(BucketingError, 'bucket_ranges', n, MAX_RANGE_ITEMS, 'items');
   return Array.prototype.slice.call(ranges);
 }
 
-/** `state?.__bucket_execution_state?.last_executed_bucket_id`, type-checked. */
-function readLast(state) {
-  if (state === undefined || state === null) return undefined;
-  if (!isPlainObject(state)) {
-    throw new BucketingError(`state must be an object, got ${describe(state)}`, 'BUCKET_STATE_INVALID');
+// Kinds of the plain values wasm decodes (src/wasm/bucketing.rs).
+const K_MISSING = 0;
+const K_FALSE = 1;
+const K_TRUE = 2;
+const K_NUMBER = 3;
+const K_TEXT = 4;
+const K_LIST = 5;
+const K_OBJECT = 6;
+const K_BIGINT = 7;
+
+/**
+ * `[kinds, nums, joined, lens]`: the plain encoding of `[round_robin_bucket_execution,
+ * bucket_id, bucket_total, bucket_ranges, last_executed_bucket_id]` that wasm decodes without
+ * reading any JS value (docs/ARCHITECTURE.md, "The boundary rule"). Only `typeof` is asked of
+ * the values; an array other than `bucket_ranges` is sent as an object (the rules treat both
+ * alike).
+ */
+function encode(c, last) {
+  const kinds = [];
+  const nums = [];
+  const texts = [];
+  const put = (v, name) => {
+    let kind = K_OBJECT;
+    let num = 0;
+    switch (typeof v) {
+      case 'undefined':
+        kind = K_MISSING;
+        break;
+      case 'boolean':
+        kind = v ? K_TRUE : K_FALSE;
+        break;
+      case 'number':
+        kind = K_NUMBER;
+        num = v;
+        break;
+      case 'string':
+        if (v.length > MAX_STRING) throw tooLarge(BucketingError, name, v.length, MAX_STRING, 'UTF-16 code units');
+        kind = K_TEXT;
+        texts.push(v);
+        break;
+      case 'bigint':
+        kind = K_BIGINT;
+        break;
+      case 'object':
+        if (v === null) kind = K_MISSING;
+        break;
+      default: // symbol, function
+    }
+    kinds.push(kind);
+    nums.push(num);
+  };
+  put(c.rr, 'round_robin_bucket_execution');
+  put(c.id, 'bucket_id');
+  put(c.total, 'bucket_total');
+  if (c.rangeList) {
+    kinds.push(K_LIST);
+    nums.push(c.rangeList.length);
+    // By index: a hole is `undefined`, as `Array.from` reads it.
+    for (let i = 0; i < c.rangeList.length; i++) {
+      const item = c.rangeList[i];
+      if (typeof item !== 'object' || item === null) {
+        put(item, `bucket_ranges[${i}]`);
+      } else {
+        kinds.push(K_OBJECT); // nested arrays too: only strings are ranges
+        nums.push(0);
+      }
+    }
+  } else {
+    put(c.ranges, 'bucket_ranges');
   }
-  const inner = state[STATE_KEY];
-  if (inner === undefined || inner === null) return undefined;
-  if (!isPlainObject(inner)) {
-    throw new BucketingError(`${STATE_KEY} must be an object, got ${describe(inner)}`, 'BUCKET_STATE_INVALID');
+  put(last, 'last_executed_bucket_id');
+  const lens = new Uint32Array(texts.length);
+  let units = 0;
+  for (let i = 0; i < texts.length; i++) {
+    lens[i] = texts[i].length;
+    units += lens[i];
   }
-  return inner.last_executed_bucket_id;
+  if (units > MAX_BATCH_UNITS) throw tooLarge(BucketingError, 'the config strings', units, MAX_BATCH_UNITS, 'UTF-16 code units in all');
+  return [Uint8Array.from(kinds), Float64Array.from(nums), texts.join(''), lens];
 }
 
+/** `state?.__bucket_execution_state?.last_executed_bucket_id`, type-checked, read once. */
+function readLast(state) {
+  return reading(() => {
+    if (state === undefined || state === null) return undefined;
+    if (!isPlainObject(state)) {
+      throw new BucketingError(`state must be an object, got ${describe(state)}`, 'BUCKET_STATE_INVALID');
+    }
+    const inner = state[STATE_KEY];
+    if (inner === undefined || inner === null) return undefined;
+    if (!isPlainObject(inner)) {
+      throw new BucketingError(`${STATE_KEY} must be an object, got ${describe(inner)}`, 'BUCKET_STATE_INVALID');
+    }
+    return inner.last_executed_bucket_id;
+  });
+}
+
+/** A value for a log line; never throws. */
 function printable(value) {
   if (value === undefined || value === null) return '';
   try {
     return String(value);
   } catch {
-    return Object.prototype.toString.call(value);
+    try {
+      return Object.prototype.toString.call(value);
+    } catch {
+      return '[object]';
+    }
   }
 }
 
@@ -81,7 +175,7 @@ export function bucket(key, data, bucketTotal = 1) {
   try {
     return wasm.bucket(key, data, bucketTotal);
   } catch (error) {
-    rethrow(error);
+    rethrow(error, BucketingError);
   }
 }
 
@@ -90,7 +184,7 @@ export function bucketMany(key, data, bucketTotal = 1) {
   requireString(key, 'key');
   requireTotal(bucketTotal);
   return mapJoined(data, 'data', argError, Uint32Array, (joined, lens) =>
-    call(() => wasm.bucketPacked(key, bucketTotal, joined, lens)),
+    call(() => wasm.bucketPacked(key, bucketTotal, joined, lens), BucketingError),
   );
 }
 
@@ -108,6 +202,12 @@ export class Bucketer {
     this.#total = bucketTotal;
   }
 
+  /** The wasm object; OBJECT_FREED from JS, without entering wasm, once freed. */
+  #live() {
+    if (this.#inner === null) throw freed(BucketingError, 'this Bucketer');
+    return this.#inner;
+  }
+
   get key() {
     return this.#key;
   }
@@ -117,14 +217,30 @@ export class Bucketer {
   }
 
   bucket(data) {
+    this.#live();
     requireString(data, 'data');
-    return this.#inner.bucket(data);
+    return call(() => this.#live().bucket(data), BucketingError);
   }
 
   bucketMany(data) {
+    this.#live();
     return mapJoined(data, 'data', argError, Uint32Array, (joined, lens) =>
-      call(() => this.#inner.bucketPacked(joined, lens)),
+      call(() => this.#live().bucketPacked(joined, lens), BucketingError),
     );
+  }
+
+  /**
+   * Frees the wasm memory now instead of at garbage collection. Every later call throws
+   * BucketingError `OBJECT_FREED` (from JS, without entering wasm); a second `free()` does nothing.
+   */
+  free() {
+    const inner = this.#inner;
+    this.#inner = null;
+    try {
+      inner?.free();
+    } catch {
+      // still borrowed by a call that trapped: left to the garbage collector
+    }
   }
 }
 
@@ -132,10 +248,9 @@ export class Bucketer {
 export function validateBucketingConfig(config, logger) {
   requireLogger(logger);
   const c = readConfig(config);
-  const ignored = call(() => wasm.validateConfig(c.rr, c.id, c.total, c.ranges));
+  const ignored = call(() => wasm.validateConfig(...encode(c)), BucketingError);
   if (ignored && logger) {
-    const r = config.bucket_ranges;
-    const shown = Array.isArray(r) ? r.map(printable).join(',') : printable(r);
+    const shown = c.rangeList ? c.rangeList.map(printable).join(',') : printable(c.ranges);
     logger(`bucket_ranges ${shown} ignored because round_robin_bucket_execution is not enabled`);
   }
 }
@@ -144,7 +259,7 @@ export function validateBucketingConfig(config, logger) {
 export function nextBucketId(config, state) {
   const c = readConfig(config);
   const last = readLast(state);
-  return call(() => wasm.nextBucketId(c.rr, c.total, c.ranges, last));
+  return call(() => wasm.nextBucketId(...encode(c, last)), BucketingError);
 }
 
 /**
@@ -155,13 +270,15 @@ export function nextBucketId(config, state) {
 export function applyRoundRobinBucketing(config, state, logger) {
   requireLogger(logger);
   const c = readConfig(config);
-  if (!call(() => wasm.roundRobinEnabled(c.rr))) return {config, state};
-  const next = nextBucketId(config, state);
-  if (logger) logger(`Using round robin bucket execution. Bucket id: ${next}`);
-  return {
+  if (!call(() => wasm.roundRobinEnabled(...encode(c)), BucketingError)) return {config, state};
+  const last = readLast(state);
+  const next = call(() => wasm.nextBucketId(...encode(c, last)), BucketingError);
+  const applied = reading(() => ({
     config: {...config, bucket_id: next},
     state: {...state, [STATE_KEY]: {last_executed_bucket_id: next}},
-  };
+  }));
+  if (logger) logger(`Using round robin bucket execution. Bucket id: ${next}`);
+  return applied;
 }
 
 /** The bucket ids of the next `runs` runs, starting from `state`. */
@@ -169,7 +286,7 @@ export function roundRobinSchedule(config, state, runs) {
   if (typeof runs !== 'number') throw argError(`runs must be a number, got ${describe(runs)}`);
   const c = readConfig(config);
   const last = readLast(state);
-  return Array.from(call(() => wasm.roundRobinSchedule(c.rr, c.id, c.total, c.ranges, last, runs)));
+  return Array.from(call(() => wasm.roundRobinSchedule(...encode(c, last), runs), BucketingError));
 }
 
 /** Per-bucket counts of a sample of entity ids, with min/max/mean and relative spread. */
@@ -177,10 +294,10 @@ export function bucketDistribution(key, data, bucketTotal) {
   requireString(key, 'key');
   requireTotal(bucketTotal);
   const packed = mapJoined(data, 'data', argError, Uint32Array, (joined, lens) =>
-    call(() => wasm.bucketPacked(key, bucketTotal, joined, lens)),
+    call(() => wasm.bucketPacked(key, bucketTotal, joined, lens), BucketingError),
   );
   // [min, max, mean, spread, count_1, …, count_total]
-  const stats = call(() => wasm.distributionOf(bucketTotal, packed));
+  const stats = call(() => wasm.distributionOf(bucketTotal, packed), BucketingError);
   const counts = Array.from(stats.subarray(4));
   return {
     bucketTotal,
@@ -198,31 +315,58 @@ export class BucketSet {
   #inner;
 
   constructor(bucketTotal, bucketRanges) {
-    const ranges = plainRanges(bucketRanges);
-    this.#inner = call(() => new wasm.BucketSet(bucketTotal, ranges));
+    const c = reading(() => ({
+      total: bucketTotal,
+      ranges: bucketRanges,
+      rangeList: Array.isArray(bucketRanges) ? plainRanges(bucketRanges) : null,
+    }));
+    this.#inner = call(() => new wasm.BucketSet(...encode(c)), BucketingError);
+  }
+
+  /** The wasm object; OBJECT_FREED from JS, without entering wasm, once freed. */
+  #live() {
+    if (this.#inner === null) throw freed(BucketingError, 'this BucketSet');
+    return this.#inner;
   }
 
   /** The smallest eligible bucket greater than `bucketId`, wrapping to the smallest. */
   next(bucketId) {
+    this.#live();
     if (typeof bucketId !== 'number') {
       throw argError(`bucket id must be a number, got ${describe(bucketId)}`);
     }
-    return call(() => this.#inner.next(bucketId));
+    return call(() => this.#live().next(bucketId), BucketingError);
   }
 
   /** The eligible buckets, ascending. */
   buckets() {
-    return Array.from(call(() => this.#inner.buckets(MAX_LISTED_BUCKETS)));
+    this.#live();
+    return Array.from(call(() => this.#live().buckets(MAX_LISTED_BUCKETS), BucketingError));
   }
 
   /** How many buckets are eligible. */
   get size() {
-    return this.#inner.size();
+    return call(() => this.#live().size(), BucketingError);
   }
 
   /** Whether `bucketId` is eligible. */
   has(bucketId) {
-    return typeof bucketId === 'number' && this.#inner.has(bucketId);
+    const inner = this.#live();
+    return typeof bucketId === 'number' && call(() => inner.has(bucketId), BucketingError);
+  }
+
+  /**
+   * Frees the wasm memory now instead of at garbage collection. Every later call throws
+   * BucketingError `OBJECT_FREED` (from JS, without entering wasm); a second `free()` does nothing.
+   */
+  free() {
+    const inner = this.#inner;
+    this.#inner = null;
+    try {
+      inner?.free();
+    } catch {
+      // still borrowed by a call that trapped: left to the garbage collector
+    }
   }
 }
 
@@ -247,30 +391,43 @@ export class Bucketing {
 
   /** Validates the config, applies round robin, and keeps the active bucket. */
   static create(options) {
-    if (!isPlainObject(options)) {
-      throw argError('Bucketing.create expects {partitionKey, config, state?, logger?}');
-    }
-    const {partitionKey, config, state, logger} = options;
+    const {partitionKey, config, state, logger} = reading(() => {
+      if (!isPlainObject(options)) {
+        throw argError('Bucketing.create expects {partitionKey, config, state?, logger?}');
+      }
+      const {partitionKey, config, state, logger} = options;
+      return {partitionKey, config, state, logger};
+    });
     requireString(partitionKey, 'partitionKey');
     validateBucketingConfig(config, logger);
     const applied = applyRoundRobinBucketing(config, state, logger);
     const c = readConfig(applied.config);
-    const [id, total] = call(() => wasm.resolveConfig(c.rr, c.id, c.total, c.ranges));
+    const [id, total] = call(() => wasm.resolveConfig(...encode(c)), BucketingError);
     return new Bucketing(CREATE, partitionKey, id, total, applied.state ?? {});
   }
 
   /** The items whose key falls in the active bucket, in input order. */
   filter(items, getKey, options) {
-    if (!Array.isArray(items)) throw argError(`items must be an array, got ${describe(items)}`);
-    if (typeof getKey !== 'function') throw argError(`getKey must be a function, got ${describe(getKey)}`);
-    if (options !== undefined && options !== null && !isPlainObject(options)) {
-      throw argError(`options must be an object, got ${describe(options)}`);
-    }
-    const logger = options?.logger;
-    requireLogger(logger, 'options.logger');
-    const keys = new Array(items.length);
-    for (let i = 0; i < items.length; i++) {
-      const key = getKey(items[i]);
+    const {n, logger, entityName} = reading(() => {
+      if (!Array.isArray(items)) throw argError(`items must be an array, got ${describe(items)}`);
+      if (typeof getKey !== 'function') throw argError(`getKey must be a function, got ${describe(getKey)}`);
+      if (options !== undefined && options !== null && !isPlainObject(options)) {
+        throw argError(`options must be an object, got ${describe(options)}`);
+      }
+      const logger = options?.logger;
+      requireLogger(logger, 'options.logger');
+      const entityName = options?.entityName ?? 'entities';
+      if (typeof entityName !== 'string') {
+        throw argError(`options.entityName must be a string, got ${describe(entityName)}`);
+      }
+      const n = items.length;
+      if (n > MAX_BATCH_ITEMS) throw tooLarge(BucketingError, 'items', n, MAX_BATCH_ITEMS, 'items');
+      return {n, logger, entityName};
+    });
+    const list = reading(() => Array.prototype.slice.call(items, 0, n));
+    const keys = new Array(n);
+    for (let i = 0; i < n; i++) {
+      const key = getKey(list[i]);
       if (typeof key !== 'string') {
         throw argError(`getKey must return a string, got ${describe(key)} for item ${i}`);
       }
@@ -279,18 +436,17 @@ export class Bucketing {
     const buckets = this.#bucketer.bucketMany(keys);
     const selected = [];
     const selectedKeys = [];
-    for (let i = 0; i < items.length; i++) {
+    for (let i = 0; i < n; i++) {
       if (buckets[i] === this.#bucketId) {
-        selected.push(items[i]);
+        selected.push(list[i]);
         selectedKeys.push(keys[i]);
       }
     }
     if (logger) {
-      const entityName = options.entityName ?? 'entities';
       const prefix = `Bucketing (${this.#partitionKey} bucket ${this.#bucketId}/${this.#bucketTotal}):`;
-      const list = (k) => (k.length ? k.join(', ') : '<none>');
-      logger(`${prefix} visible ${entityName} (${keys.length}) -> ${list(keys)}`);
-      logger(`${prefix} selected ${entityName} (${selectedKeys.length}) -> ${list(selectedKeys)}`);
+      const show = (k) => (k.length ? k.join(', ') : '<none>');
+      logger(`${prefix} visible ${entityName} (${keys.length}) -> ${show(keys)}`);
+      logger(`${prefix} selected ${entityName} (${selectedKeys.length}) -> ${show(selectedKeys)}`);
     }
     return selected;
   }
@@ -347,8 +503,10 @@ const SPEC_PROPERTIES = [
  * connector's spec.json `properties`. With `order`, they get `order`, `order + 1`, ….
  */
 export function bucketingSpecProperties(options = {}) {
-  if (!isPlainObject(options)) throw argError(`options must be an object, got ${describe(options)}`);
-  const {order} = options;
+  const order = reading(() => {
+    if (!isPlainObject(options)) throw argError(`options must be an object, got ${describe(options)}`);
+    return options.order;
+  });
   if (order !== undefined && !Number.isSafeInteger(order)) {
     throw argError(`order must be an integer, got ${describe(order)}`);
   }

@@ -27,30 +27,90 @@ const BY_DOMAIN = {
   sync: SyncError,
 };
 
-/** Rethrows an error from wasm as its domain's class; anything else unchanged. */
-export function rethrow(error) {
+const RuntimeError = globalThis.WebAssembly?.RuntimeError;
+
+/**
+ * Rethrows an error from wasm as its domain's class; anything else unchanged. A trap (the only
+ * one an export can hit is a failed allocation: partkit never panics) becomes `OUT_OF_MEMORY`
+ * in the class `Class`.
+ */
+export function rethrow(error, Class = PartkitError) {
   if (error instanceof Error && !(error instanceof PartkitError)) {
-    const Class = BY_DOMAIN[error.domain];
-    if (Class && typeof error.code === 'string') throw new Class(error.message, error.code);
+    const Domain = BY_DOMAIN[error.domain];
+    if (Domain && typeof error.code === 'string') throw new Domain(error.message, error.code);
+    if (RuntimeError && error instanceof RuntimeError) throw outOfMemory(Class, error);
   }
   throw error;
 }
 
-/** Calls `fn`, rethrowing wasm errors as partkit errors. */
-export function call(fn) {
+/** The `OUT_OF_MEMORY` error of a call that trapped. */
+export function outOfMemory(Class, trap) {
+  return new Class(
+    `partkit: out of WebAssembly memory (wasm32 has at most 4 GiB); free objects or pass a smaller batch (${trap?.message})`,
+    'OUT_OF_MEMORY',
+  );
+}
+
+/** Whether `error` is a wasm trap (see `rethrow`). */
+export function isTrap(error) {
+  return Boolean(RuntimeError) && error instanceof RuntimeError;
+}
+
+/** Calls `fn`, rethrowing wasm errors as partkit errors (`Class` for a trap). */
+export function call(fn, Class) {
   try {
     return fn();
   } catch (error) {
-    rethrow(error);
+    rethrow(error, Class);
   }
 }
 
-/** A short, safe description of a value's type for messages. */
+/**
+ * Runs `read`, which reads and copies caller values (getters, proxies and `Array.isArray` on a
+ * revoked proxy run here, in JS, before wasm is entered). Anything it throws that is not a
+ * partkit error becomes `fail(message)`: an `INVALID_ARGUMENT` of the caller's domain.
+ */
+export function readArgs(fail, read) {
+  try {
+    return read();
+  } catch (error) {
+    if (error instanceof PartkitError) throw error;
+    throw fail(`the arguments could not be read: ${errorText(error)}`);
+  }
+}
+
+/** The message of a thrown value, without running more user code than a string read. */
+function errorText(error) {
+  try {
+    if (error instanceof Error) return String(error.message);
+    return describe(error);
+  } catch {
+    return 'an exception';
+  }
+}
+
+/** `INPUT_TOO_LARGE` of `Class`: `what` is over `bound` (its unit in `unit`). */
+export function tooLarge(Class, what, size, bound, unit) {
+  return new Class(`${what} has ${size} ${unit}, more than the bound of ${bound} ${unit}`, 'INPUT_TOO_LARGE');
+}
+
+/** `OBJECT_FREED` of `Class`: a method of `name` called after `free()`. */
+export function freed(Class, name) {
+  return new Class(`${name} was freed: free() ends an object's use, create a new one`, 'OBJECT_FREED');
+}
+
+/** A short, safe description of a value's type for messages (never throws, runs no user code). */
 export function describe(value) {
   if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
   const type = typeof value;
   if (type === 'number') return Number.isNaN(value) ? 'NaN' : `the number ${value}`;
-  if (type === 'object') return 'an object';
+  if (type === 'object') {
+    try {
+      if (Array.isArray(value)) return 'an array';
+    } catch {
+      return 'a revoked proxy';
+    }
+    return 'an object';
+  }
   return `a ${type}`;
 }

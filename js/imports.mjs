@@ -1,7 +1,8 @@
 // UUID buckets for bulk imports: which `[dataset, bucket]` partition each imported item goes to.
 // Type checks of JS values happen here; every value rule lives in the Rust core (src/imports).
 import * as wasm from '#wasm';
-import {ImportBucketError, call, describe} from './errors.mjs';
+import {ImportBucketError, call as callWasm, describe, readArgs, tooLarge} from './errors.mjs';
+import {MAX_BATCH_ITEMS, MAX_BATCH_UNITS, MAX_STRING} from './limits.mjs';
 
 /** The NIL UUID, the bucket of dataset-level documents. */
 export const NIL_UUID = '00000000-0000-0000-0000-000000000000';
@@ -16,6 +17,35 @@ const BUCKET_NOT_STRING = 1;
 const UUID_LEN = 36;
 
 const argError = (message) => new ImportBucketError(message, 'INVALID_ARGUMENT');
+/** Runs `read` (reads of caller values); a foreign exception becomes INVALID_ARGUMENT. */
+const reading = (read) => readArgs(argError, read);
+const call = (fn) => callWasm(fn, ImportBucketError);
+
+function bounded(value, name) {
+  if (value.length > MAX_STRING) throw tooLarge(ImportBucketError, name, value.length, MAX_STRING, 'UTF-16 code units');
+  return value;
+}
+
+/** `[kind, number, text]` of `options.buckets` for wasm (src/wasm/imports.rs). */
+function bucketsKind(value) {
+  switch (typeof value) {
+    case 'number':
+      return [0, value, undefined];
+    case 'string':
+      return [1, 0, value.slice(0, 82)];
+    case 'undefined':
+      return [3, 0, undefined];
+    case 'boolean':
+      return [4, 0, undefined];
+    case 'bigint':
+      return [5, 0, undefined];
+    case 'object':
+      if (value === null) return [2, 0, undefined];
+      return [Array.isArray(value) ? 6 : 7, 0, undefined];
+    default:
+      return [7, 0, undefined];
+  }
+}
 
 function isObject(value) {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
@@ -26,27 +56,39 @@ const hasOwn = Object.prototype.hasOwnProperty;
 const own = (item, field) => (hasOwn.call(item, field) ? item[field] : undefined);
 
 function readOptions(options, forAssign) {
-  if (options === undefined || options === null) options = {};
-  else if (!isObject(options)) throw argError(`options must be an object, got ${describe(options)}`);
-  const {datasetField = 'datasetName', bucketField = 'bucket'} = options;
-  if (typeof datasetField !== 'string') {
-    throw argError(`options.datasetField must be a string, got ${describe(datasetField)}`);
-  }
-  if (typeof bucketField !== 'string') {
-    throw argError(`options.bucketField must be a string, got ${describe(bucketField)}`);
-  }
-  if (!forAssign) return {datasetField, bucketField};
-  const {importId} = options;
-  if (importId !== undefined && typeof importId !== 'string') {
-    throw argError(`options.importId must be a string, got ${describe(importId)}`);
-  }
-  const buckets =
-    options.buckets === undefined ? importBucketsDefault() : call(() => wasm.checkImportBuckets(options.buckets));
-  return {datasetField, bucketField, importId, buckets};
+  const o = reading(() => {
+    if (options === undefined || options === null) options = {};
+    else if (!isObject(options)) throw argError(`options must be an object, got ${describe(options)}`);
+    const {datasetField = 'datasetName', bucketField = 'bucket'} = options;
+    if (typeof datasetField !== 'string') {
+      throw argError(`options.datasetField must be a string, got ${describe(datasetField)}`);
+    }
+    if (typeof bucketField !== 'string') {
+      throw argError(`options.bucketField must be a string, got ${describe(bucketField)}`);
+    }
+    bounded(datasetField, 'options.datasetField');
+    bounded(bucketField, 'options.bucketField');
+    if (!forAssign) return {datasetField, bucketField};
+    const {importId, buckets} = options;
+    if (importId !== undefined && typeof importId !== 'string') {
+      throw argError(`options.importId must be a string, got ${describe(importId)}`);
+    }
+    if (importId !== undefined) bounded(importId, 'options.importId');
+    return {datasetField, bucketField, importId, buckets: buckets === undefined ? undefined : bucketsKind(buckets)};
+  });
+  if (!forAssign) return o;
+  o.buckets = o.buckets === undefined ? importBucketsDefault() : call(() => wasm.checkImportBuckets(...o.buckets));
+  return o;
 }
 
-function requireItems(items) {
-  if (!Array.isArray(items)) throw argError(`items must be an array, got ${describe(items)}`);
+/** `items` read once into a bounded copy. */
+function readItems(items) {
+  return reading(() => {
+    if (!Array.isArray(items)) throw argError(`items must be an array, got ${describe(items)}`);
+    const n = items.length;
+    if (n > MAX_BATCH_ITEMS) throw tooLarge(ImportBucketError, 'items', n, MAX_BATCH_ITEMS, 'items');
+    return Array.prototype.slice.call(items);
+  });
 }
 
 /** One joined string plus UTF-16 lengths (src/packed.rs). */
@@ -61,7 +103,12 @@ function packStrings(list) {
  * Distinct strings are compared as JavaScript strings.
  */
 function pack(items, datasetField, bucketField) {
+  return reading(() => packItems(items, datasetField, bucketField));
+}
+
+function packItems(items, datasetField, bucketField) {
   const n = items.length;
+  let units = 0;
   const datasetRefs = new Uint32Array(n);
   const bucketRefs = new Uint32Array(n);
   const datasets = [];
@@ -78,6 +125,7 @@ function pack(items, datasetField, bucketField) {
     if (typeof dataset === 'string') {
       let id = datasetIds.get(dataset);
       if (id === undefined) {
+        units += bounded(dataset, `items[${i}].${datasetField}`).length;
         id = datasets.length;
         datasets.push(dataset);
         datasetIds.set(dataset, id);
@@ -90,6 +138,7 @@ function pack(items, datasetField, bucketField) {
     if (typeof bucket === 'string') {
       let id = bucketIds.get(bucket);
       if (id === undefined) {
+        units += bounded(bucket, `items[${i}].${bucketField}`).length;
         id = buckets.length + 2;
         buckets.push(bucket);
         bucketIds.set(bucket, id);
@@ -98,6 +147,9 @@ function pack(items, datasetField, bucketField) {
     } else {
       bucketRefs[i] = bucket === undefined || bucket === null ? BUCKET_ABSENT : BUCKET_NOT_STRING;
     }
+  }
+  if (units > MAX_BATCH_UNITS) {
+    throw tooLarge(ImportBucketError, 'items (distinct datasets and buckets)', units, MAX_BATCH_UNITS, 'UTF-16 code units in all');
   }
   const [datasetsJoined, datasetLens] = packStrings(datasets);
   const [bucketsJoined, bucketLens] = packStrings(buckets);
@@ -116,10 +168,13 @@ function splitUuids(joined) {
  * @throws ImportBucketError `BUCKETS_INVALID` for any other value.
  */
 export function importBucketsDefault(env) {
-  if (env === undefined) env = globalThis.process?.env ?? {};
-  else if (env === null || typeof env !== 'object') throw argError(`env must be an object, got ${describe(env)}`);
-  const value = env[ENV_VAR];
-  const text = value === undefined || value === null ? undefined : String(value);
+  const text = reading(() => {
+    if (env === undefined) env = globalThis.process?.env ?? {};
+    else if (env === null || typeof env !== 'object') throw argError(`env must be an object, got ${describe(env)}`);
+    const value = env[ENV_VAR];
+    if (typeof value === 'symbol') throw argError(`${ENV_VAR} must be a string, got a symbol`);
+    return value === undefined || value === null ? undefined : bounded(String(value), ENV_VAR);
+  });
   return call(() => wasm.importBucketsDefault(text));
 }
 
@@ -130,7 +185,7 @@ export function importBucketsDefault(env) {
  * Validates everything first: on error nothing is assigned. Input items are never mutated.
  */
 export function assignImportBuckets(items, options) {
-  requireItems(items);
+  items = readItems(items);
   const {datasetField, bucketField, importId, buckets} = readOptions(options, true);
   const p = pack(items, datasetField, bucketField);
   const [tableJoined, indices] = call(() =>
@@ -150,6 +205,11 @@ export function assignImportBuckets(items, options) {
   const table = splitUuids(tableJoined);
   const protoField = bucketField === '__proto__';
   const out = new Array(items.length);
+  reading(() => fill(out, items, table, indices, bucketField, protoField));
+  return out;
+}
+
+function fill(out, items, table, indices, bucketField, protoField) {
   for (let i = 0; i < items.length; i++) {
     const item = items[i];
     // Object.assign is several times faster than spread in V8 but uses [[Set]]: an own
@@ -159,7 +219,6 @@ export function assignImportBuckets(items, options) {
     else copy[bucketField] = table[indices[i]];
     out[i] = copy;
   }
-  return out;
 }
 
 /**
@@ -168,10 +227,15 @@ export function assignImportBuckets(items, options) {
  */
 export function partitionKeyOf(item, options) {
   const {datasetField, bucketField} = readOptions(options, false);
-  const object = isObject(item);
-  const dataset = object ? own(item, datasetField) : undefined;
-  const bucket = object ? own(item, bucketField) : undefined;
-  const normalized = call(() => wasm.partitionKeyOf(object, dataset, bucket, datasetField, bucketField));
+  const [object, dataset, bucket] = reading(() => {
+    const object = isObject(item);
+    return [object, object ? own(item, datasetField) : undefined, object ? own(item, bucketField) : undefined];
+  });
+  const kind = (v) => (typeof v === 'string' ? 0 : v === undefined ? 1 : v === null ? 2 : 3);
+  const text = (v, name) => (typeof v === 'string' ? bounded(v, name) : undefined);
+  const normalized = call(() =>
+    wasm.partitionKeyOf(object, kind(dataset), text(dataset, datasetField), kind(bucket), text(bucket, bucketField), datasetField, bucketField),
+  );
   return [dataset, normalized];
 }
 
@@ -180,7 +244,7 @@ export function partitionKeyOf(item, options) {
  * of first appearance, items in input order within each group (the items themselves, not copies).
  */
 export function groupByPartitionKey(items, options) {
-  requireItems(items);
+  items = readItems(items);
   const {datasetField, bucketField} = readOptions(options, false);
   const p = pack(items, datasetField, bucketField);
   const [keyDatasets, keyBucketsJoined, itemGroups] = call(() =>
@@ -209,7 +273,7 @@ export function groupByPartitionKey(items, options) {
  * too); braces, `urn:uuid:`, 32 bare digits and surrounding whitespace are not accepted.
  */
 export function isUuid(value) {
-  return typeof value === 'string' && value.length === UUID_LEN && wasm.isUuid(value);
+  return typeof value === 'string' && value.length === UUID_LEN && call(() => wasm.isUuid(value));
 }
 
 /**
@@ -218,5 +282,6 @@ export function isUuid(value) {
  */
 export function normalizeUuid(value) {
   if (typeof value !== 'string') throw argError(`value must be a string, got ${describe(value)}`);
+  bounded(value, 'value');
   return call(() => wasm.normalizeUuid(value));
 }

@@ -1,7 +1,9 @@
 // Partition lifecycle: an event-sourced build state with partition UUIDs. Type checks of JS
 // arguments happen here; every rule lives in the Rust core (src/lifecycle).
 import * as wasm from '#wasm';
-import {LifecycleError, describe, rethrow} from './errors.mjs';
+import {LifecycleError, describe, freed, isTrap, readArgs, rethrow, tooLarge} from './errors.mjs';
+import {MAX_BATCH_ITEMS, MAX_JSON, MAX_SNAPSHOT_JSON, MAX_STRING} from './limits.mjs';
+import {reserveUnits} from './packed.mjs';
 
 const argError = (message) => new LifecycleError(message, 'INVALID_ARGUMENT');
 const INTERNAL = Symbol('partkit.lifecycle.internal');
@@ -9,6 +11,13 @@ const REPLAY_CHUNK = 10_000;
 
 function requireString(name, value) {
   if (typeof value !== 'string') throw argError(`${name} must be a string, got ${describe(value)}`);
+  if (value.length > MAX_STRING) throw tooLarge(LifecycleError, name, value.length, MAX_STRING, 'UTF-16 code units');
+}
+
+/** JSON `text` of `what`, bounded by `bound` code units. */
+function boundedJson(text, what, bound) {
+  if (text.length > bound) throw tooLarge(LifecycleError, `the JSON text of ${what}`, text.length, bound, 'UTF-16 code units');
+  return text;
 }
 
 /** A time in integer milliseconds, like event timestamps: a safe integer >= 0. */
@@ -29,7 +38,7 @@ function run(fn) {
   } catch (error) {
     const index = error?.eventIndex;
     try {
-      rethrow(error);
+      rethrow(error, LifecycleError);
     } catch (mapped) {
       if (typeof index === 'number' && mapped instanceof LifecycleError) mapped.eventIndex = index;
       throw mapped;
@@ -42,7 +51,7 @@ function jsonOf(value) {
   try {
     return {text: JSON.stringify(value)};
   } catch (error) {
-    return {reason: error?.message ?? String(error)};
+    return {reason: readArgs(argError, () => String(error?.message ?? error))};
   }
 }
 
@@ -58,10 +67,16 @@ function eventJson(event, index) {
     if (index !== undefined) error.eventIndex = index;
     return error;
   };
-  if (!isObject(event)) throw fail(`expected an event object, got ${describe(event)}`);
+  let object;
+  try {
+    object = isObject(event);
+  } catch (error) {
+    throw fail(`it cannot be read: ${error?.message}`);
+  }
+  if (!object) throw fail(`expected an event object, got ${describe(event)}`);
   const {text, reason} = jsonOf(event);
   if (text === undefined) throw fail(`it cannot be serialized as JSON: ${reason}`);
-  return text;
+  return boundedJson(text, index === undefined ? 'an event' : `event ${index}`, MAX_JSON);
 }
 
 /**
@@ -72,7 +87,32 @@ export class BuildState {
   #inner;
 
   constructor(...args) {
-    this.#inner = args[0] === INTERNAL ? args[1] : new wasm.BuildState();
+    this.#inner = args[0] === INTERNAL ? args[1] : run(() => new wasm.BuildState());
+  }
+
+  /** The wasm state; OBJECT_FREED from JS, without entering wasm, once freed. */
+  #live() {
+    if (this.#inner === null) throw freed(LifecycleError, 'this BuildState');
+    return this.#inner;
+  }
+
+  /**
+   * Runs a call on the wasm state. `text` (if any) is the string it passes: room for it is
+   * reserved first, so copying it in cannot trap. A trap (out of memory, which the wasm side
+   * also reserves against up front) would leave the wasm object borrowed forever, so the state
+   * is dropped: the call throws OUT_OF_MEMORY and every later one OBJECT_FREED.
+   */
+  #call(fn, text = '') {
+    const inner = this.#live();
+    if (text.length > 4096) reserveUnits(LifecycleError, text.length);
+    return run(() => {
+      try {
+        return fn(inner);
+      } catch (error) {
+        if (isTrap(error)) this.free();
+        throw error;
+      }
+    });
   }
 
   /**
@@ -80,19 +120,30 @@ export class BuildState {
    * throws its LifecycleError with `eventIndex` set.
    */
   static replay(events) {
-    if (!Array.isArray(events)) throw argError(`events must be an array, got ${describe(events)}`);
+    const log = readArgs(argError, () => {
+      if (!Array.isArray(events)) throw argError(`events must be an array, got ${describe(events)}`);
+      if (events.length > MAX_BATCH_ITEMS) throw tooLarge(LifecycleError, 'events', events.length, MAX_BATCH_ITEMS, 'items');
+      return Array.prototype.slice.call(events);
+    });
     // The log crosses as JSON text in chunks: few boundary crossings, and wasm memory (which
     // never shrinks) grows by one chunk of text at most, not by the whole log.
-    const inner = new wasm.BuildState();
+    const inner = run(() => new wasm.BuildState());
     try {
-      for (let start = 0; start < events.length; start += REPLAY_CHUNK) {
-        const chunk = events.slice(start, start + REPLAY_CHUNK);
+      for (let start = 0; start < log.length; start += REPLAY_CHUNK) {
+        const chunk = log.slice(start, start + REPLAY_CHUNK);
         const {text} = jsonOf(chunk);
-        if (text === undefined) chunk.forEach((event, i) => eventJson(event, start + i));
+        // Not JSON, or too large as one text: each event checked on its own says which.
+        if (text === undefined || text.length > MAX_SNAPSHOT_JSON) chunk.forEach((event, i) => eventJson(event, start + i));
+        boundedJson(text, `events ${start}..${start + chunk.length - 1}`, MAX_SNAPSHOT_JSON);
+        reserveUnits(LifecycleError, text.length);
         run(() => inner.applyLogJson(text, start));
       }
     } catch (error) {
-      inner.free();
+      try {
+        inner.free();
+      } catch {
+        // still borrowed by a call that trapped: left to the garbage collector
+      }
       throw error;
     }
     return new BuildState(INTERNAL, inner);
@@ -103,11 +154,14 @@ export class BuildState {
    * @throws LifecycleError `INVALID_SNAPSHOT` when it is malformed or inconsistent.
    */
   static fromSnapshot(snapshot) {
-    if (!isObject(snapshot)) throw argError(`snapshot must be an object, got ${describe(snapshot)}`);
+    readArgs(argError, () => {
+      if (!isObject(snapshot)) throw argError(`snapshot must be an object, got ${describe(snapshot)}`);
+    });
     // Snapshots are JSON data by definition: they cross as JSON text, checked strictly
     // (unknown fields refused) by the core.
     const {text, reason} = jsonOf(snapshot);
     if (text === undefined) throw new LifecycleError(`invalid snapshot: it cannot be serialized as JSON: ${reason}`, 'INVALID_SNAPSHOT');
+    boundedJson(text, 'the snapshot', MAX_SNAPSHOT_JSON);
     return new BuildState(INTERNAL, run(() => wasm.BuildState.fromSnapshotJson(text)));
   }
 
@@ -116,50 +170,51 @@ export class BuildState {
    * checked first: a refused event throws LifecycleError and leaves the state unchanged.
    */
   apply(event) {
+    this.#live();
     const text = eventJson(event);
-    return run(() => this.#inner.applyJson(text));
+    return this.#call((inner) => inner.applyJson(text), text);
   }
 
   /** The canonical (current) instance of a partition ref, if any job run built it. */
   canonicalPartition(ref) {
     requireString('ref', ref);
-    return this.#inner.canonicalPartition(ref);
+    return this.#call((inner) => inner.canonicalPartition(ref));
   }
 
   /** The partition instance with this UUID (any case). */
   partition(uuid) {
     requireString('uuid', uuid);
-    return this.#inner.partition(uuid);
+    return this.#call((inner) => inner.partition(uuid));
   }
 
   /** Every instance of a ref, oldest first; the canonical one is last. */
   partitionHistory(ref) {
     requireString('ref', ref);
-    return this.#inner.partitionHistory(ref);
+    return this.#call((inner) => inner.partitionHistory(ref));
   }
 
   /** The want with this id. */
   want(wantId) {
     requireString('wantId', wantId);
-    return this.#inner.want(wantId);
+    return this.#call((inner) => inner.want(wantId));
   }
 
   /** Ids of every want naming this ref, in creation order, whatever their state. */
   wantsForPartition(ref) {
     requireString('ref', ref);
-    return this.#inner.wantsForPartition(ref);
+    return this.#call((inner) => inner.wantsForPartition(ref));
   }
 
   /** The job run with this id. */
   jobRun(jobRunId) {
     requireString('jobRunId', jobRunId);
-    return this.#inner.jobRun(jobRunId);
+    return this.#call((inner) => inner.jobRun(jobRunId));
   }
 
   /** The taint with this id. */
   taint(taintId) {
     requireString('taintId', taintId);
-    return this.#inner.taint(taintId);
+    return this.#call((inner) => inner.taint(taintId));
   }
 
   /**
@@ -169,7 +224,7 @@ export class BuildState {
    */
   schedulableWants(now) {
     if (now !== undefined) requireMillis('now', now);
-    return run(() => this.#inner.schedulableWants(now));
+    return this.#call((inner) => inner.schedulableWants(now));
   }
 
   /**
@@ -178,28 +233,36 @@ export class BuildState {
    */
   wantsPastSla(now) {
     requireMillis('now', now);
-    return run(() => this.#inner.wantsPastSla(now));
+    return this.#call((inner) => inner.wantsPastSla(now));
   }
 
   /** The whole state as plain JSON-safe data. */
   snapshot() {
-    return JSON.parse(this.#inner.snapshotJson());
+    return JSON.parse(this.#call((inner) => inner.snapshotJson()));
   }
 
   /** Throws LifecycleError `INVARIANT_VIOLATION` naming the first broken invariant. */
   checkInvariants() {
-    run(() => this.#inner.checkInvariants());
+    this.#call((inner) => inner.checkInvariants());
   }
 
   /** How many partition instances, wants, job runs and refs the state holds. */
   stats() {
-    const [partitions, wants, jobRuns, refs] = this.#inner.counts();
+    const [partitions, wants, jobRuns, refs] = this.#call((inner) => inner.counts());
     return {partitions, wants, jobRuns, refs};
   }
 
   /** Frees the wasm memory now (otherwise it is freed when the object is garbage-collected). */
   free() {
-    this.#inner.free();
+    const inner = this.#inner;
+    this.#inner = null;
+    if (inner !== null) {
+      try {
+        inner.free();
+      } catch {
+        // still borrowed by a call that trapped: left to the garbage collector
+      }
+    }
   }
 }
 
@@ -211,5 +274,5 @@ export class BuildState {
 export function derivePartitionUuid(jobRunId, partitionRef) {
   requireString('jobRunId', jobRunId);
   requireString('partitionRef', partitionRef);
-  return wasm.derivePartitionUuid(jobRunId, partitionRef);
+  return run(() => wasm.derivePartitionUuid(jobRunId, partitionRef));
 }

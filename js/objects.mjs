@@ -1,7 +1,8 @@
 // Object-store key partitioning with exact parity with Go (Bacalhau's S3 partitioner).
 // Type checks of JS values happen here; every value rule lives in the Rust core.
 import * as wasm from '#wasm';
-import {PartitionError, call, describe} from './errors.mjs';
+import {PartitionError, call as callWasm, describe, freed, readArgs, tooLarge} from './errors.mjs';
+import {MAX_BATCH_ITEMS, MAX_STRING} from './limits.mjs';
 import {mapPacked} from './packed.mjs';
 
 /** `indexOf`/`indexMany` value of a directory key: in no partition. */
@@ -17,6 +18,9 @@ const AUTO = 2; // a directory when the key ends in '/'
 const NO_FLAGS = new Uint8Array(0); // every key: AUTO
 
 const argError = (message) => new PartitionError(message, 'INVALID_ARGUMENT');
+/** Runs `read` (reads of caller values); a foreign exception becomes INVALID_ARGUMENT. */
+const reading = (read) => readArgs(argError, read);
+const call = (fn) => callWasm(fn, PartitionError);
 
 function isPlainObject(value) {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
@@ -24,6 +28,7 @@ function isPlainObject(value) {
 
 function requireString(value, name) {
   if (typeof value !== 'string') throw argError(`${name} must be a string, got ${describe(value)}`);
+  if (value.length > MAX_STRING) throw tooLarge(PartitionError, name, value.length, MAX_STRING, 'UTF-16 code units');
 }
 
 function requireInteger(value, name) {
@@ -43,6 +48,10 @@ function field(config, name, kind, zero) {
 
 /** The five config fields as plain values, in wasm's argument order. */
 function readConfig(config, name = 'config') {
+  return reading(() => readConfigFields(config, name));
+}
+
+function readConfigFields(config, name) {
   if (config === undefined || config === null) return ['', '', 0, 0, ''];
   if (!isPlainObject(config)) throw argError(`${name} must be an object, got ${describe(config)}`);
   return [
@@ -56,6 +65,10 @@ function readConfig(config, name = 'config') {
 
 /** `[prefix, config fields]` of a SourceSpec. */
 function readSource(source) {
+  return reading(() => readSourceFields(source));
+}
+
+function readSourceFields(source) {
   if (!isPlainObject(source)) throw argError(`source must be an object, got ${describe(source)}`);
   const {bucket, key, partition} = source;
   if (bucket !== undefined && bucket !== null) requireString(bucket, 'source.bucket');
@@ -68,11 +81,25 @@ function readSource(source) {
  * is a string, `keys` is `objects` itself and `dirs` is empty (every key AUTO).
  */
 function readObjects(objects, name = 'objects') {
-  if (!Array.isArray(objects)) throw argError(`${name} must be an array, got ${describe(objects)}`);
+  return reading(() => readObjectList(copyList(objects, name), name));
+}
+
+/** `objects` (an array) read once into a bounded copy. */
+function copyList(objects, name) {
+  return reading(() => {
+    if (!Array.isArray(objects)) throw argError(`${name} must be an array, got ${describe(objects)}`);
+    const n = objects.length;
+    if (n > MAX_BATCH_ITEMS) throw tooLarge(PartitionError, name, n, MAX_BATCH_ITEMS, 'items');
+    return Array.prototype.slice.call(objects);
+  });
+}
+
+/** Keys and flags of a copied list; `list` is returned too (the objects as read). */
+function readObjectList(objects, name) {
   const n = objects.length;
   let strings = 0;
   while (strings < n && typeof objects[strings] === 'string') strings++;
-  if (strings === n) return {keys: objects, dirs: NO_FLAGS};
+  if (strings === n) return {keys: objects, dirs: NO_FLAGS, list: objects};
   const keys = new Array(n);
   const dirs = new Uint8Array(n);
   for (let i = 0; i < n; i++) {
@@ -91,7 +118,7 @@ function readObjects(objects, name = 'objects') {
       throw argError(`${name}[${i}] must be a string or an object with a string key, got ${describe(o)}`);
     }
   }
-  return {keys, dirs};
+  return {keys, dirs, list: objects};
 }
 
 /** Runs `fn(packed, dirs)` over packed keys, chunk by chunk (see packed.mjs). */
@@ -105,8 +132,10 @@ function packed(keys, dirs, Out, fn) {
  * `PARTITION_CONFIG_INVALID`), or INVALID_ARGUMENT for a value of the wrong type.
  */
 export function validatePartitionConfig(config) {
-  if (!isPlainObject(config)) throw argError(`config must be an object, got ${describe(config)}`);
-  const c = readConfig(config);
+  const c = reading(() => {
+    if (!isPlainObject(config)) throw argError(`config must be an object, got ${describe(config)}`);
+    return readConfigFields(config, 'config');
+  });
   call(() => wasm.validatePartitionConfig(...c));
 }
 
@@ -115,23 +144,27 @@ export function validatePartitionConfig(config) {
  * `totalPartitions` selects, as the same references, in input order.
  */
 export function partitionObjects(objects, totalPartitions, partitionIndex, source) {
-  if (!Array.isArray(objects)) throw argError(`objects must be an array, got ${describe(objects)}`);
+  const list = copyList(objects, 'objects');
   requireInteger(totalPartitions, 'totalPartitions');
   requireInteger(partitionIndex, 'partitionIndex');
   const [prefix, c] = readSource(source);
   // Go validates config, total and index (in that order) before looking at the objects.
   const selector = call(() => new wasm.PartitionSelector(totalPartitions, partitionIndex, prefix, ...c));
   try {
-    const {keys, dirs} = readObjects(objects);
+    const {keys, dirs} = reading(() => readObjectList(list, 'objects'));
     const out = [];
     mapPacked(keys, 'keys', argError, Uint32Array, (p, start, end) => {
       const picked = call(() => selector.select(p, dirs.length === 0 ? NO_FLAGS : dirs.subarray(start, end)));
-      for (let i = 0; i < picked.length; i++) out.push(objects[start + picked[i]]);
+      for (let i = 0; i < picked.length; i++) out.push(list[start + picked[i]]);
       return new Uint32Array(end - start);
     });
     return out;
   } finally {
-    selector.free();
+    try {
+      selector.free();
+    } catch {
+      // still borrowed by a call that trapped: left to the garbage collector
+    }
   }
 }
 
@@ -147,6 +180,12 @@ export class ObjectPartitioner {
     this.#total = totalPartitions;
   }
 
+  /** The wasm object; OBJECT_FREED from JS, without entering wasm, once freed. */
+  #live() {
+    if (this.#inner === null) throw freed(PartitionError, 'this ObjectPartitioner');
+    return this.#inner;
+  }
+
   /** The number of partitions. */
   get totalPartitions() {
     return this.#total;
@@ -154,12 +193,12 @@ export class ObjectPartitioner {
 
   /** The listing prefix trimmed from keys (Go: TrimSuffix(TrimSpace(source.key), "*")). */
   get prefix() {
-    return this.#inner.prefix();
+    return call(() => this.#live().prefix());
   }
 
   /** False when every partition gets every object (type '' or 'none', or one partition). */
   get isPartitioned() {
-    return this.#inner.isPartitioned();
+    return call(() => this.#live().isPartitioned());
   }
 
   /**
@@ -167,34 +206,40 @@ export class ObjectPartitioner {
    * when nothing is partitioned.
    */
   indexOf(key) {
+    this.#live();
     requireString(key, 'key');
-    return this.#inner.indexOf(key, AUTO);
+    return call(() => this.#live().indexOf(key, AUTO));
   }
 
   /** indexOf of every key, in one call: an Int32Array. */
   indexMany(keys) {
-    if (!Array.isArray(keys)) throw argError(`keys must be an array of strings, got ${describe(keys)}`);
-    return mapPacked(keys, 'keys', argError, Int32Array, (p) => call(() => this.#inner.indexPacked(p, NO_FLAGS)));
+    this.#live();
+    reading(() => {
+      if (!Array.isArray(keys)) throw argError(`keys must be an array of strings, got ${describe(keys)}`);
+    });
+    return mapPacked(keys, 'keys', argError, Int32Array, (p) => call(() => this.#live().indexPacked(p, NO_FLAGS)));
   }
 
   /** The objects of partition `partitionIndex`, as the same references, in input order. */
   select(objects, partitionIndex) {
-    if (!Array.isArray(objects)) throw argError(`objects must be an array, got ${describe(objects)}`);
+    this.#live();
+    const list = copyList(objects, 'objects');
     requireInteger(partitionIndex, 'partitionIndex');
-    call(() => this.#inner.checkIndex(partitionIndex));
-    const idx = this.#indices(objects);
+    call(() => this.#live().checkIndex(partitionIndex));
+    const idx = this.#indices(list);
     const out = [];
     for (let i = 0; i < idx.length; i++) {
-      if (idx[i] === partitionIndex || idx[i] === ALL_PARTITIONS) out.push(objects[i]);
+      if (idx[i] === partitionIndex || idx[i] === ALL_PARTITIONS) out.push(list[i]);
     }
     return out;
   }
 
   /** Every partition's objects at once, in one pass: `plan(objects)[i]` = `select(objects, i)`. */
   plan(objects) {
-    if (!Array.isArray(objects)) throw argError(`objects must be an array, got ${describe(objects)}`);
+    this.#live();
+    const list = copyList(objects, 'objects');
     this.#checkListed();
-    const idx = this.#indices(objects);
+    const idx = this.#indices(list);
     const n = idx.length;
     // Counted first, so each partition's array is allocated once at its final size.
     const counts = new Uint32Array(this.#total);
@@ -206,14 +251,14 @@ export class ObjectPartitioner {
     }
     if (all > 0) {
       const every = [];
-      for (let i = 0; i < n; i++) if (idx[i] === ALL_PARTITIONS) every.push(objects[i]);
+      for (let i = 0; i < n; i++) if (idx[i] === ALL_PARTITIONS) every.push(list[i]);
       return Array.from({length: this.#total}, () => every.slice());
     }
     const parts = Array.from(counts, (c) => new Array(c));
     const filled = new Uint32Array(this.#total);
     for (let i = 0; i < n; i++) {
       const p = idx[i];
-      if (p >= 0) parts[p][filled[p]++] = objects[i];
+      if (p >= 0) parts[p][filled[p]++] = list[i];
     }
     return parts;
   }
@@ -223,13 +268,14 @@ export class ObjectPartitioner {
    * fell back to partition 0 (no regex match, unparsable date, key too short), directories.
    */
   stats(keys) {
+    this.#live();
     this.#checkListed();
     const {keys: k, dirs} = readObjects(keys, 'keys');
     let fallback = 0;
     let directories = 0;
     const counts = new Array(this.#total).fill(0);
     packed(k, dirs, Uint32Array, (p, d) => {
-      const s = call(() => this.#inner.statsPacked(p, d));
+      const s = call(() => this.#live().statsPacked(p, d));
       fallback += s[0];
       directories += s[1];
       for (let i = 2; i < s.length; i++) counts[i - 2] += s[i];
@@ -238,14 +284,29 @@ export class ObjectPartitioner {
     return {counts, fallback, directories};
   }
 
-  #indices(objects) {
-    const {keys, dirs} = readObjects(objects);
-    return packed(keys, dirs, Int32Array, (p, d) => call(() => this.#inner.indexPacked(p, d)));
+  /** Indices of a list already copied by `copyList`. */
+  #indices(list) {
+    const {keys, dirs} = reading(() => readObjectList(list, 'objects'));
+    return packed(keys, dirs, Int32Array, (p, d) => call(() => this.#live().indexPacked(p, d)));
   }
 
   #checkListed() {
     if (this.#total > MAX_LISTED_PARTITIONS) {
       throw argError(`plan and stats support at most ${MAX_LISTED_PARTITIONS} partitions`);
+    }
+  }
+
+  /**
+   * Frees the wasm memory now instead of at garbage collection. Every later call throws
+   * PartitionError `OBJECT_FREED` (from JS, without entering wasm); a second `free()` does nothing.
+   */
+  free() {
+    const inner = this.#inner;
+    this.#inner = null;
+    try {
+      inner?.free();
+    } catch {
+      // still borrowed by a call that trapped: left to the garbage collector
     }
   }
 }
@@ -254,17 +315,17 @@ export class ObjectPartitioner {
 export function sanitizeKeyForPatternMatching(key, prefix) {
   requireString(key, 'key');
   requireString(prefix, 'prefix');
-  return wasm.sanitizeKeyForPatternMatching(key, prefix);
+  return call(() => wasm.sanitizeKeyForPatternMatching(key, prefix));
 }
 
 /** The prefix Go trims from keys: TrimSuffix(TrimSpace(sourceKey), "*") (Go's Unicode spaces). */
 export function listingPrefix(sourceKey) {
   requireString(sourceKey, 'sourceKey');
-  return wasm.listingPrefix(sourceKey);
+  return call(() => wasm.listingPrefix(sourceKey));
 }
 
 /** 32-bit FNV-1a of the UTF-8 bytes of `text` (lone surrogates as U+FFFD), as Go's hash/fnv. */
 export function fnv1a32(text) {
   requireString(text, 'text');
-  return wasm.fnv1a32(text);
+  return call(() => wasm.fnv1a32(text));
 }

@@ -3,6 +3,8 @@
 // and src/wasm/packed.rs); Rust encodes each string to UTF-8 on its own (lone surrogates as
 // U+FFFD). Large batches go in chunks, so the buffer stays small and cache-resident.
 import * as wasm from '#wasm';
+import {isTrap, readArgs, rethrow, tooLarge} from './errors.mjs';
+import {MAX_BATCH_ITEMS, MAX_BATCH_UNITS, MAX_STRING} from './limits.mjs';
 
 /** Code units per wasm call. */
 const CHUNK_UNITS = 1 << 18;
@@ -10,6 +12,57 @@ const CHUNK_UNITS = 1 << 18;
 const GROUP_UNITS = 1 << 14;
 
 let shared = null;
+
+/**
+ * Makes sure wasm can take `units` more UTF-16 code units of string (UTF-8: at most 3 bytes
+ * each) plus 1 MiB, so that passing them to a stateful object's method cannot trap; else
+ * throws `OUT_OF_MEMORY` of `Class`.
+ */
+export function reserveUnits(Class, units) {
+  if (!wasm.reserveMemory(units * 3 + (1 << 20))) {
+    throw new Class(
+      'partkit: out of WebAssembly memory (wasm32 has at most 4 GiB); free objects or pass a smaller batch',
+      'OUT_OF_MEMORY',
+    );
+  }
+}
+
+function dropShared() {
+  const old = shared;
+  shared = null;
+  try {
+    old?.free();
+  } catch {
+    // still borrowed by a trapped call: left to the garbage collector
+  }
+}
+
+/**
+ * `items` read once (any proxy or getter runs here, in JS) into `list`, with every string's
+ * length in `lens`, bounded: at most MAX_BATCH_ITEMS items of at most MAX_STRING code units,
+ * MAX_BATCH_UNITS in all. `fail(message)` builds the error for a non-array or a non-string.
+ */
+export function readStrings(items, name, fail) {
+  const Class = fail('').constructor;
+  const list = readArgs(fail, () => {
+    if (!Array.isArray(items)) throw fail(`${name} must be an array of strings`);
+    const n = items.length;
+    if (n > MAX_BATCH_ITEMS) throw tooLarge(Class, name, n, MAX_BATCH_ITEMS, 'items');
+    return Array.prototype.slice.call(items);
+  });
+  const n = list.length;
+  const lens = new Uint32Array(n);
+  let units = 0;
+  for (let i = 0; i < n; i++) {
+    const s = list[i];
+    if (typeof s !== 'string') throw fail(`${name}[${i}] must be a string`);
+    if (s.length > MAX_STRING) throw tooLarge(Class, `${name}[${i}]`, s.length, MAX_STRING, 'UTF-16 code units');
+    units += s.length;
+    lens[i] = s.length;
+  }
+  if (units > MAX_BATCH_UNITS) throw tooLarge(Class, name, units, MAX_BATCH_UNITS, 'UTF-16 code units in all');
+  return {list, lens, units};
+}
 
 /** Writes `items[start..end)` as UTF-16 code units into `units` (a Uint16Array). */
 function writeUnits(items, start, end, units) {
@@ -40,15 +93,16 @@ function writeUnits(items, start, end, units) {
  * non-array or a non-string item.
  */
 export function mapPacked(items, name, fail, Out, fn) {
-  if (!Array.isArray(items)) throw fail(`${name} must be an array of strings`);
-  const n = items.length;
-  const lens = new Uint32Array(n);
-  for (let i = 0; i < n; i++) {
-    const s = items[i];
-    if (typeof s !== 'string') throw fail(`${name}[${i}] must be a string`);
-    lens[i] = s.length;
+  const {list, lens} = readStrings(items, name, fail);
+  items = list;
+  const n = list.length;
+  if (shared === null) {
+    try {
+      shared = new wasm.PackedStrings();
+    } catch (error) {
+      rethrow(error, fail('').constructor);
+    }
   }
-  if (shared === null) shared = new wasm.PackedStrings();
   const packed = shared;
   let out = null;
   let start = 0;
@@ -56,17 +110,27 @@ export function mapPacked(items, name, fail, Out, fn) {
     let end = start;
     let size = 0;
     while (end < n && (end === start || size + lens[end] <= CHUNK_UNITS)) size += lens[end++];
-    packed.reset(size, end - start);
+    try {
+      packed.reset(size, end - start);
+    } catch (error) {
+      if (isTrap(error)) dropShared();
+      rethrow(error, fail('').constructor);
+    }
     const {buffer} = wasm.wasmMemory();
     new Uint32Array(buffer, packed.lensPtr(), end - start).set(lens.subarray(start, end));
+    // `list` holds strings read once: their lengths cannot change between the two passes.
     if (writeUnits(items, start, end, new Uint16Array(buffer, packed.unitsPtr(), size)) !== size) {
-      throw new Error('partkit: packed strings were not written whole');
+      throw fail(`${name}: the strings were not written whole`);
     }
     let res;
     try {
       res = fn(packed, start, end);
-    } finally {
       if (size > CHUNK_UNITS) packed.shrink();
+    } catch (error) {
+      // A trap (out of memory) leaves the buffer borrowed in wasm-bindgen's bookkeeping: drop
+      // it, the next call makes a new one.
+      if (isTrap(error) || error?.code === 'OUT_OF_MEMORY') dropShared();
+      throw error;
     }
     if (start === 0 && end === n) return res;
     if (out === null) out = new Out(n);
@@ -87,16 +151,9 @@ const CHUNK_CHARS = 1 << 24;
  * `fail(message)` builds the error thrown for a non-array or a non-string item.
  */
 export function mapJoined(items, name, fail, Out, fn) {
-  if (!Array.isArray(items)) throw fail(`${name} must be an array of strings`);
-  const n = items.length;
-  const lens = new Uint32Array(n);
-  let chars = 0;
-  for (let i = 0; i < n; i++) {
-    const s = items[i];
-    if (typeof s !== 'string') throw fail(`${name}[${i}] must be a string`);
-    lens[i] = s.length;
-    chars += s.length;
-  }
+  const {list, lens, units: chars} = readStrings(items, name, fail);
+  items = list;
+  const n = list.length;
   if (chars <= CHUNK_CHARS) return fn(items.join(''), lens);
   const out = new Out(n);
   let start = 0;

@@ -2,16 +2,20 @@
 // sans-IO state machine. Type checks of JS arguments happen here; every rule lives in the Rust
 // core (src/sync). Inputs cross as JSON text made here (no user code runs inside wasm).
 import * as wasm from '#wasm';
-import {SyncError, call, describe} from './errors.mjs';
+import {SyncError, call as callWasm, describe, freed, isTrap, readArgs, tooLarge} from './errors.mjs';
+import {MAX_JSON, MAX_STRING} from './limits.mjs';
+import {reserveUnits} from './packed.mjs';
 
 const argError = (message) => new SyncError(message, 'INVALID_ARGUMENT');
+const call = (fn) => callWasm(fn, SyncError);
 
 function isObject(value) {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
+  return value !== null && typeof value === 'object' && !readArgs(argError, () => Array.isArray(value));
 }
 
 function requireString(name, value) {
   if (typeof value !== 'string') throw argError(`${name} must be a string, got ${describe(value)}`);
+  if (value.length > MAX_STRING) throw tooLarge(SyncError, name, value.length, MAX_STRING, 'UTF-16 code units');
 }
 
 function requireNow(now) {
@@ -26,9 +30,11 @@ function jsonOf(value, code, what) {
   try {
     text = JSON.stringify(value);
   } catch (error) {
-    throw new SyncError(`${what}: it cannot be serialized as JSON: ${error?.message ?? error}`, code);
+    const reason = readArgs(argError, () => String(error?.message ?? error));
+    throw new SyncError(`${what}: it cannot be serialized as JSON: ${reason}`, code);
   }
   if (text === undefined) throw new SyncError(`${what}: it cannot be serialized as JSON`, code);
+  if (text.length > MAX_JSON) throw tooLarge(SyncError, `${what}: the JSON text`, text.length, MAX_JSON, 'UTF-16 code units');
   return text;
 }
 
@@ -41,6 +47,30 @@ function jsonOf(value, code, what) {
  */
 export class SyncTask {
   #inner;
+
+  /** The wasm task; OBJECT_FREED from JS, without entering wasm, once freed. */
+  #live() {
+    if (this.#inner === null) throw freed(SyncError, 'this SyncTask');
+    return this.#inner;
+  }
+
+  /**
+   * A call on the wasm task, passing string `text` (if any; room for it is reserved first, so
+   * copying it in cannot trap). A trap (out of memory) would leave the task borrowed forever:
+   * the task is dropped, the call throws OUT_OF_MEMORY and every later one OBJECT_FREED.
+   */
+  #call(fn, text = '') {
+    const inner = this.#live();
+    if (text.length > 4096) reserveUnits(SyncError, text.length);
+    return call(() => {
+      try {
+        return fn(inner);
+      } catch (error) {
+        if (isTrap(error)) this.free();
+        throw error;
+      }
+    });
+  }
 
   /**
    * @param taskId unique id of this task (new on every restart).
@@ -64,7 +94,7 @@ export class SyncTask {
       throw new SyncError(`invalid rebalance: expected an object, got ${describe(event)}`, 'SYNC_INVALID_REBALANCE');
     }
     const text = jsonOf(event, 'SYNC_INVALID_REBALANCE', 'invalid rebalance');
-    return call(() => this.#inner.onRebalanceJson(text, now));
+    return this.#call((inner) => inner.onRebalanceJson(text, now), text);
   }
 
   /** A message read from the sync topic (any shape: a malformed one is refused). */
@@ -74,35 +104,40 @@ export class SyncTask {
       throw new SyncError(`malformed sync message: expected an object, got ${describe(message)}`, 'SYNC_MALFORMED_MESSAGE');
     }
     const text = jsonOf(message, 'SYNC_MALFORMED_MESSAGE', 'malformed sync message');
-    return call(() => this.#inner.onMessageJson(text, now));
+    return this.#call((inner) => inner.onMessageJson(text, now), text);
   }
 
   /** Initial partitions, or children read from a partition this task runs. */
   addPartitions(partitions, now) {
     requireNow(now);
-    if (!Array.isArray(partitions)) throw argError(`partitions must be an array, got ${describe(partitions)}`);
+    readArgs(argError, () => {
+      if (!Array.isArray(partitions)) throw argError(`partitions must be an array, got ${describe(partitions)}`);
+      // Each item takes at least 2 characters of JSON: a longer array cannot fit MAX_JSON.
+      const max = MAX_JSON / 2;
+      if (partitions.length > max) throw tooLarge(SyncError, 'partitions', partitions.length, max, 'items');
+    });
     const text = jsonOf(partitions, 'SYNC_INVALID_PARTITION', 'invalid partition');
-    return call(() => this.#inner.addPartitionsJson(text, now));
+    return this.#call((inner) => inner.addPartitionsJson(text, now), text);
   }
 
   /** The caller started reading a partition it was told to start. */
   partitionStarted(token, now) {
     requireString('token', token);
     requireNow(now);
-    return call(() => this.#inner.partitionStarted(token, now));
+    return this.#call((inner) => inner.partitionStarted(token, now));
   }
 
   /** The caller finished reading a partition (after passing its children to addPartitions). */
   partitionFinished(token, now) {
     requireString('token', token);
     requireNow(now);
-    return call(() => this.#inner.partitionFinished(token, now));
+    return this.#call((inner) => inner.partitionFinished(token, now));
   }
 
   /** Time passed: leader timeout, epoch re-publication, delayed removal. See `pollTimeout`. */
   tick(now) {
     requireNow(now);
-    return call(() => this.#inner.tick(now));
+    return this.#call((inner) => inner.tick(now));
   }
 
   /**
@@ -113,52 +148,52 @@ export class SyncTask {
   fence(reason, now) {
     requireString('reason', reason);
     requireNow(now);
-    return call(() => this.#inner.fence(reason, now));
+    return this.#call((inner) => inner.fence(reason, now));
   }
 
   /** This task's id. */
   taskId() {
-    return this.#inner.taskId();
+    return this.#call((inner) => inner.taskId());
   }
 
   /** Partitions this task owns, tombstones included. */
   ownedPartitions() {
-    return call(() => this.#inner.ownedPartitions());
+    return this.#call((inner) => inner.ownedPartitions());
   }
 
   /** Partitions this task hands to others, each with its `assignee`. */
   sharedPartitions() {
-    return call(() => this.#inner.sharedPartitions());
+    return this.#call((inner) => inner.sharedPartitions());
   }
 
   /** Every task state this task knows, its own included, by task id. */
   knownTasks() {
-    return call(() => this.#inner.knownTasks());
+    return this.#call((inner) => inner.knownTasks());
   }
 
   /** Id of the epoch in force, or undefined before the first one. */
   epoch() {
-    return this.#inner.epoch();
+    return this.#call((inner) => inner.epoch());
   }
 
   /** Members of the epoch in force. */
   epochMembers() {
-    return this.#inner.epochMembers();
+    return this.#call((inner) => inner.epochMembers());
   }
 
   /** Whether the latest rebalance made this task the leader. */
   isLeader() {
-    return this.#inner.isLeader();
+    return this.#call((inner) => inner.isLeader());
   }
 
   /** Whether this task may share partitions now (member of the epoch, no rebalance pending). */
   sharingEnabled() {
-    return this.#inner.sharingEnabled();
+    return this.#call((inner) => inner.sharingEnabled());
   }
 
   /** Whether this task read messages of an epoch it missed (its leader re-publishes it). */
   isBehind() {
-    return this.#inner.isBehind();
+    return this.#call((inner) => inner.isBehind());
   }
 
   /**
@@ -166,27 +201,33 @@ export class SyncTask {
    * epoch it could apply), or undefined. A fenced task does nothing more.
    */
   fenced() {
-    return this.#inner.fenced();
+    return this.#call((inner) => inner.fenced());
   }
 
   /** Members a leader still waits for (empty unless collecting answers). */
   waitingFor() {
-    return this.#inner.waitingFor();
+    return this.#call((inner) => inner.waitingFor());
   }
 
   /** Load of a task in this task's view: owned unfinished partitions + shares addressed to it. */
   loadOf(taskId) {
     requireString('taskId', taskId);
-    return this.#inner.loadOf(taskId);
+    return this.#call((inner) => inner.loadOf(taskId));
   }
 
   /** The earliest `now` at which `tick` has work, or undefined. */
   pollTimeout() {
-    return this.#inner.pollTimeout();
+    return this.#call((inner) => inner.pollTimeout());
   }
 
   /** Frees the wasm memory now (otherwise it is freed when the object is garbage-collected). */
   free() {
-    this.#inner.free();
+    const inner = this.#inner;
+    this.#inner = null;
+    try {
+      inner?.free();
+    } catch {
+      // still borrowed by a call that trapped: left to the garbage collector
+    }
   }
 }

@@ -70,6 +70,11 @@ export declare class BucketSet {
   /** How many buckets are eligible. */
   readonly size: number;
   has(bucketId: number): boolean;
+  /**
+   * Frees the wasm memory now instead of at garbage collection. Every later call throws
+   * BucketingError `OBJECT_FREED` (from JS, without entering wasm); a second `free()` does nothing.
+   */
+  free(): void;
 }
 
 /** Buckets of many entities in one call (one boundary crossing). */
@@ -82,6 +87,11 @@ export declare class Bucketer {
   readonly bucketTotal: number;
   bucket(data: string): number;
   bucketMany(data: ReadonlyArray<string>): Uint32Array;
+  /**
+   * Frees the wasm memory now instead of at garbage collection. Every later call throws
+   * BucketingError `OBJECT_FREED` (from JS, without entering wasm); a second `free()` does nothing.
+   */
+  free(): void;
 }
 
 /** The bucket ids of the next `runs` runs. */

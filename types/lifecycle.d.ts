@@ -231,7 +231,10 @@ export declare class BuildState {
   /** Throws LifecycleError `INVARIANT_VIOLATION` naming the first broken invariant. */
   checkInvariants(): void;
   stats(): {partitions: number; wants: number; jobRuns: number; refs: number};
-  /** Frees the wasm memory now instead of at garbage collection; the object is unusable after. */
+  /**
+   * Frees the wasm memory now instead of at garbage collection. Every later call throws
+   * LifecycleError `OBJECT_FREED` (from JS, without entering wasm); a second `free()` does nothing.
+   */
   free(): void;
 }
 

@@ -87,6 +87,11 @@ export declare class ObjectPartitioner {
   plan<T extends string | ObjectSummary>(objects: readonly T[]): T[][];
   /** Counts per partition, fallbacks to partition 0, directories. */
   stats(keys: readonly (string | ObjectSummary)[]): PartitionStats;
+  /**
+   * Frees the wasm memory now instead of at garbage collection. Every later call throws
+   * PartitionError `OBJECT_FREED` (from JS, without entering wasm); a second `free()` does nothing.
+   */
+  free(): void;
 }
 
 /** Go's `sanitizeKeyForPatternMatching`: `key` without `prefix`, then without ONE leading `/`. */

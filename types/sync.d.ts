@@ -139,5 +139,9 @@ export declare class SyncTask {
   loadOf(taskId: string): number;
   /** The earliest `now` at which `tick` has work. */
   pollTimeout(): number | undefined;
+  /**
+   * Frees the wasm memory now instead of at garbage collection. Every later call throws
+   * SyncError `OBJECT_FREED` (from JS, without entering wasm); a second `free()` does nothing.
+   */
   free(): void;
 }

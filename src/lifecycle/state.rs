@@ -251,6 +251,30 @@ impl BuildState {
         apply_log(self, text)
     }
 
+    /// Reserves room for `additional` more refs, instances, wants, job runs and taints, so
+    /// that applying an event that adds at most that many of each grows no table: the
+    /// allocation that could fail happens here, fallibly, before anything changes.
+    ///
+    /// # Errors
+    /// [`std::collections::TryReserveError`] when the memory cannot be had; the state is
+    /// unchanged.
+    pub fn try_reserve(
+        &mut self,
+        additional: usize,
+    ) -> Result<(), std::collections::TryReserveError> {
+        self.refs.try_reserve(additional)?;
+        self.ref_ids.try_reserve(additional)?;
+        self.instances.try_reserve(additional)?;
+        self.instance_ids.try_reserve(additional)?;
+        self.wants.try_reserve(additional)?;
+        self.want_ids.try_reserve(additional)?;
+        self.jobs.try_reserve(additional)?;
+        self.job_ids.try_reserve(additional)?;
+        self.taints.try_reserve(additional)?;
+        self.taint_ids.try_reserve(additional)?;
+        Ok(())
+    }
+
     /// Applies one event and returns the state changes it caused, in order.
     ///
     /// The whole event is checked against the current state before anything changes; a

@@ -25,20 +25,34 @@ pub(crate) enum ErrorKind {
     DateFormatEmpty,
     DateFormatInvalid(String),
     CountInvalid,
-    IndexOutOfRange { total: i64 },
-    CountUnsupported { total: i64 },
+    IndexOutOfRange {
+        total: i64,
+    },
+    CountUnsupported {
+        total: i64,
+    },
+    /// A config string over its bound (a difference from Go, which has none): `field`, its
+    /// length and the bound, in UTF-8 bytes.
+    TooLarge {
+        field: &'static str,
+        len: usize,
+        bound: usize,
+    },
 }
 
 impl PartitionError {
     /// The stable error code:
     /// `PARTITION_CONFIG_INVALID` (any `PartitionConfig.Validate` failure),
     /// `PARTITION_COUNT_INVALID` (total ≤ 0), `PARTITION_INDEX_OUT_OF_RANGE`,
-    /// `PARTITION_COUNT_UNSUPPORTED` (a total Go cannot hash with, see [`PartitionError::reason`]).
+    /// `PARTITION_COUNT_UNSUPPORTED` (a total Go cannot hash with, see [`PartitionError::reason`]),
+    /// `INPUT_TOO_LARGE` (a pattern or date format over its bound, see
+    /// [`MAX_PATTERN_BYTES`](super::MAX_PATTERN_BYTES)).
     pub fn code(&self) -> &'static str {
         match self.0 {
             ErrorKind::CountInvalid => "PARTITION_COUNT_INVALID",
             ErrorKind::IndexOutOfRange { .. } => "PARTITION_INDEX_OUT_OF_RANGE",
             ErrorKind::CountUnsupported { .. } => "PARTITION_COUNT_UNSUPPORTED",
+            ErrorKind::TooLarge { .. } => "INPUT_TOO_LARGE",
             _ => "PARTITION_CONFIG_INVALID",
         }
     }
@@ -49,6 +63,7 @@ impl PartitionError {
         match self.0 {
             ErrorKind::TypeUnsupported(_) => "type",
             ErrorKind::PatternEmpty | ErrorKind::PatternInvalid(_) => "pattern",
+            ErrorKind::TooLarge { field, .. } => field,
             ErrorKind::StartNegative => "startIndex",
             ErrorKind::EndNotAfterStart => "endIndex",
             ErrorKind::DateFormatEmpty | ErrorKind::DateFormatInvalid(_) => "dateFormat",
@@ -72,6 +87,10 @@ impl fmt::Display for PartitionError {
             ErrorKind::IndexOutOfRange { total } => {
                 write!(f, "partition index must be between 0 and {}", total - 1)
             }
+            ErrorKind::TooLarge { field, len, bound } => write!(
+                f,
+                "partition.{field} is {len} bytes of UTF-8, more than the bound of {bound} bytes"
+            ),
             ErrorKind::CountUnsupported { total } => write!(
                 f,
                 "job partitions/count {total} is not supported: Go hashes with uint32({total}) = 0 and panics"

@@ -255,6 +255,7 @@ pub fn compile(pattern: &str) -> Result<regex::Regex, SyntaxError> {
     regex::RegexBuilder::new(&translated)
         .nest_limit(8 * RUST_MAX_HEIGHT as u32)
         .size_limit(64 << 20)
+        .dfa_size_limit(8 << 20)
         .build()
         .map_err(|_| err(ERR_LARGE, pattern))
 }

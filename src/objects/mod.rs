@@ -38,6 +38,17 @@ pub const CAPTURE_GROUP_DELIMITER: u8 = 0x1F;
 /// The partition every unplaceable key goes to.
 pub const FALLBACK_PARTITION: u32 = 0;
 
+/// The longest regex pattern accepted, in UTF-8 bytes (Go has no such bound). Compiling costs
+/// time and memory in proportion to the pattern (about 280 bytes of wasm memory per character,
+/// kept while the partitioner lives); 32 KiB bounds that to a few MiB. Longer patterns get
+/// `INPUT_TOO_LARGE`. The compiled program is bounded too (`regex`'s `size_limit` and
+/// `dfa_size_limit`, see [`goregex::compile`]).
+pub const MAX_PATTERN_BYTES: usize = 32 << 10;
+
+/// The longest date format (Go time layout) accepted, in UTF-8 bytes (Go has no such bound):
+/// every key is parsed with it. Longer layouts get `INPUT_TOO_LARGE`.
+pub const MAX_DATE_FORMAT_BYTES: usize = 4 << 10;
+
 /// 32-bit FNV-1a (Go's `hash/fnv` `New32a`) of `bytes`.
 ///
 /// # Examples
@@ -221,6 +232,17 @@ impl PartitionConfig {
 
     fn compile(&self) -> Result<Rule, PartitionError> {
         let fail = |k| Err(PartitionError(k));
+        let bounded = |field, value: &str, bound| {
+            if value.len() > bound {
+                Err(PartitionError(ErrorKind::TooLarge {
+                    field,
+                    len: value.len(),
+                    bound,
+                }))
+            } else {
+                Ok(())
+            }
+        };
         Ok(match PartitionKeyType::parse(&self.key_type)? {
             PartitionKeyType::Unset | PartitionKeyType::None => Rule::All,
             PartitionKeyType::Object => Rule::Object,
@@ -228,6 +250,7 @@ impl PartitionConfig {
                 if self.pattern.is_empty() {
                     return fail(ErrorKind::PatternEmpty);
                 }
+                bounded("pattern", &self.pattern, MAX_PATTERN_BYTES)?;
                 match goregex::compile(&self.pattern) {
                     Ok(re) => Rule::Regex(Box::new(re)),
                     Err(e) => return fail(ErrorKind::PatternInvalid(e.to_string())),
@@ -251,6 +274,7 @@ impl PartitionConfig {
                 if self.date_format.is_empty() {
                     return fail(ErrorKind::DateFormatEmpty);
                 }
+                bounded("dateFormat", &self.date_format, MAX_DATE_FORMAT_BYTES)?;
                 if gotime::validate_layout(&self.date_format).is_err() {
                     return fail(ErrorKind::DateFormatInvalid(self.date_format.clone()));
                 }

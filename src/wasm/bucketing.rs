@@ -1,39 +1,34 @@
-//! Bucketing bindings. Argument types (string, number, array) are checked by `js/bucketing.mjs`;
-//! values are checked here by the core.
+//! Bucketing bindings. Argument types (string, number, array) are checked by `js/bucketing.mjs`,
+//! which copies configs into plain values (see [`decode`]); values are checked here by the core.
 
-use std::cell::RefCell;
+use std::cell::Cell;
 
-use js_sys::Array;
 use wasm_bindgen::prelude::*;
 
-use super::error::JsError;
+use super::error::{out_of_memory, JsError};
 use crate::bucketing::{self as core, BucketSet, Bucketer, RawConfig, Selector, Value};
+use crate::packed::PackedSplitter;
 
 type Result<T> = std::result::Result<T, JsError>;
 
 thread_local! {
-    /// The last key's HMAC state: connectors call `bucket()` with one key over and over.
-    static LAST: RefCell<Option<(String, Bucketer)>> = const { RefCell::new(None) };
+    /// The last key's HMAC state: connectors call `bucket()` with one key over and over. A
+    /// `Cell` taken for the call and put back after, not a `RefCell`: a call that traps (out of
+    /// memory) leaves it empty, never borrowed, so the next call simply rebuilds it.
+    static LAST: Cell<Option<(String, Bucketer)>> = const { Cell::new(None) };
 }
 
 /// Runs `f` with a bucketer for `key`/`total`, reusing the cached key schedule.
 fn with_bucketer<T>(key: &str, total: f64, f: impl FnOnce(&Bucketer) -> T) -> Result<T> {
     let total = core::parse_total(&Value::Number(total))?;
-    LAST.with(|cell| {
-        let mut slot = cell.borrow_mut();
-        match slot.as_mut() {
-            Some((k, b)) if k == key => {
-                if b.total() != total {
-                    *b = Bucketer::new(key, total)?;
-                }
-            }
-            _ => *slot = Some((key.to_owned(), Bucketer::new(key, total)?)),
-        }
-        match slot.as_ref() {
-            Some((_, b)) => Ok(f(b)),
-            None => Err(core::BucketingError::TotalInvalid.into()),
-        }
-    })
+    let cached = LAST.with(Cell::take);
+    let (k, b) = match cached {
+        Some((k, b)) if k == key && b.total() == total => (k, b),
+        _ => (key.to_owned(), Bucketer::new(key, total)?),
+    };
+    let out = f(&b);
+    LAST.with(|cell| cell.set(Some((k, b))));
+    Ok(out)
 }
 
 #[wasm_bindgen]
@@ -44,6 +39,8 @@ pub fn bucket(key: &str, data: &str, total: f64) -> Result<u32> {
 #[wasm_bindgen(js_name = bucketPacked)]
 pub fn bucket_packed(key: &str, total: f64, joined: &str, lens: &[u32]) -> Result<Vec<u32>> {
     let mut out = Vec::new();
+    out.try_reserve_exact(lens.len())
+        .map_err(|_| out_of_memory("bucketing"))?;
     with_bucketer(key, total, |b| b.bucket_packed(joined, lens, &mut out))??;
     Ok(out)
 }
@@ -53,7 +50,9 @@ pub fn bucket_packed(key: &str, total: f64, joined: &str, lens: &[u32]) -> Resul
 pub fn distribution_of(total: f64, buckets: &[u32]) -> Result<Vec<f64>> {
     let total = core::parse_total(&Value::Number(total))?;
     let d = core::Distribution::from_buckets(total, buckets.iter().copied())?;
-    let mut out = Vec::with_capacity(d.counts.len() + 4);
+    let mut out = Vec::new();
+    out.try_reserve_exact(d.counts.len() + 4)
+        .map_err(|_| out_of_memory("bucketing"))?;
     out.extend([d.min as f64, d.max as f64, d.mean, d.spread]);
     out.extend(d.counts.iter().map(|&c| c as f64));
     Ok(out)
@@ -78,64 +77,125 @@ impl WasmBucketer {
     #[wasm_bindgen(js_name = bucketPacked)]
     pub fn bucket_packed(&self, joined: &str, lens: &[u32]) -> Result<Vec<u32>> {
         let mut out = Vec::new();
+        out.try_reserve_exact(lens.len())
+            .map_err(|_| out_of_memory("bucketing"))?;
         self.0.bucket_packed(joined, lens, &mut out)?;
         Ok(out)
     }
 }
 
-fn value(v: &JsValue) -> Value {
-    shallow(v, true)
+/// Kinds of the plain values `js/bucketing.mjs` encodes a config into (see [`decode`]).
+const K_MISSING: u8 = 0;
+const K_FALSE: u8 = 1;
+const K_TRUE: u8 = 2;
+const K_NUMBER: u8 = 3;
+const K_TEXT: u8 = 4;
+const K_LIST: u8 = 5;
+const K_OBJECT: u8 = 6;
+const K_BIGINT: u8 = 7;
+
+fn bad_encoding() -> JsError {
+    core::BucketingError::InvalidArgument("packed config: malformed encoding".into()).into()
 }
 
-fn shallow(v: &JsValue, allow_list: bool) -> Value {
-    if v.is_undefined() || v.is_null() {
-        Value::Missing
-    } else if let Some(b) = v.as_bool() {
-        Value::Bool(b)
-    } else if let Some(n) = v.as_f64() {
-        Value::Number(n)
-    } else if let Some(s) = v.as_string() {
-        Value::Text(s)
-    } else if allow_list && Array::is_array(v) {
-        // The JS layer passes plain arrays (copied from any proxy), so reading cannot throw.
-        Value::List(
-            Array::from(v)
-                .iter()
-                .map(|item| shallow(&item, false))
-                .collect(),
-        )
-    } else if v.is_bigint() {
-        Value::Other("bigint")
-    } else {
-        Value::Other("object")
+/// Values JS read and copied before entering wasm: per value a kind, a number (a number's
+/// value, a list's item count), and the texts joined with their UTF-16 lengths. A list's items
+/// follow it and are never lists. No JS value is read here (docs/ARCHITECTURE.md, "The
+/// boundary rule").
+fn decode(kinds: &[u8], nums: &[f64], joined: &str, lens: &[u32]) -> Result<Vec<Value>> {
+    if kinds.len() != nums.len() {
+        return Err(bad_encoding());
     }
+    let mut split = PackedSplitter::new(joined);
+    let mut scratch = Vec::new();
+    let mut texts = lens.iter();
+    let mut text = |split: &mut PackedSplitter, scratch: &mut Vec<u8>| -> Result<Value> {
+        let len = *texts.next().ok_or_else(bad_encoding)?;
+        let bytes = split
+            .next_item(len as usize, scratch)
+            .map_err(|_| bad_encoding())?;
+        Ok(Value::Text(String::from_utf8_lossy(bytes).into_owned()))
+    };
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < kinds.len() {
+        let (kind, num) = (kinds[i], nums[i]);
+        i += 1;
+        let v = match kind {
+            K_LIST => {
+                if !(num.fract() == 0.0 && num >= 0.0 && num <= (kinds.len() - i) as f64) {
+                    return Err(bad_encoding());
+                }
+                let n = num as usize;
+                let mut items = Vec::new();
+                items
+                    .try_reserve_exact(n)
+                    .map_err(|_| out_of_memory("bucketing"))?;
+                for j in i..i + n {
+                    items.push(match kinds[j] {
+                        K_TEXT => text(&mut split, &mut scratch)?,
+                        K_LIST => return Err(bad_encoding()),
+                        k => scalar(k, nums[j])?,
+                    });
+                }
+                i += n;
+                Value::List(items)
+            }
+            K_TEXT => text(&mut split, &mut scratch)?,
+            k => scalar(k, num)?,
+        };
+        out.push(v);
+    }
+    if texts.next().is_some() || split.finish().is_err() {
+        return Err(bad_encoding());
+    }
+    Ok(out)
 }
 
-fn raw(rr: &JsValue, id: &JsValue, total: &JsValue, ranges: &JsValue) -> RawConfig {
-    RawConfig {
-        round_robin: value(rr),
-        bucket_id: value(id),
-        bucket_total: value(total),
-        bucket_ranges: value(ranges),
-    }
+fn scalar(kind: u8, num: f64) -> Result<Value> {
+    Ok(match kind {
+        K_MISSING => Value::Missing,
+        K_FALSE => Value::Bool(false),
+        K_TRUE => Value::Bool(true),
+        K_NUMBER => Value::Number(num),
+        K_OBJECT => Value::Other("object"),
+        K_BIGINT => Value::Other("bigint"),
+        _ => return Err(bad_encoding()),
+    })
+}
+
+/// A config as `js/bucketing.mjs` encodes it: `[round_robin_bucket_execution, bucket_id,
+/// bucket_total, bucket_ranges, last_executed_bucket_id]`.
+struct Encoded {
+    raw: RawConfig,
+    last: Value,
+}
+
+fn config(kinds: &[u8], nums: &[f64], joined: &str, lens: &[u32]) -> Result<Encoded> {
+    let mut values = decode(kinds, nums, joined, lens)?.into_iter();
+    let mut next = || values.next().ok_or_else(bad_encoding);
+    let raw = RawConfig {
+        round_robin: next()?,
+        bucket_id: next()?,
+        bucket_total: next()?,
+        bucket_ranges: next()?,
+    };
+    let last = next()?;
+    Ok(Encoded { raw, last })
 }
 
 /// Returns true when `bucket_ranges` is ignored (round robin off): the caller logs it.
 #[wasm_bindgen(js_name = validateConfig)]
-pub fn validate_config(rr: JsValue, id: JsValue, total: JsValue, ranges: JsValue) -> Result<bool> {
-    let notice = core::validate(&raw(&rr, &id, &total, &ranges))?;
+pub fn validate_config(kinds: &[u8], nums: &[f64], joined: &str, lens: &[u32]) -> Result<bool> {
+    let c = config(kinds, nums, joined, lens)?;
+    let notice = core::validate(&c.raw)?;
     Ok(notice == core::Notice::RangesIgnored)
 }
 
 /// `[bucket_id, bucket_total]` of a valid config, defaults applied.
 #[wasm_bindgen(js_name = resolveConfig)]
-pub fn resolve_config(
-    rr: JsValue,
-    id: JsValue,
-    total: JsValue,
-    ranges: JsValue,
-) -> Result<Vec<u32>> {
-    let raw = raw(&rr, &id, &total, &ranges);
+pub fn resolve_config(kinds: &[u8], nums: &[f64], joined: &str, lens: &[u32]) -> Result<Vec<u32>> {
+    let raw = config(kinds, nums, joined, lens)?.raw;
     core::validate(&raw)?;
     let total = core::bucket_total(&raw)?;
     Ok(vec![core::bucket_id(&raw, total)?, total])
@@ -143,28 +203,34 @@ pub fn resolve_config(
 
 /// Whether round robin is on (type-checked).
 #[wasm_bindgen(js_name = roundRobinEnabled)]
-pub fn round_robin_enabled(rr: JsValue) -> Result<bool> {
+pub fn round_robin_enabled(kinds: &[u8], nums: &[f64], joined: &str, lens: &[u32]) -> Result<bool> {
+    let c = config(kinds, nums, joined, lens)?;
     let raw = RawConfig {
-        round_robin: value(&rr),
+        round_robin: c.raw.round_robin,
         ..RawConfig::default()
     };
     Ok(core::round_robin(&raw)?)
 }
 
+/// Like faros' `nextBucketId`, `bucket_id` is not consulted.
 #[wasm_bindgen(js_name = nextBucketId)]
-pub fn next_bucket_id(rr: JsValue, total: JsValue, ranges: JsValue, last: JsValue) -> Result<u32> {
-    let selector = Selector::new(&raw(&rr, &JsValue::UNDEFINED, &total, &ranges))?;
-    Ok(selector.next(core::last_executed(&value(&last))?))
+pub fn next_bucket_id(kinds: &[u8], nums: &[f64], joined: &str, lens: &[u32]) -> Result<u32> {
+    let c = config(kinds, nums, joined, lens)?;
+    let raw = RawConfig {
+        bucket_id: Value::Missing,
+        ..c.raw
+    };
+    let selector = Selector::new(&raw)?;
+    Ok(selector.next(core::last_executed(&c.last)?))
 }
 
 /// The bucket ids of the next `runs` runs.
 #[wasm_bindgen(js_name = roundRobinSchedule)]
 pub fn round_robin_schedule(
-    rr: JsValue,
-    id: JsValue,
-    total: JsValue,
-    ranges: JsValue,
-    last: JsValue,
+    kinds: &[u8],
+    nums: &[f64],
+    joined: &str,
+    lens: &[u32],
     runs: f64,
 ) -> Result<Vec<u32>> {
     const MAX_RUNS: f64 = 1_000_000.0;
@@ -174,22 +240,26 @@ pub fn round_robin_schedule(
         ))
         .into());
     }
-    let raw = raw(&rr, &id, &total, &ranges);
+    let c = config(kinds, nums, joined, lens)?;
+    let raw = c.raw;
     core::validate(&raw)?;
     let selector = Selector::new(&raw)?;
     let runs = runs as usize;
+    let mut out = Vec::new();
+    out.try_reserve_exact(runs)
+        .map_err(|_| out_of_memory("bucketing"))?;
     if !selector.round_robin() {
         let total = core::bucket_total(&raw)?;
-        return Ok(vec![core::bucket_id(&raw, total)?; runs]);
+        out.resize(runs, core::bucket_id(&raw, total)?);
+        return Ok(out);
     }
-    let mut last = core::last_executed(&value(&last))?;
-    Ok((0..runs)
-        .map(|_| {
-            let next = selector.next(last);
-            last = Some(i64::from(next));
-            next
-        })
-        .collect())
+    let mut last = core::last_executed(&c.last)?;
+    for _ in 0..runs {
+        let next = selector.next(last);
+        last = Some(i64::from(next));
+        out.push(next);
+    }
+    Ok(out)
 }
 
 /// The eligible buckets of `bucket_ranges`.
@@ -198,11 +268,13 @@ pub struct WasmBucketSet(BucketSet);
 
 #[wasm_bindgen(js_class = BucketSet)]
 impl WasmBucketSet {
+    /// From an encoded config (see [`config`]): its `bucket_total` and `bucket_ranges`.
     #[wasm_bindgen(constructor)]
-    pub fn new(total: JsValue, ranges: JsValue) -> Result<WasmBucketSet> {
-        let total = core::parse_total(&value(&total))?;
+    pub fn new(kinds: &[u8], nums: &[f64], joined: &str, lens: &[u32]) -> Result<WasmBucketSet> {
+        let c = config(kinds, nums, joined, lens)?;
+        let total = core::parse_total(&c.raw.bucket_total)?;
         let raw = RawConfig {
-            bucket_ranges: value(&ranges),
+            bucket_ranges: c.raw.bucket_ranges,
             ..RawConfig::default()
         };
         // Unlike a config, an explicit BucketSet has no "unset" ranges: '' and [] are empty.
@@ -231,7 +303,11 @@ impl WasmBucketSet {
             ))
             .into());
         }
-        Ok(self.0.iter().collect())
+        let mut out = Vec::new();
+        out.try_reserve_exact(usize::try_from(self.0.len()).unwrap_or(usize::MAX))
+            .map_err(|_| out_of_memory("bucketing"))?;
+        out.extend(self.0.iter());
+        Ok(out)
     }
 
     pub fn size(&self) -> f64 {

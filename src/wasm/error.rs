@@ -32,3 +32,23 @@ impl From<JsError> for JsValue {
         e.0
     }
 }
+
+/// The error of a call that could not get the memory it needs: `OUT_OF_MEMORY` in `domain`.
+/// Nothing was changed; the same call can succeed once memory is freed.
+pub(crate) fn out_of_memory(domain: &str) -> JsError {
+    JsError(throw(
+        domain,
+        "OUT_OF_MEMORY",
+        "partkit: out of WebAssembly memory (wasm32 has at most 4 GiB); free objects or pass a smaller batch",
+    ))
+}
+
+/// Makes sure `bytes` more can be allocated before a call starts work that allocates
+/// infallibly (parsing, maps that grow): a block that size is reserved fallibly and given back,
+/// so the allocator keeps it for the call. `OUT_OF_MEMORY` when it cannot be had.
+pub(crate) fn headroom(domain: &str, bytes: usize) -> Result<(), JsError> {
+    let mut block: Vec<u8> = Vec::new();
+    block
+        .try_reserve_exact(bytes)
+        .map_err(|_| out_of_memory(domain))
+}

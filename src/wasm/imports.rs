@@ -1,5 +1,6 @@
 //! Import-bucket bindings. Argument types (array, object, string) are checked by
-//! `js/imports.mjs`; every value rule lives in `crate::imports`.
+//! `js/imports.mjs`, which reads every caller value and hands over plain data (strings, numbers,
+//! kinds, typed arrays); every value rule lives in `crate::imports`.
 //!
 //! A batch crosses packed: the distinct dataset names and the distinct raw bucket strings, each
 //! as one joined string plus UTF-16 lengths (`crate::packed`), and per item one `u32` reference
@@ -10,7 +11,7 @@
 use js_sys::{Array, Uint32Array};
 use wasm_bindgen::prelude::*;
 
-use super::error::{throw, JsError};
+use super::error::{headroom, out_of_memory, throw, JsError};
 use crate::imports::{
     self as core, BucketCount, BucketRef, BucketValue, DatasetRef, DatasetValue, FieldNames,
     ImportBucketError, ImportOptions, ItemValue, OsRandom, PackedItem, PackedItems,
@@ -25,17 +26,31 @@ impl From<ImportBucketError> for JsError {
     }
 }
 
+/// Memory a batch call needs besides its inputs: a generous bound (the copies of the distinct
+/// strings, their maps, and per item its references and outputs), reserved up front.
+fn batch_bytes(datasets_joined: &str, buckets_joined: &str, items: usize) -> usize {
+    let strings = datasets_joined.len().saturating_add(buckets_joined.len());
+    strings
+        .saturating_mul(4)
+        .saturating_add(items.saturating_mul(32))
+        .saturating_add(1 << 16)
+}
+
 const DATASET_NOT_OBJECT: u32 = u32::MAX;
 const DATASET_MISSING: u32 = u32::MAX - 1;
 const DATASET_NOT_STRING: u32 = u32::MAX - 2;
 const BUCKET_ABSENT: u32 = 0;
 const BUCKET_NOT_STRING: u32 = 1;
 
-fn unpack(joined: &str, lens: &[u32]) -> std::result::Result<Vec<String>, ImportBucketError> {
-    let bad = |e: crate::packed::PackedError| ImportBucketError::invalid_argument(e.to_string());
+fn unpack(joined: &str, lens: &[u32]) -> Result<Vec<String>> {
+    let bad = |e: crate::packed::PackedError| {
+        JsError::from(ImportBucketError::invalid_argument(e.to_string()))
+    };
     let mut split = PackedSplitter::new(joined);
     let mut scratch = Vec::new();
-    let mut out = Vec::with_capacity(lens.len());
+    let mut out = Vec::new();
+    out.try_reserve_exact(lens.len())
+        .map_err(|_| out_of_memory("import"))?;
     for &len in lens {
         let len = usize::try_from(len).unwrap_or(usize::MAX);
         let bytes = split.next_item(len, &mut scratch).map_err(bad)?;
@@ -80,35 +95,37 @@ fn batch<'a>(
     })
 }
 
-/// N from a JS value: a number goes to the core's check; anything else is rejected here.
-fn bucket_count(value: &JsValue) -> Result<BucketCount> {
-    match value.as_f64() {
-        Some(n) => Ok(BucketCount::from_f64(n)?),
-        None => Err(BucketCount::invalid(&describe(value)).into()),
-    }
-}
+// Kinds of the value of `options.buckets`, read by `js/imports.mjs`.
+const N_NUMBER: u8 = 0;
+const N_STRING: u8 = 1;
+const N_NULL: u8 = 2;
+const N_UNDEFINED: u8 = 3;
+const N_BOOLEAN: u8 = 4;
+const N_BIGINT: u8 = 5;
+const N_ARRAY: u8 = 6;
 
-fn describe(value: &JsValue) -> String {
-    if value.is_null() {
-        "null".to_owned()
-    } else if value.is_undefined() {
-        "undefined".to_owned()
-    } else if let Some(s) = value.as_string() {
-        let head: String = s.chars().take(40).collect();
-        if head.len() < s.len() {
-            format!("{head:?}…")
-        } else {
-            format!("{head:?}")
+/// N from the kind of a JS value: a number goes to the core's check; anything else is rejected
+/// here, described by its kind (a string by its first 40 characters).
+fn bucket_count(kind: u8, number: f64, text: Option<String>) -> Result<BucketCount> {
+    let described = match kind {
+        N_NUMBER => return Ok(BucketCount::from_f64(number)?),
+        N_STRING => {
+            let s = text.unwrap_or_default();
+            let head: String = s.chars().take(40).collect();
+            if head.len() < s.len() {
+                format!("{head:?}…")
+            } else {
+                format!("{head:?}")
+            }
         }
-    } else if value.as_bool().is_some() {
-        "a boolean".to_owned()
-    } else if value.is_bigint() {
-        "a bigint".to_owned()
-    } else if Array::is_array(value) {
-        "an array".to_owned()
-    } else {
-        "an object".to_owned()
-    }
+        N_NULL => "null".to_owned(),
+        N_UNDEFINED => "undefined".to_owned(),
+        N_BOOLEAN => "a boolean".to_owned(),
+        N_BIGINT => "a bigint".to_owned(),
+        N_ARRAY => "an array".to_owned(),
+        _ => "an object".to_owned(),
+    };
+    Err(BucketCount::invalid(&described).into())
 }
 
 /// N from the value of `GTC_IMPORT_BUCKETS_DEFAULT` (`undefined` when unset).
@@ -119,8 +136,8 @@ pub fn import_buckets_default(value: Option<String>) -> Result<u32> {
 
 /// Checks N; returns it.
 #[wasm_bindgen(js_name = checkImportBuckets)]
-pub fn check_import_buckets(buckets: JsValue) -> Result<u32> {
-    Ok(bucket_count(&buckets)?.get())
+pub fn check_import_buckets(kind: u8, number: f64, text: Option<String>) -> Result<u32> {
+    Ok(bucket_count(kind, number, text)?.get())
 }
 
 /// `[table, indices]`: `table` is the distinct buckets joined (36 characters each), `indices` a
@@ -128,7 +145,7 @@ pub fn check_import_buckets(buckets: JsValue) -> Result<u32> {
 #[wasm_bindgen(js_name = assignImportBuckets)]
 #[allow(clippy::too_many_arguments)]
 pub fn assign_import_buckets(
-    buckets: JsValue,
+    buckets: f64,
     import_id: Option<String>,
     dataset_field: &str,
     bucket_field: &str,
@@ -139,7 +156,12 @@ pub fn assign_import_buckets(
     bucket_lens: &[u32],
     bucket_refs: &[u32],
 ) -> Result<Array> {
-    let n = bucket_count(&buckets)?;
+    let n = BucketCount::from_f64(buckets)?;
+    // The core's maps and outputs: a few words per item and per distinct string.
+    headroom(
+        "import",
+        batch_bytes(datasets_joined, buckets_joined, dataset_refs.len()),
+    )?;
     let datasets = unpack(datasets_joined, dataset_lens)?;
     let raw = unpack(buckets_joined, bucket_lens)?;
     let batch = batch(&datasets, dataset_refs, &raw, bucket_refs)?;
@@ -173,6 +195,10 @@ pub fn group_by_partition_key(
     bucket_lens: &[u32],
     bucket_refs: &[u32],
 ) -> Result<Array> {
+    headroom(
+        "import",
+        batch_bytes(datasets_joined, buckets_joined, dataset_refs.len()),
+    )?;
     let datasets = unpack(datasets_joined, dataset_lens)?;
     let raw = unpack(buckets_joined, bucket_lens)?;
     let batch = batch(&datasets, dataset_refs, &raw, bucket_refs)?;
@@ -194,26 +220,27 @@ pub fn group_by_partition_key(
 #[wasm_bindgen(js_name = partitionKeyOf)]
 pub fn partition_key_of(
     is_object: bool,
-    dataset: JsValue,
-    bucket: JsValue,
+    dataset_kind: u8,
+    dataset: Option<String>,
+    bucket_kind: u8,
+    bucket: Option<String>,
     dataset_field: &str,
     bucket_field: &str,
 ) -> Result<String> {
-    let dataset_text = dataset.as_string();
-    let bucket_text = bucket.as_string();
+    // Kinds, read by `js/imports.mjs`: 0 a string, 1 undefined, 2 null, 3 anything else.
     let item = if !is_object {
         ItemValue::NotObject
     } else {
         ItemValue::Object {
-            dataset: match (&dataset_text, dataset.is_undefined()) {
-                (Some(s), _) => DatasetValue::Str(s),
-                (None, true) => DatasetValue::Missing,
-                (None, false) => DatasetValue::NotString,
+            dataset: match (&dataset, dataset_kind) {
+                (Some(s), 0) => DatasetValue::Str(s),
+                (_, 1) => DatasetValue::Missing,
+                _ => DatasetValue::NotString,
             },
-            bucket: match &bucket_text {
-                Some(s) => BucketValue::Str(s),
-                None if bucket.is_undefined() || bucket.is_null() => BucketValue::Absent,
-                None => BucketValue::NotString,
+            bucket: match (&bucket, bucket_kind) {
+                (Some(s), 0) => BucketValue::Str(s),
+                (_, 1 | 2) => BucketValue::Absent,
+                _ => BucketValue::NotString,
             },
         }
     };

@@ -12,7 +12,7 @@
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use super::error::{throw, JsError};
+use super::error::{headroom, out_of_memory, throw, JsError};
 use crate::lifecycle::{self as lc, BuildEvent, LifecycleError};
 
 type Result<T> = std::result::Result<T, JsError>;
@@ -61,6 +61,22 @@ fn millis(name: &str, value: f64) -> Result<u64> {
     }
 }
 
+/// Memory a call taking `text` reserves before it starts: parsing it, its strings copied into
+/// the state, and the transitions it returns stay well within this.
+fn text_headroom(text: &str, factor: usize) -> Result<()> {
+    headroom(
+        "lifecycle",
+        text.len().saturating_mul(factor).saturating_add(1 << 20),
+    )
+}
+
+/// Table room for what `text` may add: every ref, id or event takes more than 8 bytes of JSON.
+fn reserve_for(state: &mut lc::BuildState, text: &str) -> Result<()> {
+    state
+        .try_reserve(text.len() / 8 + 1)
+        .map_err(|_| out_of_memory("lifecycle"))
+}
+
 /// The build state (see `crate::lifecycle::BuildState`).
 #[wasm_bindgen(js_name = BuildState)]
 pub struct WasmBuildState {
@@ -81,7 +97,9 @@ impl WasmBuildState {
     /// Refused: throws, state unchanged.
     #[wasm_bindgen(js_name = applyJson)]
     pub fn apply_json(&mut self, text: &str) -> Result<JsValue> {
+        text_headroom(text, 16)?;
         let e = BuildEvent::from_json(text)?;
+        reserve_for(&mut self.inner, text)?;
         to_js(&self.inner.apply(&e)?)
     }
 
@@ -90,6 +108,8 @@ impl WasmBuildState {
     /// start of the log. Used by `BuildState.replay`, which frees the state on error.
     #[wasm_bindgen(js_name = applyLogJson)]
     pub fn apply_log_json(&mut self, text: &str, offset: u32) -> Result<u32> {
+        text_headroom(text, 8)?;
+        reserve_for(&mut self.inner, text)?;
         let applied = self
             .inner
             .apply_json_log(text)
@@ -151,6 +171,7 @@ impl WasmBuildState {
 
     #[wasm_bindgen(js_name = fromSnapshotJson)]
     pub fn from_snapshot_json(text: &str) -> Result<WasmBuildState> {
+        text_headroom(text, 4)?;
         Ok(WasmBuildState {
             inner: lc::BuildState::from_snapshot_json(text)?,
         })

@@ -6,7 +6,7 @@
 
 use wasm_bindgen::prelude::*;
 
-use super::error::{throw, JsError};
+use super::error::{headroom, out_of_memory, throw, JsError};
 use super::packed::PackedStrings;
 use crate::objects::{
     self as core, Assignment, ObjectPartitioner, PartitionConfig, PartitionError, StatsBuilder,
@@ -64,6 +64,12 @@ fn each_key(
     if !dirs.is_empty() && dirs.len() != batch.len() {
         return Err(invalid("packed keys and directory flags differ in length"));
     }
+    // Scratch: one key as UTF-8 (at most 3 bytes per unit), capture slots, the regex's lazy
+    // DFA cache (at most `dfa_size_limit`), reserved up front.
+    headroom(
+        "partition",
+        keys.units_len().saturating_mul(3).saturating_add(24 << 20),
+    )?;
     p.assign_utf16(&batch, dirs, &mut p.scratch(), f);
     Ok(())
 }
@@ -114,6 +120,8 @@ impl PartitionSelector {
 
     pub fn select(&self, keys: &PackedStrings, dirs: &[u8]) -> Result<Vec<u32>> {
         let mut out = Vec::new();
+        out.try_reserve_exact(keys.len())
+            .map_err(|_| out_of_memory("partition"))?;
         let mut i = 0u32;
         each_key(&self.p, keys, dirs, |a| {
             if a.selected_by(self.index) {
@@ -198,7 +206,9 @@ impl WasmObjectPartitioner {
 
     #[wasm_bindgen(js_name = indexPacked)]
     pub fn index_packed(&self, keys: &PackedStrings, dirs: &[u8]) -> Result<Vec<i32>> {
-        let mut out = Vec::with_capacity(keys.len());
+        let mut out = Vec::new();
+        out.try_reserve_exact(keys.len())
+            .map_err(|_| out_of_memory("partition"))?;
         each_key(&self.0, keys, dirs, |a| out.push(code(a)))?;
         Ok(out)
     }
@@ -211,6 +221,8 @@ impl WasmObjectPartitioner {
                 "stats and plan support at most {MAX_LISTED_PARTITIONS} partitions"
             )));
         }
+        // The counts, twice (builder and output), reserved up front.
+        headroom("partition", (self.0.total() as usize).saturating_mul(24))?;
         let mut b = StatsBuilder::new(self.0.total() as usize);
         each_key(&self.0, keys, dirs, |a| b.record(a))?;
         let s = b.finish();

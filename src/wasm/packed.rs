@@ -4,6 +4,7 @@
 
 use wasm_bindgen::prelude::*;
 
+use super::error::{out_of_memory, JsError};
 use crate::packed::{PackedError, Utf16Batch};
 
 /// Code units and lengths of a batch of strings, written by JavaScript.
@@ -23,11 +24,16 @@ impl PackedStrings {
 
     /// Sizes the buffers for `units` code units and `items` strings (contents unspecified
     /// until JavaScript writes them). Wasm memory may grow: views of it must be re-made.
-    pub fn reset(&mut self, units: usize, items: usize) {
+    /// `OUT_OF_MEMORY` (domain `partition`, the only user) when the memory cannot be had.
+    pub fn reset(&mut self, units: usize, items: usize) -> Result<(), JsError> {
         self.units.clear();
-        self.units.resize(units, 0);
         self.lens.clear();
+        let oom = |_| out_of_memory("partition");
+        self.units.try_reserve_exact(units).map_err(oom)?;
+        self.lens.try_reserve_exact(items).map_err(oom)?;
+        self.units.resize(units, 0);
         self.lens.resize(items, 0);
+        Ok(())
     }
 
     /// Gives memory back after an unusually large batch.
@@ -55,6 +61,11 @@ impl PackedStrings {
         self.lens.len()
     }
 
+    /// The number of code units of all the strings.
+    pub(crate) fn units_len(&self) -> usize {
+        self.units.len()
+    }
+
     /// The batch JavaScript wrote.
     ///
     /// # Errors
@@ -68,4 +79,17 @@ impl PackedStrings {
 #[wasm_bindgen(js_name = wasmMemory)]
 pub fn wasm_memory() -> JsValue {
     wasm_bindgen::memory()
+}
+
+/// Whether `bytes` more can be allocated now: a block that size is reserved fallibly and given
+/// back, so the allocator keeps it for the next call. JS calls this before handing a large
+/// string to a stateful object's method, so that copying it into wasm cannot trap.
+#[wasm_bindgen(js_name = reserveMemory)]
+pub fn reserve_memory(bytes: f64) -> bool {
+    let bytes = if bytes.is_finite() && bytes >= 0.0 {
+        bytes.min(usize::MAX as f64) as usize
+    } else {
+        usize::MAX
+    };
+    super::error::headroom("partkit", bytes).is_ok()
 }

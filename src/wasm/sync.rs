@@ -11,7 +11,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use super::error::{throw, JsError};
+use super::error::{headroom, throw, JsError};
 use crate::sync::{
     self, PartitionSpec, RebalanceEvent, SyncError, SyncMessage, SyncOptions, MAX_SAFE_INTEGER,
 };
@@ -30,7 +30,13 @@ fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue> {
         .map_err(|e| JsError(throw("sync", "INTERNAL", &e.to_string())))
 }
 
+/// Parses JSON text made in JS, after reserving memory for the call up front (an allocation
+/// failure is then an `OUT_OF_MEMORY` error, not a trap with the task borrowed).
 fn parse<T: DeserializeOwned>(text: &str, code: &str, what: &str) -> Result<T> {
+    headroom(
+        "sync",
+        text.len().saturating_mul(16).saturating_add(1 << 20),
+    )?;
     serde_json::from_str(text).map_err(|e| JsError(throw("sync", code, &format!("{what}: {e}"))))
 }
 

@@ -86,10 +86,49 @@ impl SyncTask {
         match self.cache.get(&state.task_id) {
             Some(cur) if cur.state_version >= state.state_version => {}
             _ => {
-                self.cache.insert(state.task_id.clone(), state.clone());
+                let mut state = state.clone();
+                self.keep_unknown_to_sender(&mut state);
                 self.own_words.insert(state.task_id.clone());
+                self.cache.insert(state.task_id.clone(), state);
             }
         }
+    }
+
+    /// An unfinished partition the view holds for a task that its newer own word does not name,
+    /// and that no other state owns, is one the task has not learned of yet (a departed task's
+    /// late record gave it to it, and it has not read that record, or never will): it stays in
+    /// the task's entry, so that the next epoch hands it on if the task is gone. A task's own
+    /// word drops an unfinished partition only when an epoch moves it to another member.
+    fn keep_unknown_to_sender(&self, state: &mut TaskState) {
+        let Some(old) = self.cache.get(&state.task_id) else {
+            return;
+        };
+        let named: HashSet<&str> = state
+            .data
+            .partitions
+            .iter()
+            .map(|p| p.token.as_str())
+            .collect();
+        let missing: Vec<&PartitionState> = old
+            .data
+            .partitions
+            .iter()
+            .filter(|p| !p.state.is_done() && !named.contains(p.token.as_str()))
+            .collect();
+        if missing.is_empty() {
+            return;
+        }
+        let elsewhere: HashSet<&str> = std::iter::once(&self.own)
+            .chain(self.cache.values())
+            .filter(|s| s.task_id != state.task_id)
+            .flat_map(|s| s.data.partitions.iter().map(|p| p.token.as_str()))
+            .collect();
+        let kept: Vec<PartitionState> = missing
+            .into_iter()
+            .filter(|p| !elsewhere.contains(p.token.as_str()))
+            .cloned()
+            .collect();
+        state.data.partitions.extend(kept);
     }
 
     pub(super) fn sender_state(msg: &SyncMessage) -> &TaskState {
