@@ -5,4 +5,4 @@ export * from './objects.mjs';
 export * from './imports.mjs';
 export * from './lifecycle.mjs';
 export * from './sync.mjs';
-export {KafkaTaskSync, taskSyncAssigner, findEpochStart, kafkaTopicNames} from './kafka.mjs';
+export {KafkaTaskSync, SyncLogReader, taskSyncAssigner, findEpochStart, kafkaTopicNames} from './kafka.mjs';

@@ -6,8 +6,13 @@
 // root loads without it (and in browsers, where KafkaTaskSync is exported but unusable).
 import {SyncError} from './errors.mjs';
 import {SyncTask} from './sync.mjs';
+import {SyncLogReader, findEpochStart, isPlainObject, readArg} from './kafka/reader.mjs';
+import {DEFAULT_STATE_REFRESH_INTERVAL, DEFAULT_SYNC_RETENTION_MS, checkRetention, checkSyncTopicConfigs} from './kafka/topics.mjs';
+
+export {SyncLogReader, findEpochStart};
 
 export const ASSIGNER_NAME = 'PartkitTaskSync';
+const argError = (message) => new SyncError(message, 'INVALID_ARGUMENT');
 const ASSIGNER_VERSION = 1;
 
 // ---------------------------------------------------------------------------------------------
@@ -141,17 +146,38 @@ export function decodeMemberAssignment(bytes) {
 /**
  * The partition assigner of the heartbeat group. Each member announces its task id in its
  * JoinGroup metadata; kafkajs calls `assign` on the group leader only, which is where the leader
- * learns the member list (the seed's "the first consumer receives the list of active members").
+ * learns the member list.
  * The heartbeat topic's partitions are dealt round-robin over the members sorted by task id.
  *
  * @param {{taskId: string, onAssign?: (members: {memberId: string, taskId: string}[]) => void}} opts
  * @returns a kafkajs `PartitionAssigner` (a factory taking `{cluster}`)
  */
-export function taskSyncAssigner({taskId, onAssign}) {
-  return ({cluster}) => ({
+export function taskSyncAssigner(options) {
+  const what = 'taskSyncAssigner(options)';
+  if (!isPlainObject(what, options)) throw argError(`${what}: options must be an object {taskId, onAssign?}`);
+  const [taskId, onAssign] = readArg(what, () => [options.taskId, options.onAssign]);
+  if (typeof taskId !== 'string' || taskId === '') throw argError(`${what}: taskId must be a non-empty string`);
+  if (onAssign !== undefined && typeof onAssign !== 'function') throw argError(`${what}: onAssign must be a function`);
+  return (context) => {
+    if (context !== undefined && !isPlainObject('the assigner factory argument', context)) {
+      throw argError('the assigner factory takes kafkajs\' {cluster}');
+    }
+    const cluster = context === undefined ? undefined : readArg('the assigner factory argument', () => context.cluster);
+    return assignerOf(taskId, onAssign, cluster);
+  };
+}
+
+function assignerOf(taskId, onAssign, cluster) {
+  return {
     name: ASSIGNER_NAME,
     version: ASSIGNER_VERSION,
-    protocol({topics}) {
+    protocol(request) {
+      const what = 'the assigner\'s protocol({topics})';
+      if (!isPlainObject(what, request)) throw argError(`${what}: expected an object {topics}`);
+      const topicsArg = readArg(what, () => request.topics);
+      if (!readArg(what, () => Array.isArray(topicsArg))) throw argError(`${what}: topics must be an array of strings`);
+      const topics = readArg(what, () => Array.from(topicsArg));
+      if (!topics.every((t) => typeof t === 'string')) throw argError(`${what}: topics must be an array of strings`);
       const userData = buf().from(JSON.stringify({taskId}), 'utf8');
       return {name: ASSIGNER_NAME, metadata: encodeMemberMetadata({topics, userData})};
     },
@@ -182,51 +208,7 @@ export function taskSyncAssigner({taskId, onAssign}) {
         memberAssignment: encodeMemberAssignment({assignment: assignment.get(memberId)}),
       }));
     },
-  });
-}
-
-// ---------------------------------------------------------------------------------------------
-// Where a new reader starts on the sync topic.
-
-/**
- * Given the records of the tail of the sync topic (`[{offset, message}]` in offset order, where
- * `message` is the parsed SyncMessage or `null` for an unreadable record), returns where a task
- * that has applied no epoch must start reading so that its replay reaches the same state as the
- * tasks that read everything:
- *
- * - the latest NewEpoch in the log names the epoch it was computed from (`baseEpoch`); the reader
- *   starts at the first NewEpoch of that base epoch. Its leader had applied the base, so the base
- *   is an epoch every reader applied; replaying from there applies the current epoch exactly as
- *   the others did, and still ignores the latest NewEpoch if it was a stale one that every task
- *   ignored;
- * - if the latest NewEpoch has no base (the first epoch of the connector), or no NewEpoch is
- *   retained at all, the reader replays the whole retained log.
- *
- * Returns `{offset}` or, when the records do not reach back far enough and more of the log
- * exists before them (`atLow` false), `{extend: true}`.
- *
- * @param {{offset: string|number, message: object|null}[]} records
- * @param {{atLow: boolean, low: string|number}} where
- */
-export function findEpochStart(records, {atLow, low}) {
-  const fromLow = () => (atLow ? {offset: String(low)} : {extend: true});
-  let last = -1;
-  for (let i = records.length - 1; i >= 0; i--) {
-    if (records[i].message?.type === 'NewEpoch') {
-      last = i;
-      break;
-    }
-  }
-  if (last < 0) return fromLow();
-  const latest = records[last].message;
-  const base = typeof latest.baseEpoch === 'string' && latest.baseEpoch ? latest.baseEpoch : null;
-  if (!base) return fromLow();
-  const first = records.findIndex((r) => r.message?.type === 'NewEpoch' && r.message.syncEpoch === base);
-  if (first >= 0) return {offset: String(records[first].offset)};
-  if (!atLow) return {extend: true};
-  // the base epoch is no longer retained: start at the latest epoch itself, the best left
-  const own = records.findIndex((r) => r.message?.type === 'NewEpoch' && r.message.syncEpoch === latest.syncEpoch);
-  return {offset: String(records[own].offset)};
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -243,7 +225,6 @@ export function kafkaTopicNames(connectorName) {
 }
 
 const DEFAULTS = {
-  tickInterval: 1000,
   topicCheckInterval: 5000,
   sessionTimeout: 10000,
   heartbeatInterval: 1000,
@@ -252,14 +233,17 @@ const DEFAULTS = {
   createTopics: true,
   heartbeatPartitions: 1,
   replicationFactor: undefined,
-  syncRetentionMs: 24 * 3600 * 1000,
+  syncRetentionMs: DEFAULT_SYNC_RETENTION_MS,
   stopTimeout: 10000,
 };
 
-// How often a fetch that skipped sync-topic offsets is repeated before the gap fences the task,
-// and the delay before the first repeat (ms; the n-th waits n times as long).
-const REFETCHES = 3;
-const REFETCH_DELAY = 50;
+// The tick timer sleeps until the SyncTask's pollTimeout(), but never longer than this (ms; so a
+// clock that jumps is noticed), nor than setTimeout can (2^31 - 1 ms).
+const MAX_TICK_DELAY = 60000;
+// A deadline that a tick already reached and that pollTimeout() still reports is retried no
+// sooner than this (ms): no busy loop on a core whose pollTimeout() stays in the past.
+const STALE_TICK_DELAY = 50;
+const CONFIG_RESOURCE_TOPIC = 2; // kafkajs' ConfigResourceTypes.TOPIC
 
 /** Resolves to true when `promise` settles within `ms`, to false when `ms` passes first. */
 function bounded(promise, ms) {
@@ -298,10 +282,23 @@ export class KafkaTaskSync {
     if (typeof taskId !== 'string' || taskId === '') throw new SyncError('options.taskId must be a non-empty string', 'INVALID_ARGUMENT');
     const o = {...DEFAULTS};
     for (const [k, v] of Object.entries(options)) if (v !== undefined) o[k] = v;
-    for (const k of ['tickInterval', 'topicCheckInterval', 'stopTimeout', 'sessionTimeout', 'heartbeatInterval', 'rebalanceTimeout', 'scanWindow', 'heartbeatPartitions']) {
+    if (options.tickInterval !== undefined) {
+      throw new SyncError('options.tickInterval was removed: the SyncTask is ticked when its pollTimeout() is due', 'INVALID_ARGUMENT');
+    }
+    for (const k of ['topicCheckInterval', 'stopTimeout', 'sessionTimeout', 'heartbeatInterval', 'rebalanceTimeout', 'scanWindow', 'heartbeatPartitions']) {
       if (!Number.isInteger(o[k]) || o[k] <= 0) throw new SyncError(`options.${k} must be a positive integer`, 'INVALID_ARGUMENT');
     }
     if (o.heartbeatInterval >= o.sessionTimeout) throw new SyncError('options.heartbeatInterval must be lower than options.sessionTimeout', 'INVALID_ARGUMENT');
+    if (o.syncOptions !== undefined && (o.syncOptions === null || typeof o.syncOptions !== 'object' || Array.isArray(o.syncOptions))) {
+      throw new SyncError('options.syncOptions must be an object', 'INVALID_ARGUMENT');
+    }
+    const refresh = o.syncOptions?.stateRefreshInterval ?? DEFAULT_STATE_REFRESH_INTERVAL;
+    if (!Number.isSafeInteger(refresh) || refresh <= 0) throw new SyncError('options.syncOptions.stateRefreshInterval must be a positive integer', 'INVALID_ARGUMENT');
+    if (!Number.isSafeInteger(o.syncRetentionMs) || (o.syncRetentionMs <= 0 && o.syncRetentionMs !== -1)) {
+      throw new SyncError('options.syncRetentionMs must be a positive integer or -1 (infinite)', 'INVALID_ARGUMENT');
+    }
+    checkRetention(o.syncRetentionMs, refresh, 'options.syncRetentionMs');
+    this.stateRefreshInterval = refresh;
     this.kafka = kafka;
     this.connectorName = connectorName;
     this.taskId = taskId;
@@ -322,10 +319,12 @@ export class KafkaTaskSync {
     this.state = 'new'; // new → starting → running → closing → closed | failed
     this.failure = null;
     this.timers = [];
+    this.tickTimer = null; // the one timer of the SyncTask, set at its pollTimeout()
+    this.lastTick = -Infinity; // the clock of the latest tick
+    this.retentionWarned = false;
     this.publishChain = Promise.resolve();
     this.published = 0;
-    this.lastOffset = -1n; // last sync-topic offset fed to the SyncTask
-    this.delivered = false; // whether a record was fed (offsets after it must be contiguous)
+    this.log = null; // the SyncLogReader, once reading
     this.started = new Set(); // tokens this task told the connector to start and not to stop
     this.join = null; // latest GROUP_JOIN not yet turned into a rebalance
     this.lastGeneration = 0;
@@ -399,7 +398,8 @@ export class KafkaTaskSync {
 
   /**
    * Ensures the topics, replays the sync topic from the start of the current epoch, then joins
-   * the heartbeat group (the seed's subscription order), and starts the tick timer.
+   * the heartbeat group (so a new task is prepared before the others hear of it), and starts the
+   * timers.
    */
   async start() {
     if (this.state !== 'new') throw new SyncError(`start() called on a KafkaTaskSync that is ${this.state}`, 'KAFKA_BAD_STATE');
@@ -412,13 +412,13 @@ export class KafkaTaskSync {
       // one partition: a fixed partitioner (which also keeps kafkajs from warning about its default one)
       this.producer = this.kafka.producer({allowAutoTopicCreation: false, maxInFlightRequests: 1, idempotent: false, createPartitioner: () => () => 0});
       await this.producer.connect();
-      // Subscription order (seed): build the cached view from the sync topic first...
+      // Subscription order: build the cached view from the sync topic first...
       await this.startReader();
       if (this.state !== 'starting') throw aborted();
       // ...then join the heartbeat group, which triggers the rebalance that announces this task.
       await this.startHeartbeat();
       if (this.state !== 'starting') throw aborted();
-      this.timers.push(setInterval(() => this.input('tick', () => this.task.tick(this.clock())), this.options.tickInterval));
+      this.armTick();
       this.timers.push(setInterval(() => this.checkTopics(), this.options.topicCheckInterval));
       this.timers.push(setInterval(() => this.checkSession(), Math.max(50, Math.floor(this.options.heartbeatInterval / 2))));
       this.state = 'running';
@@ -445,6 +445,8 @@ export class KafkaTaskSync {
     this.closing = (async () => {
       this.timers.forEach((t) => clearInterval(t));
       this.timers = [];
+      clearTimeout(this.tickTimer);
+      this.tickTimer = null;
       this.abortStart?.(error ?? new SyncError('KafkaTaskSync was closed while starting', 'KAFKA_BAD_STATE'));
       if (error) {
         this.failure = error;
@@ -529,7 +531,31 @@ export class KafkaTaskSync {
       return EMPTY_OUTPUT;
     }
     this.apply(out ?? EMPTY_OUTPUT);
+    this.armTick();
     return out;
+  }
+
+  /**
+   * (Re)sets the one tick timer at the SyncTask's pollTimeout(), after every input: none when it
+   * has no deadline; at once when it is due; no sooner than STALE_TICK_DELAY when a tick already
+   * reached it; never further than MAX_TICK_DELAY away.
+   */
+  armTick() {
+    clearTimeout(this.tickTimer);
+    this.tickTimer = null;
+    if (this.state !== 'running' && this.state !== 'starting') return;
+    const at = this.task.pollTimeout();
+    if (at === null || at === undefined || !Number.isFinite(at)) return;
+    let delay = Math.max(0, at - this.clock());
+    if (at <= this.lastTick) delay = Math.max(delay, STALE_TICK_DELAY);
+    delay = Math.min(delay, MAX_TICK_DELAY, 2 ** 31 - 1);
+    this.tickTimer = setTimeout(() => {
+      this.tickTimer = null;
+      const now = this.clock();
+      this.lastTick = now;
+      this.input('tick', () => this.task.tick(now));
+      // input() re-arms (unless the task stopped)
+    }, delay);
   }
 
   apply(out) {
@@ -588,7 +614,10 @@ export class KafkaTaskSync {
         topic: this.syncTopic,
         numPartitions: 1,
         ...(replicationFactor ? {replicationFactor} : {}),
-        configEntries: [{name: 'retention.ms', value: String(syncRetentionMs)}],
+        configEntries: [
+          {name: 'retention.ms', value: String(syncRetentionMs)},
+          {name: 'cleanup.policy', value: 'delete'},
+        ],
       });
     }
     if (!existing.has(this.heartbeatTopic)) {
@@ -606,6 +635,38 @@ export class KafkaTaskSync {
       }
     }
     await this.checkTopicShape(true);
+    await this.checkRetentionRule();
+  }
+
+  /**
+   * Reads the sync topic's configs from the broker (describeConfigs) and throws a SyncError when
+   * they break the retention rule (js/kafka/topics.mjs). What cannot be checked (the broker does
+   * not answer describeConfigs, or leaves a config out, as tansu 0.6 does for the ones not set
+   * when the topic was created) is a `warning`, once.
+   */
+  async checkRetentionRule() {
+    let entries;
+    try {
+      // every config of the topic (no configNames: tansu 0.6 cannot decode a request that names
+      // them, and drops the connection)
+      const {resources} = await this.admin.describeConfigs({
+        includeSynonyms: false,
+        resources: [{type: CONFIG_RESOURCE_TOPIC, name: this.syncTopic}],
+      });
+      const r = (resources ?? []).find((x) => x.resourceName === this.syncTopic) ?? resources?.[0];
+      if (!r || (r.errorCode && r.errorCode !== 0)) throw new Error(r ? `error code ${r.errorCode}: ${r.errorMessage}` : 'no answer for the topic');
+      entries = r.configEntries ?? [];
+    } catch (error) {
+      this.warnRetention([`could not read the configs of ${this.syncTopic} (describeConfigs: ${error?.message ?? error}): the retention rule is not checked`]);
+      return;
+    }
+    this.warnRetention(checkSyncTopicConfigs(this.syncTopic, entries, this.stateRefreshInterval));
+  }
+
+  warnRetention(warnings) {
+    if (this.retentionWarned || !warnings.length) return;
+    this.retentionWarned = true;
+    for (const w of warnings) this.emit('warning', w);
   }
 
   /** Throws if a topic is gone, or the sync topic does not have exactly one partition. */
@@ -631,6 +692,7 @@ export class KafkaTaskSync {
         if (!listed.has(name)) throw new SyncError(`topic ${name} was lost (deleted while the task ran)`, 'KAFKA_TOPIC_LOST');
       }
       await this.checkTopicShape(false);
+      await this.checkRetentionRule();
       const [p] = await this.admin.fetchTopicOffsets(this.syncTopic);
       if (p && BigInt(p.high) <= this.lastOffset) {
         throw new SyncError(`sync topic ${this.syncTopic} was truncated or recreated (end offset ${p.high}, already read ${this.lastOffset})`, 'KAFKA_TOPIC_LOST');
@@ -651,26 +713,16 @@ export class KafkaTaskSync {
    * Starts the sync-topic reader (its own consumer group, one member) and resolves once the
    * SyncTask has replayed everything up to the end offset seen at start.
    *
-   * Finding the start: the reader reads the last `scanWindow` records, and looks for the latest
-   * NewEpoch and the first NewEpoch of the epoch it was computed from (see `findEpochStart`);
-   * when the window does not reach it, the window grows fourfold towards the earliest retained
-   * offset. The records from that offset on are replayed, then reading goes on live.
+   * Where the replay starts, refetches of skipped offsets and holes are the business of the
+   * SyncLogReader (js/kafka/reader.mjs); this carries out its actions.
    */
   async startReader() {
     const [p] = await this.admin.fetchTopicOffsets(this.syncTopic);
-    const low = BigInt(p.low);
-    const high = BigInt(p.high);
-    let window = BigInt(this.options.scanWindow);
-    let from = high - window > low ? high - window : low;
-    let buffer = [];
-    let mode = high > low ? 'scan' : 'live';
+    const log = new SyncLogReader({topic: this.syncTopic, low: p.low, high: p.high, scanWindow: this.options.scanWindow});
+    this.log = log;
     let ready;
     const caughtUp = new Promise((resolve, reject) => (ready = {resolve, reject}));
     this.abortStart = (e) => ready.reject(e); // close() or a failure while replaying
-    if (mode === 'live') {
-      this.lastOffset = high - 1n;
-      ready.resolve();
-    }
     const reader = this.kafka.consumer({
       groupId: this.readerGroupId,
       allowAutoTopicCreation: false,
@@ -686,102 +738,51 @@ export class KafkaTaskSync {
       ready.reject(e);
       this.fail(e, payload?.error);
     });
+    // Carries out the reader's actions, in order; a seek waits its delay first (inside
+    // eachMessage, so that the consumer delivers nothing else before the seek).
+    const perform = async (actions) => {
+      for (const a of actions) {
+        if (a.type === 'deliver') this.deliver(a.offset, a.message);
+        else if (a.type === 'warning') this.emit('warning', a.message);
+        else if (a.type === 'fence') this.input('fence', () => this.task.fence(a.reason, this.clock()));
+        else if (a.type === 'ready') ready.resolve();
+        else if (a.type === 'seek') {
+          if (a.delay > 0) await new Promise((resolve) => setTimeout(resolve, a.delay));
+          if (this.state !== 'running' && this.state !== 'starting') return;
+          reader.seek({topic: this.syncTopic, partition: 0, offset: String(a.offset)});
+        }
+      }
+    };
     await reader.connect();
     await reader.subscribe({topics: [this.syncTopic], fromBeginning: true});
-    // whether `offset` is not the one right after the last record fed to the SyncTask
-    const skips = (offset) => this.delivered && offset !== this.lastOffset + 1n;
-    const deliver = (offset, message) => {
-      if (skips(offset)) {
-        // records were deleted (retention) or skipped before this task read them, and fetching
-        // them again (see `refetch`) did not bring them: the task cannot know what it missed,
-        // e.g. a NewEpoch that moved its partitions
-        const hole = `offsets ${this.lastOffset + 1n}..${offset - 1n} of ${this.syncTopic} were never read (fetched ${REFETCHES + 1} times)`;
-        this.lastOffset = offset;
-        this.input('fence', () => this.task.fence(hole, this.clock()));
-        return;
-      }
-      this.delivered = true;
-      this.lastOffset = offset;
-      if (!message) return;
-      this.input('onMessage', () => {
-        try {
-          return this.task.onMessage(message, this.clock());
-        } catch (error) {
-          // A refused message leaves the SyncTask unchanged, and every task refuses it alike.
-          if (error?.code !== 'SYNC_MALFORMED_MESSAGE') throw error;
-          this.emit('warning', `skipped a malformed sync message at offset ${offset} of ${this.syncTopic}: ${error.message}`);
-          return EMPTY_OUTPUT;
-        }
-      });
-    };
-    // A fetch that skips offsets is fetched again from the first missing one, up to REFETCHES
-    // times (a little later each time), before the gap counts as a hole: a task once got offset
-    // 28 right after 26 in the broker tests (tansu 0.6, kafkajs 2.2.4), with nothing deleted.
-    // Records missing for good (retention) still fence the task.
-    let refetching; // the missing offset being fetched again
-    let refetches = 0; // how many times it was
-    const refetched = (offset) => {
-      if (refetching !== offset) return;
-      refetching = undefined;
-      this.emit('warning', `offset ${offset} of ${this.syncTopic} was missing from a fetch and came on a later one`);
-    };
-    const refetch = async (expected) => {
-      if (refetching !== expected) refetches = 0;
-      if (refetches >= REFETCHES) return false;
-      refetches++;
-      refetching = expected;
-      await new Promise((resolve) => setTimeout(resolve, REFETCH_DELAY * refetches));
-      if (this.state !== 'running' && this.state !== 'starting') return true;
-      reader.seek({topic: this.syncTopic, partition: 0, offset: String(expected)});
-      return true;
-    };
     await reader.run({
       autoCommit: false,
       eachMessage: async ({partition, message}) => {
         if (partition !== 0) return;
-        const offset = BigInt(message.offset);
-        if (mode === 'scan') {
-          if (offset < from || (buffer.length && offset <= buffer[buffer.length - 1].offset)) return;
-          const last = buffer.length ? buffer[buffer.length - 1].offset : undefined;
-          if (last !== undefined && offset !== last + 1n && (await refetch(last + 1n))) return;
-          refetched(offset);
-          buffer.push({offset, message: this.parse(message, offset)});
-          if (offset < high - 1n) return;
-          const found = findEpochStart(buffer, {atLow: from === low, low});
-          if (found.extend) {
-            window *= 4n;
-            from = high - window > low ? high - window : low;
-            buffer = [];
-            reader.seek({topic: this.syncTopic, partition: 0, offset: String(from)});
-            return;
-          }
-          const start = BigInt(found.offset);
-          mode = 'live';
-          for (const r of buffer) {
-            if (r.offset >= start) deliver(r.offset, r.message);
-            else this.lastOffset = r.offset;
-          }
-          buffer = [];
-          ready.resolve();
-          return;
-        }
-        if (offset <= this.lastOffset) return; // redelivered after a reader rebalance or a refetch
-        if (skips(offset) && (await refetch(this.lastOffset + 1n))) return;
-        refetched(offset);
-        deliver(offset, this.parse(message, offset));
+        await perform(log.record(message.offset, message.value));
       },
     });
-    reader.seek({topic: this.syncTopic, partition: 0, offset: String(mode === 'scan' ? from : high)});
+    await perform(log.begin());
     await caughtUp;
   }
 
-  parse(message, offset) {
-    try {
-      const m = JSON.parse(message.value.toString('utf8'));
-      if (m && typeof m === 'object' && typeof m.type === 'string') return m;
-    } catch {}
-    this.emit('warning', `skipped an unreadable record at offset ${offset} of ${this.syncTopic}`);
-    return null;
+  /** The last sync-topic offset read (-1 before any). */
+  get lastOffset() {
+    return this.log ? this.log.lastOffset : -1n;
+  }
+
+  /** Feeds a record read from the sync topic to the SyncTask. */
+  deliver(offset, message) {
+    this.input('onMessage', () => {
+      try {
+        return this.task.onMessage(message, this.clock());
+      } catch (error) {
+        // A refused message leaves the SyncTask unchanged, and every task refuses it alike.
+        if (error?.code !== 'SYNC_MALFORMED_MESSAGE') throw error;
+        this.emit('warning', `skipped a malformed sync message at offset ${offset} of ${this.syncTopic}: ${error.message}`);
+        return EMPTY_OUTPUT;
+      }
+    });
   }
 
   // ------------------------------------------------------------------------------- heartbeat group

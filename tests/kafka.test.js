@@ -1,9 +1,8 @@
 // KafkaTaskSync pieces that need no broker: the partition assigner against kafkajs' own consumer
-// protocol codec, where a new reader starts on the sync topic, argument checks, and the fake
-// SyncTask the broker tests can fall back to.
+// protocol codec, where a new reader starts on the sync topic, argument checks, the retention
+// rule, and the transport over an in-memory kafkajs stand-in driving partkit's SyncTask.
 const {AssignerProtocol} = require('kafkajs');
-const {KafkaTaskSync, taskSyncAssigner, findEpochStart, kafkaTopicNames, SyncError} = require('partkit');
-const {FakeSyncTask} = require('./support/fake-sync-task');
+const {KafkaTaskSync, SyncTask, taskSyncAssigner, findEpochStart, kafkaTopicNames, SyncError} = require('partkit');
 
 const {MemberMetadata, MemberAssignment} = AssignerProtocol;
 
@@ -78,9 +77,167 @@ describe('findEpochStart', () => {
   });
 });
 
+describe('findEpochStart: checkpoints', () => {
+  const rec = (offset, message) => ({offset, message});
+  const regular = (taskID, messageSeq) => ({type: 'Regular', taskID, syncEpoch: '2-a', messageSeq});
+  const epoch = (syncEpoch, baseEpoch, extra = {}) => ({type: 'NewEpoch', taskID: 'a', syncEpoch, baseEpoch, ...extra});
+  const checkpoint = (afterTaskID, afterSeq, syncEpoch = '2-a') => epoch(syncEpoch, '1-a', {resend: true, checkpoint: {afterTaskID, afterSeq}});
+
+  test('the latest clean checkpoint wins: the record right before it is the one it names', () => {
+    const records = [
+      rec(10, epoch('1-a', '')),
+      rec(11, epoch('2-a', '1-a')),
+      rec(12, regular('b', 4)),
+      rec(13, checkpoint('b', 4)), // clean
+      rec(14, regular('c', 9)),
+      rec(15, checkpoint('b', 5)), // unclean: 14 is c's
+      rec(16, regular('a', 3)),
+    ];
+    expect(findEpochStart(records, {atLow: false, low: 0})).toEqual({offset: '13'});
+    // a later clean one wins over an earlier one
+    expect(findEpochStart([...records, rec(17, checkpoint('a', 3))], {atLow: false, low: 0})).toEqual({offset: '17'});
+  });
+
+  test('a checkpoint followed by a newer NewEpoch still wins (the replay applies the newer one as the tasks did)', () => {
+    const records = [rec(40, regular('b', 1)), rec(41, checkpoint('b', 1)), rec(42, epoch('3-b', '2-a')), rec(43, regular('b', 2))];
+    expect(findEpochStart(records, {atLow: false, low: 0})).toEqual({offset: '41'});
+  });
+
+  test('unclean checkpoints fall back to the base-epoch rule', () => {
+    const records = [
+      rec(20, epoch('2-a', '1-a')),
+      rec(21, regular('b', 4)),
+      rec(22, checkpoint('b', 3)), // names b's seq 3, but 21 is seq 4
+      rec(23, null),
+      rec(24, checkpoint('b', 4)), // 23 is unreadable
+      rec(26, checkpoint('c', 1)), // 25 is not in the records
+    ];
+    expect(findEpochStart(records, {atLow: false, low: 0})).toEqual({extend: true});
+    expect(findEpochStart([rec(19, epoch('1-a', '')), ...records], {atLow: false, low: 0})).toEqual({offset: '19'});
+    // a checkpoint at the window's first record cannot be checked
+    expect(findEpochStart([rec(22, checkpoint('b', 3)), rec(23, regular('b', 5))], {atLow: false, low: 0})).toEqual({extend: true});
+    // not a checkpoint: no resend, or no checkpoint field
+    const notResent = {...checkpoint('b', 4), resend: false};
+    expect(findEpochStart([rec(1, epoch('1-a', '')), rec(2, regular('b', 4)), rec(3, notResent)], {atLow: false, low: 0})).toEqual({offset: '1'});
+  });
+
+  test('wrong arguments are SyncErrors with code INVALID_ARGUMENT, never a TypeError', () => {
+    const {proxy, revoke} = Proxy.revocable([], {});
+    revoke();
+    const {proxy: revokedObject, revoke: r2} = Proxy.revocable({}, {});
+    r2();
+    const throwing = {
+      get offset() {
+        throw new TypeError('boom');
+      },
+      message: null,
+    };
+    const cases = [
+      [undefined, {atLow: true, low: 0}],
+      [null, {atLow: true, low: 0}],
+      ['records', {atLow: true, low: 0}],
+      [proxy, {atLow: true, low: 0}],
+      [[revokedObject], {atLow: true, low: 0}],
+      [[throwing], {atLow: true, low: 0}],
+      [[{offset: Symbol('x'), message: null}], {atLow: true, low: 0}],
+      [[{offset: -1, message: null}], {atLow: true, low: 0}],
+      [[{offset: 1.5, message: null}], {atLow: true, low: 0}],
+      [[{offset: 'x', message: null}], {atLow: true, low: 0}],
+      [[{offset: 2, message: null}, {offset: 1, message: null}], {atLow: true, low: 0}],
+      [[{offset: 1, message: 'NewEpoch'}], {atLow: true, low: 0}],
+      [[{offset: 1, message: [1]}], {atLow: true, low: 0}],
+      [[{offset: 1, message: revokedObject}], {atLow: true, low: 0}],
+      [[], undefined],
+      [[], revokedObject],
+      [[], {atLow: 'yes', low: 0}],
+      [[], {atLow: true, low: Symbol('low')}],
+      [[], {atLow: true, low: -3}],
+    ];
+    for (const [records, where] of cases) {
+      let error;
+      try {
+        findEpochStart(records, where);
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(SyncError);
+      expect(error.code).toBe('INVALID_ARGUMENT');
+    }
+  });
+
+  test('each value is read once', () => {
+    let reads = 0;
+    const record = {
+      get offset() {
+        reads++;
+        return reads === 1 ? 5 : 'garbage';
+      },
+      message: {type: 'NewEpoch', syncEpoch: '1-a', baseEpoch: ''},
+    };
+    expect(findEpochStart([record], {atLow: true, low: 5n})).toEqual({offset: '5'});
+    expect(reads).toBe(1);
+  });
+
+  test('messages of any shape from the log are not arguments errors: wrong-typed fields count as absent', () => {
+    const odd = [rec(1, {type: 'NewEpoch', syncEpoch: 7, baseEpoch: {}}), rec(2, {type: 5}), rec(3, {type: 'NewEpoch', resend: true, checkpoint: 'x'})];
+    expect(findEpochStart(odd, {atLow: true, low: 1})).toEqual({offset: '1'});
+  });
+});
+
+describe('taskSyncAssigner arguments', () => {
+  const {proxy, revoke} = Proxy.revocable({}, {});
+  revoke();
+  test.each([
+    ['undefined', undefined],
+    ['a string', 'a'],
+    ['an empty taskId', {taskId: ''}],
+    ['a Symbol taskId', {taskId: Symbol('t')}],
+    ['an onAssign that is not a function', {taskId: 'a', onAssign: 5}],
+    ['a revoked Proxy', proxy],
+  ])('%s is refused with INVALID_ARGUMENT', (_, o) => {
+    expect(() => taskSyncAssigner(o)).toThrow(expect.objectContaining({name: 'SyncError', code: 'INVALID_ARGUMENT'}));
+  });
+
+  test('the assigner factory and protocol() check theirs', () => {
+    const factory = taskSyncAssigner({taskId: 'a'});
+    expect(() => factory(proxy)).toThrow(expect.objectContaining({code: 'INVALID_ARGUMENT'}));
+    expect(() => factory(5)).toThrow(expect.objectContaining({code: 'INVALID_ARGUMENT'}));
+    const a = factory({cluster: {}});
+    for (const bad of [undefined, proxy, {topics: 'hb'}, {topics: [Symbol('t')]}, {topics: [5]}]) {
+      expect(() => a.protocol(bad)).toThrow(expect.objectContaining({name: 'SyncError', code: 'INVALID_ARGUMENT'}));
+    }
+    expect(AssignerProtocol.MemberMetadata.decode(a.protocol({topics: ['hb']}).metadata).topics).toEqual(['hb']);
+  });
+});
+
+describe('the retention rule', () => {
+  const kafka = {consumer() {}, producer() {}, admin() {}};
+  const make = (o) => new KafkaTaskSync({kafka, connectorName: 'c1', taskId: 't1', ...o});
+
+  test('syncRetentionMs defaults to 7 days; -1 or 4 × stateRefreshInterval and more are accepted', () => {
+    expect(make().options.syncRetentionMs).toBe(604800000);
+    expect(() => make({syncRetentionMs: -1})).not.toThrow();
+    expect(() => make({syncRetentionMs: 1200000})).not.toThrow();
+  });
+
+  test('a syncRetentionMs below 4 × stateRefreshInterval is refused, naming both numbers and the rule', () => {
+    let error;
+    try {
+      make({syncRetentionMs: 1199999});
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(SyncError);
+    expect(error.code).toBe('KAFKA_RETENTION_TOO_SHORT');
+    expect(error.message).toContain('1199999');
+    expect(error.message).toContain('300000');
+    expect(error.message).toContain('-1 (infinite) or at least 4 × stateRefreshInterval');
+  });
+});
+
 describe('KafkaTaskSync arguments', () => {
   const kafka = {consumer() {}, producer() {}, admin() {}};
-  const make = (o) => new KafkaTaskSync({kafka, connectorName: 'c1', taskId: 't1', createSyncTask: (id, opts) => new FakeSyncTask(id, opts), ...o});
+  const make = (o) => new KafkaTaskSync({kafka, connectorName: 'c1', taskId: 't1', ...o});
 
   test('topic names', () => {
     expect(kafkaTopicNames('orders')).toEqual({sync: 'orders_connector_sync', heartbeat: 'orders_connector_heartbeat'});
@@ -94,7 +251,10 @@ describe('KafkaTaskSync arguments', () => {
     [{connectorName: ''}, 'options.connectorName must be a non-empty string'],
     [{connectorName: 'a b'}, 'options.connectorName must be a non-empty string'],
     [{taskId: 5}, 'options.taskId must be a non-empty string'],
-    [{tickInterval: 0}, 'options.tickInterval must be a positive integer'],
+    [{topicCheckInterval: 0}, 'options.topicCheckInterval must be a positive integer'],
+    [{tickInterval: 1000}, 'options.tickInterval was removed'],
+    [{syncRetentionMs: 0}, 'options.syncRetentionMs must be a positive integer or -1'],
+    [{syncOptions: 5}, 'options.syncOptions must be an object'],
     [{heartbeatInterval: 10000, sessionTimeout: 10000}, 'options.heartbeatInterval must be lower than options.sessionTimeout'],
     [{createSyncTask: 5}, 'options.createSyncTask must be a function'],
   ])('%j is rejected', (o, message) => {
@@ -108,81 +268,51 @@ describe('KafkaTaskSync arguments', () => {
   });
 });
 
-// The fake SyncTask over an in-memory, totally ordered log: the protocol the broker tests rely on
-// when the real SyncTask is not available.
-describe('FakeSyncTask over an in-memory log', () => {
-  function simulate(ids, steps) {
-    const log = [];
-    const tasks = new Map(ids.map((id) => [id, {t: new FakeSyncTask(id, {rebalanceTimeout: 50}), read: 0, running: new Set()}]));
-    const starts = [];
-    const apply = (id, out) => {
-      log.push(...out.publish);
-      const x = tasks.get(id);
-      out.stop.forEach((tok) => x.running.delete(tok));
-      out.start.forEach((tok) => {
-        x.running.add(tok);
-        starts.push([id, tok]);
-      });
-    };
-    const pump = (now) => {
-      for (let moved = true; moved; ) {
-        moved = false;
-        for (const [id, x] of tasks) {
-          while (x.read < log.length) {
-            apply(id, x.t.onMessage(log[x.read++], now));
-            moved = true;
-          }
-        }
-      }
-    };
-    return {log, tasks, starts, apply, pump};
-  }
-
-  test('three tasks share an initial partition and its children, each finishing once', () => {
-    const ids = ['a', 'b', 'c'];
-    const {tasks, starts, apply, pump} = simulate(ids);
-    let now = 1;
-    ids.forEach((id) => apply(id, tasks.get(id).t.onRebalance(id === 'a' ? {generation: 1, leader: true, members: ids} : {generation: 1, leader: false}, now)));
-    pump(++now);
-    ids.forEach((id) => expect(tasks.get(id).t.epoch()).toBe('1-a'));
-    apply('a', tasks.get('a').t.addPartitions([{token: 'root', parents: []}], ++now));
-    pump(++now);
-    const finished = [];
-    for (let round = 0; round < 20; round++) {
-      for (const [id, x] of tasks) {
-        for (const tok of [...x.running]) {
-          apply(id, x.t.partitionStarted(tok, ++now));
-          if (tok === 'root') apply(id, x.t.addPartitions(['c1', 'c2', 'c3', 'c4', 'c5'].map((c) => ({token: c, parents: ['root']})), ++now));
-          apply(id, x.t.partitionFinished(tok, ++now));
-          x.running.delete(tok);
-          finished.push([id, tok]);
-          pump(++now);
-        }
-      }
-      pump(++now);
-    }
-    expect(finished.map(([, t]) => t).sort()).toEqual(['c1', 'c2', 'c3', 'c4', 'c5', 'root']);
-    expect(starts.length).toBe(6);
-    expect(new Set(finished.map(([id]) => id)).size).toBe(3);
-  });
-});
-
-// The transport over an in-memory kafkajs stand-in: order of operations, the rebalance assembled
-// from the assigner, GROUP_JOIN and HEARTBEAT, publishing, events, failures.
+// The transport over an in-memory kafkajs stand-in, driving partkit's SyncTask (recording its
+// inputs): order of operations, the rebalance assembled from the assigner, GROUP_JOIN and
+// HEARTBEAT, publishing, events, the tick timer, the retention check, failures.
 describe('KafkaTaskSync over an in-memory kafka', () => {
-  const {FakeKafka, StubSyncTask, EVENTS} = require('./support/fake-kafka');
+  const {FakeKafka, recordingSyncTask, EVENTS} = require('./support/fake-kafka');
   const tick = () => new Promise((r) => setTimeout(r, 5));
-  const msg = (type, extra = {}) => JSON.stringify({type, taskID: 'x', syncEpoch: '', connectorState: [], ...extra});
+  const until = async (pred, what = 'a condition') => {
+    for (let i = 0; i < 400; i++) {
+      if (pred()) return;
+      await tick();
+    }
+    throw new Error(`timed out waiting for ${what}`);
+  };
+  const state = (taskID, stateVersion) => ({taskID, stateTimestamp: 1, stateVersion, data: {partitions: []}, share: {partitions: []}});
+  // valid SyncMessages of another task, 'x'
+  const msg = (type, extra = {}) => JSON.stringify({type, taskID: 'x', syncEpoch: '', messageTimestamp: 1, epochGeneration: 0, connectorState: [state('x', (extra.n ?? 0) + 1)], ...extra});
+  const epochMsg = (syncEpoch, baseEpoch, epochGeneration) => msg('NewEpoch', {syncEpoch, baseEpoch, epochGeneration});
+  const SYNC_CONFIGS = {'retention.ms': '604800000', 'cleanup.policy': 'delete'};
+  const topics = (kafka) => {
+    kafka.createTopic('c_connector_sync', 1, SYNC_CONFIGS);
+    kafka.createTopic('c_connector_heartbeat', 1);
+  };
   let sync;
 
   function make(kafka, o = {}) {
-    const task = new StubSyncTask('a');
-    sync = new KafkaTaskSync({kafka, connectorName: 'c', taskId: 'a', createSyncTask: () => task, tickInterval: 100000, topicCheckInterval: 100000, ...o});
+    let task;
+    sync = new KafkaTaskSync({kafka, connectorName: 'c', taskId: 'a', createSyncTask: (id, so) => (task = recordingSyncTask(id, so)), topicCheckInterval: 100000, ...o});
     const events = [];
     for (const e of ['start', 'stop', 'rebalance', 'warning', 'error']) sync.on(e, (x) => events.push([e, x]));
     return {task, events};
   }
   const hb = (kafka) => kafka.consumers.find((c) => c.groupId === 'c');
+  const messages = (task) => task.inputs.filter(([k]) => k === 'message').map(([, m]) => m);
+
+  /** A started task 'a', alone in the group and its leader, with epoch 1-a applied. */
+  async function alone(kafka, o) {
+    const made = make(kafka, o);
+    await sync.start();
+    const c = hb(kafka);
+    await c.assign([['m-a', 'a']]);
+    c.fire(EVENTS.GROUP_JOIN, {memberId: 'm-a', isLeader: true});
+    c.fire(EVENTS.HEARTBEAT, {memberId: 'm-a', groupGenerationId: 0});
+    await until(() => sync.epoch() === '1-a', 'epoch 1-a');
+    return made;
+  }
 
   afterEach(async () => {
     if (sync) await sync.close();
@@ -191,18 +321,17 @@ describe('KafkaTaskSync over an in-memory kafka', () => {
 
   test('creates the topics, replays the sync topic from the epoch start, and only then joins the group', async () => {
     const kafka = new FakeKafka();
-    kafka.createTopic('c_connector_sync', 1);
-    kafka.createTopic('c_connector_heartbeat', 1);
+    topics(kafka);
     for (let i = 0; i < 100; i++) kafka.append('c_connector_sync', msg('Regular', {n: i}));
-    kafka.append('c_connector_sync', msg('NewEpoch', {syncEpoch: '1-x', baseEpoch: ''})); // 100
+    kafka.append('c_connector_sync', epochMsg('1-x', '', 1)); // 100
     for (let i = 101; i < 400; i++) kafka.append('c_connector_sync', msg('Regular', {n: i}));
-    kafka.append('c_connector_sync', msg('NewEpoch', {syncEpoch: '2-x', baseEpoch: '1-x'})); // 400
+    kafka.append('c_connector_sync', epochMsg('2-x', '1-x', 2)); // 400
     for (let i = 401; i < 600; i++) kafka.append('c_connector_sync', msg('Regular', {n: i}));
-    const {task} = make(kafka, {scanWindow: 100});
+    const {task, events} = make(kafka, {scanWindow: 100});
     await sync.start();
     // windows of 100, 400, then the whole log: the base epoch 1-x starts at offset 100
     expect(kafka.calls.filter((c) => c.startsWith('seek'))).toEqual(['seek c_connector_sync_reader_a 500', 'seek c_connector_sync_reader_a 200', 'seek c_connector_sync_reader_a 0']);
-    const got = task.inputs.filter(([k]) => k === 'message').map(([, m]) => m);
+    const got = messages(task);
     expect(got.length).toBe(500);
     expect(got[0]).toMatchObject({type: 'NewEpoch', syncEpoch: '1-x'});
     expect(got[499]).toMatchObject({n: 599});
@@ -210,13 +339,16 @@ describe('KafkaTaskSync over an in-memory kafka', () => {
     const joinedAt = kafka.calls.indexOf('connect c');
     expect(joinedAt).toBeGreaterThan(kafka.calls.lastIndexOf('seek c_connector_sync_reader_a 0'));
     expect(sync.state).toBe('running');
+    expect(events.filter(([e]) => e === 'warning')).toEqual([]);
   });
 
-  test('missing topics are created (the sync topic with one partition); a sync topic with 2 partitions is refused', async () => {
+  test('missing topics are created (the sync topic with one partition, retention.ms and cleanup.policy delete); a sync topic with 2 partitions is refused', async () => {
     const kafka = new FakeKafka();
-    make(kafka);
+    const {events} = make(kafka);
     await sync.start();
     expect(kafka.calls.filter((c) => c.startsWith('createTopic'))).toEqual(['createTopic c_connector_sync 1', 'createTopic c_connector_heartbeat 1']);
+    expect(kafka.topics.get('c_connector_sync').configs).toEqual({'retention.ms': '604800000', 'cleanup.policy': 'delete'});
+    expect(events).toEqual([]);
     await sync.close();
     const k2 = new FakeKafka();
     k2.createTopic('c_connector_sync', 2);
@@ -224,6 +356,46 @@ describe('KafkaTaskSync over an in-memory kafka', () => {
     await expect(sync.start()).rejects.toMatchObject({code: 'KAFKA_SYNC_TOPIC_PARTITIONS'});
     expect(sync.state).toBe('failed');
     sync = null;
+  });
+
+  test('a sync topic whose retention breaks the rule (or that is compacted) is refused at start', async () => {
+    const kafka = new FakeKafka();
+    kafka.createTopic('c_connector_sync', 1, {'retention.ms': '600000', 'cleanup.policy': 'delete'});
+    make(kafka);
+    const started = sync.start();
+    await expect(started).rejects.toMatchObject({code: 'KAFKA_RETENTION_TOO_SHORT'});
+    await expect(started).rejects.toThrow(/retention.ms is 600000 but stateRefreshInterval is 300000.*-1 \(infinite\) or at least 4 × stateRefreshInterval \(1200000\)/);
+    expect(sync.state).toBe('failed');
+    const k2 = new FakeKafka();
+    k2.createTopic('c_connector_sync', 1, {'retention.ms': '-1', 'cleanup.policy': 'compact,delete'});
+    make(k2);
+    await expect(sync.start()).rejects.toMatchObject({code: 'KAFKA_SYNC_TOPIC_COMPACTED'});
+    sync = null;
+  });
+
+  test('the topic check re-checks the retention rule: a retention.ms lowered while the task runs fails it', async () => {
+    const kafka = new FakeKafka();
+    const {events} = make(kafka, {topicCheckInterval: 20});
+    await sync.start();
+    kafka.topics.get('c_connector_sync').configs['retention.ms'] = '60000';
+    await until(() => sync.state === 'failed', 'the failure');
+    expect(events.map(([e, x]) => [e, x.code])).toEqual([['error', 'KAFKA_RETENTION_TOO_SHORT']]);
+    sync = null;
+  });
+
+  test('a broker that cannot answer describeConfigs (or leaves configs out): a warning, and the task starts', async () => {
+    const kafka = new FakeKafka();
+    kafka.describeConfigsError = 'unsupported';
+    const {events} = make(kafka);
+    await sync.start();
+    expect(sync.state).toBe('running');
+    expect(events).toEqual([['warning', 'could not read the configs of c_connector_sync (describeConfigs: unsupported): the retention rule is not checked']]);
+    await sync.close();
+    const k2 = new FakeKafka();
+    k2.createTopic('c_connector_sync', 1, {'retention.ms': '-1'});
+    const made = make(k2);
+    await sync.start();
+    expect(made.events.map(([e, w]) => [e, w.replace(/:.*/, '')])).toEqual([['warning', 'the broker did not report cleanup.policy of c_connector_sync']]);
   });
 
   test('a rebalance is the leader\'s member list, the join\'s leadership and the heartbeat\'s generation + 1', async () => {
@@ -237,11 +409,13 @@ describe('KafkaTaskSync over an in-memory kafka', () => {
     c.fire(EVENTS.HEARTBEAT, {memberId: 'm-a', groupGenerationId: 0});
     c.fire(EVENTS.HEARTBEAT, {memberId: 'm-a', groupGenerationId: 0});
     expect(task.inputs.filter(([k]) => k === 'rebalance').map(([, e]) => e)).toEqual([{generation: 1, leader: true, members: ['a', 'b']}]);
+    expect(sync.isLeader()).toBe(true);
     // a follower of the next generation
     c.fire(EVENTS.REBALANCING, {});
     c.fire(EVENTS.GROUP_JOIN, {memberId: 'm-a', isLeader: false});
     c.fire(EVENTS.HEARTBEAT, {memberId: 'm-a', groupGenerationId: 4});
     expect(task.inputs.filter(([k]) => k === 'rebalance').map(([, e]) => e)[1]).toEqual({generation: 5, leader: false});
+    expect(sync.isLeader()).toBe(false);
     expect(events.filter(([e]) => e === 'rebalance').length).toBe(2);
   });
 
@@ -256,41 +430,87 @@ describe('KafkaTaskSync over an in-memory kafka', () => {
     c.fire(EVENTS.GROUP_JOIN, {memberId: 'm-a', isLeader: false});
     c.fire(EVENTS.HEARTBEAT, {memberId: 'm-a', groupGenerationId: 2});
     await tick();
-    expect(kafka.calls.slice(-2)).toEqual(['stop c', 'run c']);
+    expect(kafka.calls.filter((x) => !x.startsWith('send')).slice(-2)).toEqual(['stop c', 'run c']);
     expect(events.filter(([e]) => e === 'warning').map(([, w]) => w)).toEqual([expect.stringContaining('kept generation 2: leaving and rejoining')]);
     expect(task.inputs.filter(([k]) => k === 'rebalance').length).toBe(1);
   });
 
-  test('outputs: publish in order, stop then start as events; finished partitions leave the running set', async () => {
+  test('outputs: publish in order, with the sender as key; start as events; finished partitions leave the running set', async () => {
     const kafka = new FakeKafka();
-    const {task, events} = make(kafka);
-    await sync.start();
-    task.next.push({publish: [{type: 'Regular', taskID: 'a'}, {type: 'RebalanceAnswer', taskID: 'a'}], start: ['p1', 'p2'], stop: []});
-    sync.addPartitions([{token: 'p1'}]);
-    await sync.flush();
-    expect(kafka.calls.filter((c) => c.startsWith('send'))).toEqual(['send c_connector_sync Regular', 'send c_connector_sync RebalanceAnswer']);
-    expect(kafka.topics.get('c_connector_sync').records.map((r) => r.key)).toEqual(['a', 'a']);
-    task.next.push({publish: [], start: ['p3'], stop: ['p2']});
+    const {task, events} = await alone(kafka);
+    const sent = kafka.topics.get('c_connector_sync').records;
+    // the answer, then the epoch, each read back and fed to the SyncTask in offset order
+    expect(sent.slice(0, 2).map((r) => [r.key, JSON.parse(r.value).type])).toEqual([['a', 'RebalanceAnswer'], ['a', 'NewEpoch']]);
+    await until(() => messages(task).length === sent.length, 'every record read back');
+    expect(messages(task).map((m) => m.type)).toEqual(sent.map((r) => JSON.parse(r.value).type));
+    sync.addPartitions([{token: 'p1', parents: []}, {token: 'p2', parents: []}]);
+    expect(events.filter(([e]) => e === 'start')).toEqual([['start', 'p1'], ['start', 'p2']]);
     sync.partitionStarted('p1');
-    expect(events.filter(([e]) => e === 'start' || e === 'stop')).toEqual([['start', 'p1'], ['start', 'p2'], ['stop', 'p2'], ['start', 'p3']]);
     sync.partitionFinished('p1');
-    expect(sync.runningPartitions()).toEqual(['p3']);
+    expect(sync.runningPartitions()).toEqual(['p2']);
+    await sync.flush();
+    const types = kafka.calls.filter((c) => c.startsWith('send')).map((c) => c.split(' ')[2]);
+    expect(types.length).toBeGreaterThanOrEqual(5);
+    expect(sync.ownedPartitions().find((p) => p.token === 'p1').state).toBe('Finished');
+  });
+
+  test('one timer: the SyncTask is ticked at its pollTimeout(), not on an interval', async () => {
+    let now = 1000;
+    const kafka = new FakeKafka();
+    const {task} = make(kafka, {clock: () => now, syncOptions: {rebalanceTimeout: 60}});
+    await sync.start();
+    expect(task.pollTimeout()).toBeUndefined();
+    expect(sync.tickTimer).toBe(null);
+    const c = hb(kafka);
+    await c.assign([['m-a', 'a'], ['m-b', 'b']]);
+    c.fire(EVENTS.GROUP_JOIN, {memberId: 'm-a', isLeader: true});
+    c.fire(EVENTS.HEARTBEAT, {memberId: 'm-a', groupGenerationId: 0});
+    // the leader waits for b's answer until now + rebalanceTimeout (once its own answer is read back)
+    await until(() => task.pollTimeout() !== undefined, 'a deadline');
+    expect(task.pollTimeout()).toBe(1060);
+    expect(sync.tickTimer).not.toBe(null);
+    await new Promise((r) => setTimeout(r, 30));
+    expect(task.inputs.filter(([k]) => k === 'tick')).toEqual([]);
+    now = 1060;
+    await until(() => task.inputs.some(([k]) => k === 'tick'), 'the tick');
+    expect(task.inputs.filter(([k]) => k === 'tick')).toEqual([['tick', 1060]]);
+    // the leader gave up waiting and published the epoch without b's answer
+    await until(() => sync.epoch() === '1-a', 'epoch 1-a');
+  });
+
+  test('a pollTimeout() that stays in the past after a tick does not make the timer spin', async () => {
+    const kafka = new FakeKafka();
+    let task;
+    sync = new KafkaTaskSync({
+      kafka, connectorName: 'c', taskId: 'a', topicCheckInterval: 100000,
+      createSyncTask: (id, so) => {
+        task = recordingSyncTask(id, so);
+        task.pollTimeout = () => 5; // always due, long ago
+        return task;
+      },
+    });
+    await sync.start();
+    await new Promise((r) => setTimeout(r, 300));
+    const ticks = task.inputs.filter(([k]) => k === 'tick').length;
+    // one at once, then one per 50 ms at most
+    expect(ticks).toBeGreaterThanOrEqual(2);
+    expect(ticks).toBeLessThanOrEqual(8);
   });
 
   test('close() stops running partitions (awaiting async listeners) before leaving the group', async () => {
     const kafka = new FakeKafka();
-    const {task} = make(kafka);
-    await sync.start();
-    task.next.push({publish: [], start: ['p1'], stop: []});
-    sync.addPartitions([{token: 'p1'}]);
+    await alone(kafka);
+    sync.addPartitions([{token: 'p1', parents: []}]);
+    expect(sync.runningPartitions()).toEqual(['p1']);
     sync.on('stop', async (t) => {
       await tick();
       kafka.log('connector stopped', t);
     });
     await sync.close();
     const tail = kafka.calls.slice(kafka.calls.indexOf('connector stopped p1'));
-    expect(tail).toEqual(['connector stopped p1', 'disconnect c', 'disconnect c_connector_sync_reader_a', 'producer.disconnect', 'admin.disconnect']);
+    expect(tail.filter((c) => !c.startsWith('send'))).toEqual(['connector stopped p1', 'disconnect c', 'disconnect c_connector_sync_reader_a', 'producer.disconnect', 'admin.disconnect']);
     expect(sync.state).toBe('closed');
+    expect(sync.tickTimer).toBe(null);
     expect(() => sync.addPartitions([])).toThrow(expect.objectContaining({code: 'KAFKA_BAD_STATE'}));
   });
 
@@ -322,15 +542,12 @@ describe('KafkaTaskSync over an in-memory kafka', () => {
 
   test('a failed publish fails the task: stop every partition, then error', async () => {
     const kafka = new FakeKafka();
-    const {task, events} = make(kafka);
-    await sync.start();
-    task.next.push({publish: [], start: ['p1'], stop: []});
-    sync.addPartitions([{token: 'p1'}]);
+    const {events} = await alone(kafka);
+    sync.addPartitions([{token: 'p1', parents: []}]);
+    await sync.flush();
     kafka.failSends = true;
-    task.next.push({publish: [{type: 'Regular', taskID: 'a'}], start: [], stop: []});
     sync.partitionStarted('p1');
-    for (let i = 0; i < 50 && sync.state !== 'failed'; i++) await tick();
-    expect(sync.state).toBe('failed');
+    await until(() => sync.state === 'failed', 'the failure');
     expect(events.slice(-2)).toEqual([['stop', 'p1'], ['error', expect.objectContaining({code: 'KAFKA_PUBLISH_FAILED'})]]);
   });
 
@@ -340,8 +557,8 @@ describe('KafkaTaskSync over an in-memory kafka', () => {
     await sync.start();
     kafka.skips.set(1, 2); // the first two fetches from offset 1 leave it out
     for (let n = 0; n < 4; n++) kafka.append('c_connector_sync', msg('Regular', {n}));
-    for (let i = 0; i < 100 && task.inputs.length < 4; i++) await tick();
-    expect(task.inputs.map(([k, m]) => `${k} ${m.n}`)).toEqual(['message 0', 'message 1', 'message 2', 'message 3']);
+    await until(() => messages(task).length >= 4, 'four messages');
+    expect(messages(task).map((m) => m.n)).toEqual([0, 1, 2, 3]);
     expect(events).toEqual([['warning', 'offset 1 of c_connector_sync was missing from a fetch and came on a later one']]);
     expect(kafka.calls.filter((c) => c.startsWith('seek'))).toEqual(['seek c_connector_sync_reader_a 0', 'seek c_connector_sync_reader_a 1', 'seek c_connector_sync_reader_a 1']);
     expect(sync.state).toBe('running');
@@ -349,14 +566,13 @@ describe('KafkaTaskSync over an in-memory kafka', () => {
 
   test('the startup replay fetches a skipped offset again too', async () => {
     const kafka = new FakeKafka();
-    kafka.createTopic('c_connector_sync', 1);
-    kafka.createTopic('c_connector_heartbeat', 1);
-    kafka.append('c_connector_sync', msg('NewEpoch', {syncEpoch: '1-x', baseEpoch: ''}));
+    topics(kafka);
+    kafka.append('c_connector_sync', epochMsg('1-x', '', 1));
     for (let n = 1; n < 10; n++) kafka.append('c_connector_sync', msg('Regular', {n}));
     kafka.skips.set(5, 1);
     const {task, events} = make(kafka);
     await sync.start();
-    expect(task.inputs.map(([k, m]) => `${k} ${m.n ?? m.syncEpoch}`)).toEqual(['message 1-x', ...Array.from({length: 9}, (_, i) => `message ${i + 1}`)]);
+    expect(messages(task).map((m) => m.n ?? m.syncEpoch)).toEqual(['1-x', ...Array.from({length: 9}, (_, i) => i + 1)]);
     expect(events).toEqual([['warning', 'offset 5 of c_connector_sync was missing from a fetch and came on a later one']]);
   });
 
@@ -366,34 +582,162 @@ describe('KafkaTaskSync over an in-memory kafka', () => {
     await sync.start();
     kafka.skips.set(1, Infinity);
     for (let n = 0; n < 3; n++) kafka.append('c_connector_sync', msg('Regular', {n}));
-    for (let i = 0; i < 200 && sync.state !== 'failed'; i++) await tick();
+    await until(() => sync.state === 'failed', 'the fence');
     expect(task.inputs.map(([k, m]) => (k === 'fence' ? `fence: ${m}` : `${k} ${m.n}`))).toEqual([
       'message 0',
       'fence: offsets 1..1 of c_connector_sync were never read (fetched 4 times)',
     ]);
+    expect(task.fenced()).toContain('offsets 1..1');
     expect(events.map(([e, x]) => [e, x.code])).toEqual([['error', 'KAFKA_TASK_FENCED']]);
   });
 
-  test('a record that is not JSON is skipped with a warning', async () => {
+  test('a record that is not JSON, or that the SyncTask refuses, is skipped with a warning', async () => {
     const kafka = new FakeKafka();
     const {task, events} = make(kafka);
     await sync.start();
     kafka.append('c_connector_sync', 'garbage');
+    kafka.append('c_connector_sync', JSON.stringify({type: 'Regular', taskID: ''}));
     kafka.append('c_connector_sync', msg('Regular'));
-    for (let i = 0; i < 20 && !task.inputs.length; i++) await tick();
-    expect(task.inputs.map(([k]) => k)).toEqual(['message']);
-    expect(events).toEqual([['warning', 'skipped an unreadable record at offset 0 of c_connector_sync']]);
+    await until(() => messages(task).length >= 2, 'two messages');
+    expect(messages(task).map((m) => m.taskID)).toEqual(['', 'x']);
+    expect(events.map(([e, w]) => [e, w.replace(/: .*/, '')])).toEqual([
+      ['warning', 'skipped an unreadable record at offset 0 of c_connector_sync'],
+      ['warning', 'skipped a malformed sync message at offset 1 of c_connector_sync'],
+    ]);
+    expect(sync.state).toBe('running');
   });
 });
 
-test('close() while start() replays the sync topic ends start() instead of leaving it hanging', async () => {
-  const {FakeKafka, StubSyncTask} = require('./support/fake-kafka');
+// Three tasks, each a KafkaTaskSync driving partkit's SyncTask, over one in-memory kafka: the
+// group's rebalance is fired by hand; everything else goes through the transport.
+test('three tasks over one in-memory kafka share an initial partition and its children, each finishing once', async () => {
+  const {FakeKafka, EVENTS} = require('./support/fake-kafka');
   const kafka = new FakeKafka();
-  kafka.createTopic('c_connector_sync', 1);
+  const ids = ['a', 'b', 'c'];
+  const tree = {root: ['k1', 'k2', 'k3', 'k4', 'k5'], k1: ['g1'], k2: ['g2']};
+  const finished = [];
+  const starts = [];
+  const tasks = ids.map((id) => {
+    const s = new KafkaTaskSync({kafka, connectorName: 'c', taskId: id, topicCheckInterval: 100000, syncOptions: {rebalanceTimeout: 2000}});
+    s.on('start', (token) => {
+      starts.push([id, token]);
+      setImmediate(() => {
+        if (!s.runningPartitions().includes(token)) return;
+        s.partitionStarted(token);
+        if (tree[token]) s.addPartitions(tree[token].map((k) => ({token: k, parents: [token]})));
+        s.partitionFinished(token);
+        finished.push([id, token]);
+      });
+    });
+    s.on('error', (e) => finished.push([id, `error ${e.code}`]));
+    return s;
+  });
+  try {
+    for (const s of tasks) await s.start();
+    const consumers = kafka.consumers.filter((c) => c.groupId === 'c');
+    await consumers[0].assign(ids.map((id) => [`m-${id}`, id]));
+    consumers.forEach((c, i) => c.fire(EVENTS.GROUP_JOIN, {memberId: `m-${ids[i]}`, isLeader: i === 0}));
+    consumers.forEach((c, i) => c.fire(EVENTS.HEARTBEAT, {memberId: `m-${ids[i]}`, groupGenerationId: 0}));
+    for (let i = 0; i < 400 && !tasks.every((s) => s.epoch() === '1-a'); i++) await new Promise((r) => setTimeout(r, 5));
+    expect(tasks.map((s) => s.epoch())).toEqual(['1-a', '1-a', '1-a']);
+    tasks[0].addPartitions([{token: 'root', parents: []}]);
+    const all = ['root', 'k1', 'k2', 'k3', 'k4', 'k5', 'g1', 'g2'];
+    for (let i = 0; i < 600 && finished.length < all.length; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(finished.map(([, t]) => t).sort()).toEqual([...all].sort());
+    expect(starts.length).toBe(all.length);
+    expect(new Set(finished.map(([id]) => id)).size).toBeGreaterThan(1);
+  } finally {
+    for (const s of tasks) await s.close();
+  }
+});
+
+// Retention over the in-memory kafka: the records before some offset are deleted while the
+// tasks run (every NewEpoch with them), then the leader dies and a fresh task joins and leads: it
+// starts from a checkpoint and applies the epoch in force, and the dead task's partitions move.
+test('after retention deleted every NewEpoch, a fresh leader starts from a checkpoint and nothing is lost', async () => {
+  const {FakeKafka, EVENTS} = require('./support/fake-kafka');
+  const kafka = new FakeKafka();
+  const syncOptions = {rebalanceTimeout: 300, epochAckTimeout: 200, stateRefreshInterval: 100};
+  const running = new Map(); // token -> task id
+  const finished = [];
+  const wait = async (pred, what) => {
+    for (let i = 0; i < 600; i++) {
+      if (pred()) return;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    throw new Error(`timed out waiting for ${what}`);
+  };
+  const tasks = new Map();
+  const warnings = [];
+  const spawn = async (id) => {
+    const s = new KafkaTaskSync({kafka, connectorName: 'c', taskId: id, topicCheckInterval: 100000, syncOptions});
+    s.on('start', (token) => {
+      expect(running.get(token)).toBeUndefined(); // never on two tasks at once
+      running.set(token, id);
+      s.partitionStarted(token);
+    });
+    s.on('stop', (token) => running.get(token) === id && running.delete(token));
+    s.on('warning', (w) => warnings.push([id, w]));
+    s.on('error', (e) => warnings.push([id, `error ${e.code}: ${e.message}`]));
+    await s.start();
+    tasks.set(id, s);
+    return s;
+  };
+  const rebalance = async (generation, ids) => {
+    const cs = ids.map((id) => kafka.consumers.filter((c) => c.groupId === 'c')[[...tasks.keys()].indexOf(id)]);
+    await cs[0].assign(ids.map((id) => [`m-${id}`, id]));
+    cs.forEach((c) => c.fire(EVENTS.REBALANCING, {}));
+    cs.forEach((c, i) => c.fire(EVENTS.GROUP_JOIN, {memberId: `m-${ids[i]}`, isLeader: i === 0}));
+    cs.forEach((c, i) => c.fire(EVENTS.HEARTBEAT, {memberId: `m-${ids[i]}`, groupGenerationId: generation - 1}));
+  };
+  const finish = (token) => {
+    const id = running.get(token);
+    tasks.get(id).partitionFinished(token);
+    running.delete(token);
+    finished.push(token);
+  };
+  try {
+    for (const id of ['a', 'b', 'c']) await spawn(id);
+    await rebalance(1, ['a', 'b', 'c']);
+    await wait(() => ['a', 'b', 'c'].every((id) => tasks.get(id).epoch() === '1-a'), 'epoch 1-a');
+    const tokens = ['p1', 'p2', 'p3', 'p4', 'p5', 'p6'];
+    tasks.get('a').addPartitions(tokens.map((token) => ({token, parents: []})));
+    await wait(() => running.size === tokens.length && new Set(running.values()).size === 3, 'the partitions spread over a, b and c');
+    // some checkpoints, then retention deletes everything so far (every NewEpoch)
+    await new Promise((r) => setTimeout(r, 350));
+    const topic = kafka.topics.get('c_connector_sync');
+    kafka.deleteRecords('c_connector_sync', topic.records.length);
+    const deletedUpTo = topic.low;
+    expect(topic.records.slice(deletedUpTo).some((r) => JSON.parse(r.value).type === 'NewEpoch')).toBe(false);
+    await new Promise((r) => setTimeout(r, 350));
+    // the leader dies; d starts (from what is retained) and leads the next generation
+    const orphans = [...running].filter(([, id]) => id === 'a').map(([t]) => t);
+    expect(orphans.length).toBeGreaterThan(0);
+    const a = tasks.get('a');
+    a.fail(new SyncError('killed', 'TEST_KILLED'));
+    await a.closing;
+    orphans.forEach((t) => running.delete(t));
+    const d = await spawn('d');
+    expect(d.epoch()).toBe('1-a'); // the replay from the checkpoint applied the epoch in force
+    await rebalance(2, ['d', 'b', 'c']);
+    await wait(() => ['b', 'c', 'd'].every((id) => tasks.get(id).epoch() === '2-d'), 'epoch 2-d');
+    await wait(() => orphans.every((t) => running.has(t)), "a's partitions restarted elsewhere");
+    for (const t of tokens) finish(t);
+    expect(finished.sort()).toEqual(tokens);
+    expect(warnings.filter(([id]) => id !== 'a')).toEqual([]);
+  } finally {
+    for (const s of tasks.values()) await s.close();
+  }
+});
+
+test('close() while start() replays the sync topic ends start() instead of leaving it hanging', async () => {
+  const {FakeKafka} = require('./support/fake-kafka');
+  const kafka = new FakeKafka();
+  kafka.createTopic('c_connector_sync', 1, {'retention.ms': '-1', 'cleanup.policy': 'delete'});
   kafka.createTopic('c_connector_heartbeat', 1);
   kafka.append('c_connector_sync', JSON.stringify({type: 'Regular', taskID: 'x', syncEpoch: '', connectorState: []}));
   const reader = () => kafka.consumers.find((c) => c.groupId.includes('reader'));
-  const sync = new KafkaTaskSync({kafka, connectorName: 'c', taskId: 'a', createSyncTask: (id) => new StubSyncTask(id)});
+  const sync = new KafkaTaskSync({kafka, connectorName: 'c', taskId: 'a'});
   const origConsumer = kafka.consumer.bind(kafka);
   kafka.consumer = (o) => Object.assign(origConsumer(o), {seek() {}}); // the reader never delivers
   const started = sync.start();
@@ -404,7 +748,6 @@ test('close() while start() replays the sync topic ends start() instead of leavi
 });
 
 test("without createSyncTask, KafkaTaskSync drives partkit's SyncTask with the given options", () => {
-  const {SyncTask} = require('partkit');
   const kafka = {consumer() {}, producer() {}, admin() {}};
   const s = new KafkaTaskSync({kafka, connectorName: 'c', taskId: 't1', syncOptions: {rebalanceTimeout: 5000}});
   expect(s.task).toBeInstanceOf(SyncTask);

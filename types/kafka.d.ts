@@ -5,7 +5,7 @@ import type {PartitionSpec, PartitionState, RebalanceEvent, SyncOptions, SyncOut
 /** The part of a SyncTask that KafkaTaskSync drives (partkit's `SyncTask` has it). */
 export type SyncTaskLike = Pick<
   SyncTask,
-  'onRebalance' | 'onMessage' | 'addPartitions' | 'partitionStarted' | 'partitionFinished' | 'tick' | 'fence' | 'ownedPartitions' | 'knownTasks' | 'epoch' | 'isLeader'
+  'onRebalance' | 'onMessage' | 'addPartitions' | 'partitionStarted' | 'partitionFinished' | 'tick' | 'pollTimeout' | 'fence' | 'ownedPartitions' | 'knownTasks' | 'epoch' | 'isLeader'
 >;
 
 /** The rebalance fed to `SyncTask.onRebalance`, also emitted as the `rebalance` event. */
@@ -25,7 +25,7 @@ export interface KafkaTaskSyncOptions {
   connectorName: string;
   /** This task's id: unique, and new on every restart (e.g. `${host}-${pid}-${uuid}`). */
   taskId: string;
-  /** The SyncTask options (timeouts, removal delay). */
+  /** The SyncTask options (timeouts, removal delay, `stateRefreshInterval`, which the retention rule uses). */
   syncOptions?: SyncOptions;
   /** Builds the SyncTask; default: partkit's `SyncTask`. */
   createSyncTask?: (taskId: string, options?: SyncOptions) => SyncTaskLike;
@@ -41,11 +41,15 @@ export interface KafkaTaskSyncOptions {
   heartbeatPartitions?: number;
   /** Replication factor of topics created here. Default: the broker's. */
   replicationFactor?: number;
-  /** `retention.ms` of a sync topic created here. Default 24 h. */
+  /**
+   * `retention.ms` of a sync topic created here (with `cleanup.policy` `delete`). Default 7 days
+   * (604800000). Must be -1 (infinite) or at least 4 × `syncOptions.stateRefreshInterval`
+   * (default 300000), else the constructor throws KAFKA_RETENTION_TOO_SHORT.
+   */
   syncRetentionMs?: number;
-  /** How often `SyncTask.tick` runs, ms. Default 1000. */
-  tickInterval?: number;
-  /** How often the topics are checked (existence, one sync partition, no truncation), ms. Default 5000. */
+  /** Removed: the SyncTask is ticked by one timer at its `pollTimeout()`; passing it throws INVALID_ARGUMENT. */
+  tickInterval?: never;
+  /** How often the topics are checked (existence, one sync partition, no truncation, the retention rule), ms. Default 5000. */
   topicCheckInterval?: number;
   /** Heartbeat group session timeout, ms: how long a task that died without leaving keeps its partitions. Default 10000. */
   sessionTimeout?: number;
@@ -75,7 +79,10 @@ export interface KafkaTaskSyncEvents {
   error: (error: Error) => void;
   rebalance: (event: KafkaRebalanceEvent) => void;
   epoch: (epoch: string | undefined) => void;
-  /** A record of the sync topic that is not a SyncMessage was skipped. */
+  /**
+   * Something was skipped or could not be checked: a record of the sync topic that is not a
+   * SyncMessage, a refetched offset, a retention rule the broker's configs do not let check.
+   */
   warning: (message: string) => void;
 }
 
@@ -119,11 +126,52 @@ export declare function taskSyncAssigner(options: {
   onAssign?: (members: {memberId: string; taskId: string}[]) => void;
 }): PartitionAssigner;
 
-/** Where a reader that applied no epoch starts on the sync topic; see the README. */
+/**
+ * Where a reader that applied no epoch starts on the sync topic: the latest clean checkpoint, else
+ * the first NewEpoch of the latest NewEpoch's base epoch, else the earliest retained offset; see
+ * the README. Wrong arguments throw a SyncError with code INVALID_ARGUMENT.
+ */
 export declare function findEpochStart(
-  records: {offset: string | number | bigint; message: {type?: string; syncEpoch?: string; baseEpoch?: string} | null}[],
+  records: {
+    offset: string | number | bigint;
+    message: {
+      type?: string;
+      taskID?: string;
+      messageSeq?: number;
+      syncEpoch?: string;
+      baseEpoch?: string;
+      resend?: boolean;
+      checkpoint?: {afterTaskID: string; afterSeq: number};
+    } | null;
+  }[],
   where: {atLow: boolean; low: string | number | bigint},
 ): {offset: string} | {extend: true};
+
+/** What a SyncLogReader asks its driver to do, in order. Offsets are bigints. */
+export type SyncLogAction =
+  | {type: 'deliver'; offset: bigint; message: object}
+  | {type: 'warning'; message: string}
+  /** Wait `delay` ms, then seek the consumer to `offset`, before it delivers anything else. */
+  | {type: 'seek'; offset: bigint; delay: number}
+  /** The log has a hole: fence the SyncTask. */
+  | {type: 'fence'; reason: string}
+  /** The replay reached the end offset seen at start. */
+  | {type: 'ready'};
+
+/**
+ * The sync-topic reader's state machine (no I/O, no timers): where the replay starts, refetches
+ * of skipped offsets, holes, records deleted by retention, duplicates. KafkaTaskSync drives one.
+ */
+export declare class SyncLogReader {
+  constructor(options: {topic: string; low: string | number | bigint; high: string | number | bigint; scanWindow: number; refetches?: number; refetchDelay?: number});
+  readonly phase: 'scan' | 'live' | 'fenced';
+  /** The last offset read (-1n before any). */
+  readonly lastOffset: bigint;
+  /** The first actions (seek to the replay window, or to the end of an empty log). */
+  begin(): SyncLogAction[];
+  /** One record as the consumer delivered it. */
+  record(offset: string | number | bigint, value: Uint8Array | string | null): SyncLogAction[];
+}
 
 /** `{sync: '<name>_connector_sync', heartbeat: '<name>_connector_heartbeat'}`. */
 export declare function kafkaTopicNames(connectorName: string): {sync: string; heartbeat: string};

@@ -14,7 +14,6 @@ class TaskCluster {
    * @param {object} o
    * @param {string[]} o.brokers
    * @param {string} o.connectorName
-   * @param {'real'|'fake'} o.impl which SyncTask the tasks run
    * @param {object} [o.syncOptions] SyncTask options
    * @param {object} [o.transport] KafkaTaskSync options
    * @param {Record<string, string[]>} [o.tree] children of each partition
@@ -30,8 +29,8 @@ class TaskCluster {
   }
 
   spawn(taskId) {
-    const {brokers, connectorName, impl, syncOptions, transport, tree, work, workMs = 500} = this.o;
-    const config = {brokers, connectorName, taskId, impl, syncOptions, transport, tree, work, workMs};
+    const {brokers, connectorName, syncOptions, transport, tree, work, workMs = 500} = this.o;
+    const config = {brokers, connectorName, taskId, syncOptions, transport, tree, work, workMs};
     const child = fork(TASK, [], {env: {...process.env, PARTKIT_TASK_CONFIG: JSON.stringify(config)}, stdio: ['ignore', 'inherit', 'inherit', 'ipc']});
     const proc = {id: taskId, child, alive: true, exited: new Promise((resolve) => child.once('exit', resolve))};
     child.on('message', (m) => {

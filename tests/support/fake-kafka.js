@@ -24,8 +24,14 @@ class FakeKafka {
     this.calls.push(what.join(' '));
   }
 
-  createTopic(name, partitions = 1) {
-    this.topics.set(name, {partitions, records: []});
+  createTopic(name, partitions = 1, configs = {}) {
+    this.topics.set(name, {partitions, records: [], configs: {...configs}, low: 0});
+  }
+
+  /** What retention (or DeleteRecords) does: the records before `offset` are gone. */
+  deleteRecords(topic, offset) {
+    const t = this.topics.get(topic);
+    t.low = Math.max(t.low, offset);
   }
 
   append(topic, value, key = null) {
@@ -48,7 +54,7 @@ class FakeKafka {
       async createTopics({topics}) {
         for (const t of topics) {
           k.log('createTopic', t.topic, t.numPartitions);
-          k.createTopic(t.topic, t.numPartitions);
+          k.createTopic(t.topic, t.numPartitions, Object.fromEntries((t.configEntries ?? []).map((e) => [e.name, e.value])));
         }
         return true;
       },
@@ -60,10 +66,22 @@ class FakeKafka {
           })),
         };
       },
+      // like tansu 0.6: only the configs set when the topic was created; `describeConfigsError`
+      // makes it fail
+      async describeConfigs({resources}) {
+        if (k.describeConfigsError) throw new Error(k.describeConfigsError);
+        return {
+          resources: resources.map(({name}) => ({
+            errorCode: 0,
+            resourceName: name,
+            configEntries: Object.entries(k.topics.get(name)?.configs ?? {}).map(([configName, configValue]) => ({configName, configValue})),
+          })),
+        };
+      },
       async fetchTopicOffsets(topic) {
         const t = k.topics.get(topic);
         if (!t) throw new Error(`unknown topic ${topic}`);
-        return [{partition: 0, offset: String(t.records.length), high: String(t.records.length), low: '0'}];
+        return [{partition: 0, offset: String(t.records.length), high: String(t.records.length), low: String(t.low)}];
       },
     };
   }
@@ -147,6 +165,7 @@ class FakeConsumer {
     setImmediate(async () => {
       const t = this.kafka.topics.get(this.topicNames[0]);
       while (this.running && t && this.pos < t.records.length) {
+        if (this.pos < t.low) this.pos = t.low; // out of range: from the earliest retained (fromBeginning)
         let pos = this.pos;
         // a fetch that leaves out a record (as once seen in a broker test run), or a
         // record missing for good: `skips` maps an offset to how many fetches leave it out
@@ -174,52 +193,47 @@ function encodeMember(assigner, taskId) {
   return taskSyncAssigner({taskId})({cluster: {}}).protocol({topics: ['hb']}).metadata;
 }
 
-/** A SyncTask stub that records its inputs and returns the queued outputs. */
-class StubSyncTask {
-  constructor(taskId) {
-    this.id = taskId;
-    this.inputs = [];
-    this.next = [];
-    this.ep = undefined;
+/**
+ * partkit's SyncTask, recording its inputs (`inputs`: `[kind, argument]` in order) before it
+ * handles them.
+ */
+function recordingSyncTask(taskId, options) {
+  const {SyncTask} = require('partkit');
+  class RecordingSyncTask extends SyncTask {
+    constructor(id, o) {
+      super(id, o);
+      this.inputs = [];
+    }
+    onRebalance(e, now) {
+      this.inputs.push(['rebalance', e]);
+      return super.onRebalance(e, now);
+    }
+    onMessage(m, now) {
+      this.inputs.push(['message', m]);
+      return super.onMessage(m, now);
+    }
+    addPartitions(s, now) {
+      this.inputs.push(['add', s]);
+      return super.addPartitions(s, now);
+    }
+    partitionStarted(t, now) {
+      this.inputs.push(['started', t]);
+      return super.partitionStarted(t, now);
+    }
+    partitionFinished(t, now) {
+      this.inputs.push(['finished', t]);
+      return super.partitionFinished(t, now);
+    }
+    tick(now) {
+      this.inputs.push(['tick', now]);
+      return super.tick(now);
+    }
+    fence(reason, now) {
+      this.inputs.push(['fence', reason]);
+      return super.fence(reason, now);
+    }
   }
-  out(kind, arg) {
-    this.inputs.push([kind, arg]);
-    return this.next.shift() ?? {publish: [], start: [], stop: []};
-  }
-  onRebalance(e) {
-    return this.out('rebalance', e);
-  }
-  onMessage(m) {
-    return this.out('message', m);
-  }
-  addPartitions(s) {
-    return this.out('add', s);
-  }
-  partitionStarted(t) {
-    return this.out('started', t);
-  }
-  partitionFinished(t) {
-    return this.out('finished', t);
-  }
-  tick() {
-    return {publish: [], start: [], stop: []};
-  }
-  fence(reason) {
-    this.inputs.push(['fence', reason]);
-    return {publish: [], start: [], stop: [], fenced: reason};
-  }
-  ownedPartitions() {
-    return [];
-  }
-  knownTasks() {
-    return [];
-  }
-  epoch() {
-    return this.ep;
-  }
-  isLeader() {
-    return false;
-  }
+  return new RecordingSyncTask(taskId, options);
 }
 
-module.exports = {FakeKafka, StubSyncTask, encodeMember, EVENTS};
+module.exports = {FakeKafka, recordingSyncTask, encodeMember, EVENTS};

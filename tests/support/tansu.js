@@ -2,7 +2,7 @@
 // loopback port, for the broker tests.
 'use strict';
 
-const {spawn, execFileSync} = require('node:child_process');
+const {spawn, spawnSync, execFileSync} = require('node:child_process');
 const {existsSync} = require('node:fs');
 const net = require('node:net');
 const os = require('node:os');
@@ -17,6 +17,19 @@ function findTansu() {
   } catch {
     return null;
   }
+}
+
+/**
+ * Whether `bin` runs a broker on the storage engine `url` (e.g. `slatedb://memory`, which needs
+ * tansu built with `tansu-broker/slatedb`): it fails at once when the engine is not built in,
+ * and runs on (stopped here after 2 s) when it is. (The banner's feature list is tansu-cli's,
+ * so it does not tell.)
+ */
+function tansuSupportsStorage(bin, url) {
+  const listen = 'tcp://127.0.0.1:0';
+  const r = spawnSync(bin, ['broker', '--listener-url', listen, '--advertised-listener-url', listen, '--storage-engine', url], {encoding: 'utf8', timeout: 2000, killSignal: 'SIGKILL'});
+  const out = `${r.stdout ?? ''}${r.stderr ?? ''}`;
+  return r.signal === 'SIGKILL' && !/FeatureNotEnabled|error/i.test(out);
 }
 
 function freePort() {
@@ -46,14 +59,16 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Starts a broker; resolves to `{brokers, port, stop(), log()}` once it accepts Kafka requests.
- * @param {{bin?: string, timeoutMs?: number}} [opts]
+ * `storage` is the storage engine (default `memory://tansu/`; `slatedb://memory` needs a tansu
+ * built with the slatedb feature, and is the in-memory engine that implements DeleteRecords).
+ * @param {{bin?: string, timeoutMs?: number, storage?: string}} [opts]
  */
 async function startTansu(opts = {}) {
   const bin = opts.bin ?? findTansu();
   if (!bin) throw new Error('tansu not found (run scripts/ensure-tansu.sh)');
   const port = await freePort();
   const url = `tcp://127.0.0.1:${port}`;
-  const args = ['broker', '--listener-url', url, '--advertised-listener-url', url, '--storage-engine', 'memory://tansu/'];
+  const args = ['broker', '--listener-url', url, '--advertised-listener-url', url, '--storage-engine', opts.storage ?? 'memory://tansu/'];
   const child = spawn(bin, args, {stdio: ['ignore', 'pipe', 'pipe'], env: {...process.env, RUST_LOG: process.env.TANSU_LOG ?? 'warn'}});
   let output = '';
   const keep = (d) => {
@@ -106,4 +121,4 @@ async function startTansu(opts = {}) {
   return {brokers, port, stop, log: () => output, pid: child.pid};
 }
 
-module.exports = {findTansu, startTansu, freePort};
+module.exports = {findTansu, startTansu, tansuSupportsStorage, freePort};

@@ -8,7 +8,6 @@
 
 const {Kafka, logLevel} = require('kafkajs');
 const partkit = require('../../dist/index.cjs');
-const {FakeSyncTask} = require('./fake-sync-task');
 
 const cfg = JSON.parse(process.env.PARTKIT_TASK_CONFIG);
 const send = (m) => process.connected && process.send({task: cfg.taskId, t: Date.now(), ...m});
@@ -20,15 +19,12 @@ const kafka = new Kafka({
   retry: {initialRetryTime: 100, retries: 8},
 });
 
-// 'real': partkit's SyncTask (or the one of the module named by PARTKIT_SYNC_TASK_MODULE, to try
-// another build); 'fake': the stand-in of tests/support/fake-sync-task.js.
-const SyncTask = cfg.impl === 'real' ? (process.env.PARTKIT_SYNC_TASK_MODULE ? require(process.env.PARTKIT_SYNC_TASK_MODULE) : partkit).SyncTask : FakeSyncTask;
+// partkit's own SyncTask (KafkaTaskSync's default)
 const sync = new partkit.KafkaTaskSync({
   kafka,
   connectorName: cfg.connectorName,
   taskId: cfg.taskId,
   syncOptions: cfg.syncOptions,
-  createSyncTask: (id, o) => new SyncTask(id, o),
   ...cfg.transport,
 });
 
