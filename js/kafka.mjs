@@ -459,7 +459,11 @@ export class KafkaTaskSync {
       const pending = [];
       for (const token of running) pending.push(...this.emitCollect('stop', token));
       if (pending.length) await bounded(Promise.allSettled(pending), this.options.stopTimeout);
-      // 2. Leave the heartbeat group: that is what tells the others to take over. Every
+      // 2. Let queued publishes reach the broker before leaving: a finish published while
+      //    closing then lands before the group learns this task left, so the leader of the next
+      //    epoch reads it before it computes (no finished partition is started again).
+      if (!error) await bounded(this.publishChain, this.options.stopTimeout);
+      // 3. Leave the heartbeat group: that is what tells the others to take over. Every
       //    disconnect is bounded by stopTimeout: kafkajs' can hang when it comes during a
       //    rebalance (tulios/kafkajs#1462), and the broker expires a member that never left.
       const disconnect = async (client, what) => {
@@ -468,8 +472,7 @@ export class KafkaTaskSync {
         }
       };
       await disconnect(this.heartbeat, `the heartbeat group consumer of ${this.groupId}`);
-      // 3. Let queued publishes reach the broker, then close everything else.
-      if (!error) await bounded(this.publishChain, this.options.stopTimeout);
+      // 4. Close everything else.
       await disconnect(this.reader, 'the sync topic reader');
       await disconnect(this.producer, 'the producer');
       await disconnect(this.admin, 'the admin client');
