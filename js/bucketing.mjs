@@ -1,7 +1,7 @@
 // Bucketing and round robin: a drop-in for faros-airbyte-common's RoundRobinConfig contract.
 // Type checks of JS values happen here; every value rule lives in the Rust core.
 import * as wasm from '#wasm';
-import {BucketingError, call, describe, freed, readArgs, rethrow, tooLarge} from './errors.mjs';
+import {BucketingError, call, describe, freeWasm, freed, readArgs, rethrow, tooLarge} from './errors.mjs';
 import {MAX_BATCH_ITEMS, MAX_BATCH_UNITS, MAX_RANGE_ITEMS, MAX_STRING} from './limits.mjs';
 import {mapJoined} from './packed.mjs';
 
@@ -236,11 +236,7 @@ export class Bucketer {
   free() {
     const inner = this.#inner;
     this.#inner = null;
-    try {
-      inner?.free();
-    } catch {
-      // still borrowed by a call that trapped: left to the garbage collector
-    }
+    freeWasm(inner);
   }
 }
 
@@ -362,11 +358,7 @@ export class BucketSet {
   free() {
     const inner = this.#inner;
     this.#inner = null;
-    try {
-      inner?.free();
-    } catch {
-      // still borrowed by a call that trapped: left to the garbage collector
-    }
+    freeWasm(inner);
   }
 }
 

@@ -114,3 +114,15 @@ export function describe(value) {
   }
   return `a ${type}`;
 }
+
+/**
+ * Frees a wasm object a class has just let go of (`free()` of the JS classes). A call that
+ * trapped may have left it borrowed: it is then left to the garbage collector.
+ */
+export function freeWasm(inner) {
+  try {
+    inner?.free();
+  } catch {
+    // still borrowed by a call that trapped
+  }
+}

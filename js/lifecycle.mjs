@@ -1,7 +1,7 @@
 // Partition lifecycle: an event-sourced build state with partition UUIDs. Type checks of JS
 // arguments happen here; every rule lives in the Rust core (src/lifecycle).
 import * as wasm from '#wasm';
-import {LifecycleError, describe, freed, isTrap, readArgs, rethrow, tooLarge} from './errors.mjs';
+import {LifecycleError, describe, freeWasm, freed, isTrap, readArgs, rethrow, tooLarge} from './errors.mjs';
 import {MAX_BATCH_ITEMS, MAX_JSON, MAX_SNAPSHOT_JSON, MAX_STRING} from './limits.mjs';
 import {reserveUnits} from './packed.mjs';
 
@@ -139,11 +139,7 @@ export class BuildState {
         run(() => inner.applyLogJson(text, start));
       }
     } catch (error) {
-      try {
-        inner.free();
-      } catch {
-        // still borrowed by a call that trapped: left to the garbage collector
-      }
+      freeWasm(inner);
       throw error;
     }
     return new BuildState(INTERNAL, inner);
@@ -256,13 +252,7 @@ export class BuildState {
   free() {
     const inner = this.#inner;
     this.#inner = null;
-    if (inner !== null) {
-      try {
-        inner.free();
-      } catch {
-        // still borrowed by a call that trapped: left to the garbage collector
-      }
-    }
+    freeWasm(inner);
   }
 }
 

@@ -1,7 +1,7 @@
 // Object-store key partitioning with exact parity with Go (Bacalhau's S3 partitioner).
 // Type checks of JS values happen here; every value rule lives in the Rust core.
 import * as wasm from '#wasm';
-import {PartitionError, call as callWasm, describe, freed, readArgs, tooLarge} from './errors.mjs';
+import {PartitionError, call as callWasm, describe, freeWasm, freed, readArgs, tooLarge} from './errors.mjs';
 import {MAX_BATCH_ITEMS, MAX_STRING} from './limits.mjs';
 import {mapPacked} from './packed.mjs';
 
@@ -303,11 +303,7 @@ export class ObjectPartitioner {
   free() {
     const inner = this.#inner;
     this.#inner = null;
-    try {
-      inner?.free();
-    } catch {
-      // still borrowed by a call that trapped: left to the garbage collector
-    }
+    freeWasm(inner);
   }
 }
 

@@ -2,7 +2,7 @@
 // sans-IO state machine. Type checks of JS arguments happen here; every rule lives in the Rust
 // core (src/sync). Inputs cross as JSON text made here (no user code runs inside wasm).
 import * as wasm from '#wasm';
-import {SyncError, call as callWasm, describe, freed, isTrap, readArgs, tooLarge} from './errors.mjs';
+import {SyncError, call as callWasm, describe, freeWasm, freed, isTrap, readArgs, tooLarge} from './errors.mjs';
 import {MAX_JSON, MAX_STRING} from './limits.mjs';
 import {reserveUnits} from './packed.mjs';
 
@@ -224,10 +224,6 @@ export class SyncTask {
   free() {
     const inner = this.#inner;
     this.#inner = null;
-    try {
-      inner?.free();
-    } catch {
-      // still borrowed by a call that trapped: left to the garbage collector
-    }
+    freeWasm(inner);
   }
 }

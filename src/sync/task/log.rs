@@ -78,6 +78,17 @@ pub(super) fn absorb_into(
 /// `SyncTask::adopt_departed`).
 pub(super) const MAX_DEPARTED: usize = 4096;
 
+/// The partitions a state says are done (Finished or Removed), with when they finished.
+fn done_partitions(state: &TaskState) -> HashMap<&str, Option<u64>> {
+    state
+        .data
+        .partitions
+        .iter()
+        .filter(|p| p.state.is_done())
+        .map(|p| (p.token.as_str(), p.finished_timestamp))
+        .collect()
+}
+
 impl SyncTask {
     pub(super) fn merge(&mut self, state: &TaskState) {
         if state.task_id == self.id {
@@ -182,13 +193,7 @@ impl SyncTask {
         if state.task_id == self.id {
             return;
         }
-        let done: HashMap<&str, Option<u64>> = state
-            .data
-            .partitions
-            .iter()
-            .filter(|p| p.state.is_done())
-            .map(|p| (p.token.as_str(), p.finished_timestamp))
-            .collect();
+        let done = done_partitions(state);
         if done.is_empty() {
             return;
         }
@@ -217,13 +222,7 @@ impl SyncTask {
         if self.members.is_empty() || !self.is_departed(&state.task_id) {
             return;
         }
-        let done: HashMap<&str, Option<u64>> = state
-            .data
-            .partitions
-            .iter()
-            .filter(|p| p.state.is_done())
-            .map(|p| (p.token.as_str(), p.finished_timestamp))
-            .collect();
+        let done = done_partitions(state);
         for st in self.cache.values_mut() {
             for p in &mut st.data.partitions {
                 if let (false, Some(f)) = (p.state.is_done(), done.get(p.token.as_str())) {
