@@ -514,6 +514,18 @@ describe('KafkaTaskSync over an in-memory kafka', () => {
     expect(() => sync.addPartitions([])).toThrow(expect.objectContaining({code: 'KAFKA_BAD_STATE'}));
   });
 
+  test('close() lets a finish published just before it reach the sync topic before leaving the group', async () => {
+    const kafka = new FakeKafka();
+    await alone(kafka);
+    sync.addPartitions([{token: 'p1', parents: []}]);
+    sync.partitionStarted('p1');
+    sync.partitionFinished('p1');
+    await sync.close();
+    const lastSend = kafka.calls.map((c, i) => (c.startsWith('send c_connector_sync') ? i : -1)).reduce((a, b) => Math.max(a, b));
+    expect(lastSend).toBeGreaterThan(-1);
+    expect(lastSend).toBeLessThan(kafka.calls.indexOf('disconnect c'));
+  });
+
   test('close() does not hang on a consumer whose disconnect never resolves: it goes on after stopTimeout, with a warning', async () => {
     const kafka = new FakeKafka();
     kafka.hangDisconnect.add('c');
