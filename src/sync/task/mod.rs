@@ -465,7 +465,9 @@ impl SyncTask {
                 .map_or(self.own_read + 1, |s| self.own_read.max(s));
         }
         if msg.checkpoint.is_some() {
-            if msg.checkpoint == self.last_read {
+            // (a clean checkpoint of the epoch in force: one of an older epoch, from a task that
+            // could not apply the newer one, is not a place to start from)
+            if msg.checkpoint == self.last_read && msg.sync_epoch == self.cur_id() {
                 self.checkpoint_seen = Some(self.now);
                 self.schedule_refresh();
             } else if msg.task_id == self.id {
