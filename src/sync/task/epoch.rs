@@ -196,8 +196,8 @@ impl SyncTask {
         (prev, mine_entry)
     }
 
-    /// a member owning a partition (its own word, or a share addressed to it, read before the
-    /// epoch) keeps it even if the leader, not having read that, gave it to another member
+    /// A member owning a partition (its own word, or a share addressed to it, read before the
+    /// epoch) keeps it even if the leader, not having read that, gave it to another member.
     fn keep_claims(&mut self, prev: &BTreeMap<String, TaskState>, mine: &mut Option<TaskState>) {
         let mut claims: HashMap<String, Option<String>> = HashMap::new();
         fn claim(claims: &mut HashMap<String, Option<String>>, token: &str, who: &str) {
