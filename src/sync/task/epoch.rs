@@ -45,11 +45,14 @@ impl SyncTask {
                 }
                 None => base == cur_id || self.epoch.is_none(),
             };
-        // A leader that applied its own epoch, acknowledged by nobody, learns of an older epoch
-        // built on the same base: everyone else applied that one and rejected ours (we had
-        // missed it). Roll back to it and compute the generation again on top of it.
+        // A leader that applied its own epoch, acknowledged by nobody, learns from a
+        // re-publication of an older epoch built on the same base: everyone else applied that one
+        // and rejected ours (we had missed it). Roll back to it and compute the generation again
+        // on top of it. (An older epoch read for the first time after ours comes after ours in
+        // the log: everyone rejected it, as we do.)
         if let (Some(e), Some(l)) = (&self.epoch, &self.lead) {
             if !valid
+                && msg.resend
                 && msg.epoch_generation < e.generation
                 && base == e.base
                 && l.acked.iter().all(|a| *a == self.id)
