@@ -532,7 +532,7 @@ impl Sim {
     }
 
     /// Group stable, every live task a member that applied the current generation's epoch,
-    /// everything delivered.
+    /// everything delivered (late records included).
     fn converged(&self) -> bool {
         let alive = self.alive();
         let epochs: BTreeSet<Option<&str>> =
@@ -540,6 +540,7 @@ impl Sim {
         epochs.len() == 1
             && !alive.is_empty()
             && self.change_at.is_none()
+            && self.delayed.is_empty()
             && alive == self.members
             && alive.iter().all(|&i| {
                 let n = &self.nodes[i];
