@@ -214,10 +214,11 @@ impl SyncTask {
     /// found children while leaving, and its records landed after the epoch that left it out
     /// was computed), is still its own word: its finishes count in every state of the view, and
     /// of its unfinished partitions and shares that no state knows, those that fall to this task
-    /// (a share to it, or by rendezvous hashing over the members, as `apply_epoch` resolves the
-    /// departed tasks' partitions its leader had not read) are its own at once; the others stay
-    /// in the departed task's entry as shares to the member they fall to, which takes them when
-    /// it reads the record itself (or the next epoch gives them to it, or to a live member).
+    /// (it owns the smallest parent; else a share to it; else by rendezvous hashing over the
+    /// members, as `apply_epoch` resolves the departed tasks' partitions its leader had not
+    /// read) are its own at once; the others stay in the departed task's entry as shares to the
+    /// member they fall to, which takes them when it reads the record itself (or the next epoch
+    /// gives them to it, or to a live member).
     pub(super) fn adopt_departed(&mut self, state: &TaskState) {
         if self.members.is_empty() || !self.is_departed(&state.task_id) {
             return;
