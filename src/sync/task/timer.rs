@@ -167,9 +167,6 @@ impl SyncTask {
         self.refresh_at = self
             .refresh_delay()
             .map(|d| self.now.saturating_add(interval).saturating_add(d));
-        if self.behind {
-            return; // it knows it missed an epoch: its view is no place to start from
-        }
         let (Some(after), Some(mut m)) = (self.last_read.clone(), self.epoch_message()) else {
             return;
         };
