@@ -91,6 +91,30 @@ describe('SyncLogReader', () => {
     expect(d.delivered).toEqual([2, 3]);
   });
 
+  test('an unclean checkpoint is applied first (without its counter), then the records after the one it names', () => {
+    const log = [
+      newEpoch('1-a', ''),
+      v({type: 'Regular', taskID: 'b', messageSeq: 7}), // 1: named
+      v({type: 'Regular', taskID: 'c', messageSeq: 2}), // 2: came between
+      newEpoch('1-a', '', {taskID: 'b', messageSeq: 8, resend: true, checkpoint: {afterTaskID: 'b', afterSeq: 7}}), // 3
+      regular(4),
+    ];
+    const d = driver(log);
+    const actions = [];
+    const record = d.reader.record.bind(d.reader);
+    d.reader.record = (o, val) => {
+      const a = record(o, val);
+      actions.push(...a);
+      return a;
+    };
+    d.run();
+    expect(d.delivered).toEqual([3, 2, 3, 4]);
+    const first = actions.find((a) => a.type === 'deliver');
+    expect(first.message).toEqual(expect.objectContaining({type: 'NewEpoch', checkpoint: {afterTaskID: 'b', afterSeq: 7}}));
+    expect(first.message).not.toHaveProperty('messageSeq');
+    expect(actions.filter((a) => a.type === 'deliver')[2].message.messageSeq).toBe(8);
+  });
+
   test('a skipped offset is fetched again (50, 100 ms later); when it comes: a warning, nothing lost, nothing twice', () => {
     const d = driver([newEpoch('1-a', ''), regular(1), regular(2)], {skip: new Map([[1, 2]])}).run();
     expect(d.seeks).toEqual([[0, 0], [1, 50], [1, 100]]);

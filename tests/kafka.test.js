@@ -103,14 +103,29 @@ describe('findEpochStart: checkpoints', () => {
     expect(findEpochStart(records, {atLow: false, low: 0})).toEqual({offset: '41'});
   });
 
-  test('unclean checkpoints fall back to the base-epoch rule', () => {
+  test('an unclean checkpoint: start right after the record it names, the checkpoint applied first', () => {
     const records = [
       rec(20, epoch('2-a', '1-a')),
       rec(21, regular('b', 4)),
-      rec(22, checkpoint('b', 3)), // names b's seq 3, but 21 is seq 4
-      rec(23, null),
-      rec(24, checkpoint('b', 4)), // 23 is unreadable
-      rec(26, checkpoint('c', 1)), // 25 is not in the records
+      rec(22, regular('c', 1)),
+      rec(23, checkpoint('b', 4)), // names 21: 22 came between
+    ];
+    expect(findEpochStart(records, {atLow: false, low: 0})).toEqual({offset: '22', checkpoint: '23'});
+    // a later clean one wins
+    expect(findEpochStart([...records, rec(24, checkpoint('a', 1, '2-a')), rec(25, regular('a', 2))], {atLow: false, low: 0})).toEqual({offset: '22', checkpoint: '23'});
+    expect(findEpochStart([...records, rec(24, regular('a', 1)), rec(25, checkpoint('a', 1))], {atLow: false, low: 0})).toEqual({offset: '25'});
+    // the named record at its first place (a producer retry wrote it twice)
+    const dup = [rec(30, regular('b', 7)), rec(31, regular('c', 1)), rec(32, regular('b', 7)), rec(33, checkpoint('b', 7))];
+    expect(findEpochStart(dup, {atLow: false, low: 0})).toEqual({offset: '31', checkpoint: '33'});
+  });
+
+  test('checkpoints that cannot be used fall back to the base-epoch rule', () => {
+    const records = [
+      rec(20, epoch('2-a', '1-a')),
+      rec(21, regular('b', 4)),
+      rec(22, checkpoint('b', 3)), // names b's seq 3, which is not in the records
+      rec(24, checkpoint('b', 4)), // 23 is not in the records
+      rec(26, checkpoint('c', 1)), // names a record not in the records
     ];
     expect(findEpochStart(records, {atLow: false, low: 0})).toEqual({extend: true});
     expect(findEpochStart([rec(19, epoch('1-a', '')), ...records], {atLow: false, low: 0})).toEqual({offset: '19'});
@@ -119,6 +134,20 @@ describe('findEpochStart: checkpoints', () => {
     // not a checkpoint: no resend, or no checkpoint field
     const notResent = {...checkpoint('b', 4), resend: false};
     expect(findEpochStart([rec(1, epoch('1-a', '')), rec(2, regular('b', 4)), rec(3, notResent)], {atLow: false, low: 0})).toEqual({offset: '1'});
+  });
+
+  test('a checkpoint written by a task still behind is passed over', () => {
+    const g = (m, epochGeneration) => ({...m, epochGeneration});
+    const records = [
+      rec(50, g(epoch('5-a', '1-a', {resend: true, checkpoint: {afterTaskID: 'x', afterSeq: 1}}), 5)),
+      rec(51, g(regular('b', 4), 5)), // b had applied epoch 5
+      rec(52, g(checkpoint('b', 4, '1-a'), 1)), // clean, but written from epoch 1 by a task that missed 5
+      rec(53, g(regular('c', 2), 5)),
+    ];
+    expect(findEpochStart(records, {atLow: false, low: 0})).toEqual({extend: true});
+    // a fresh NewEpoch attempt does not count (every task may have ignored it)
+    const attempt = [rec(60, g(regular('b', 4), 1)), rec(61, g(epoch('5-a', '1-a'), 5)), rec(62, g(regular('c', 1), 1)), rec(63, g(checkpoint('c', 1, '1-a'), 1))];
+    expect(findEpochStart(attempt, {atLow: false, low: 0})).toEqual({offset: '63'});
   });
 
   test('wrong arguments are SyncErrors with code INVALID_ARGUMENT, never a TypeError', () => {

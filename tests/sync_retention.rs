@@ -55,6 +55,45 @@ impl World {
         self.settle();
     }
 
+    /// A task that starts where [`World::start`] says: the checkpoint it names (if any) is
+    /// applied first, without its counter, then the log is read from `from`.
+    fn spawn_at(&mut self, id: &str, (from, first): (usize, Option<SyncMessage>)) {
+        let mut task = SyncTask::with_options(id, opts()).unwrap();
+        if let Some(msg) = first {
+            self.now += 1;
+            let out = task.on_message(&msg, self.now).unwrap();
+            assert!(out.publish.is_empty() && out.start.is_empty());
+        }
+        self.tasks.insert(id.into(), (task, from));
+        self.live.insert(id.into());
+        self.settle();
+    }
+
+    /// Where `findEpochStart` starts a new task: at the latest retained checkpoint whose named
+    /// record is retained; if it is not clean, right after the named record, with the checkpoint
+    /// applied first.
+    fn start(&self) -> (usize, Option<SyncMessage>) {
+        for k in (self.first + 1..self.log.len()).rev() {
+            let Some(c) = &self.log[k].1.checkpoint else {
+                continue;
+            };
+            let named = (self.first..k).find(|&j| {
+                let m = &self.log[j].1;
+                m.task_id == c.after_task_id && m.message_seq == Some(c.after_seq)
+            });
+            match named {
+                Some(j) if j + 1 == k => return (k, None),
+                Some(j) => {
+                    let mut first = self.log[k].1.clone();
+                    first.message_seq = None;
+                    return (j + 1, Some(first));
+                }
+                None => {}
+            }
+        }
+        panic!("no usable checkpoint is retained");
+    }
+
     fn kill(&mut self, id: &str) {
         self.live.remove(id);
         self.running.remove(id);
@@ -411,4 +450,72 @@ fn a_finish_that_lands_after_the_next_epoch_stops_the_rerun() {
 fn retention_rule_constant() {
     assert_eq!(MIN_RETENTION_REFRESHES, 4);
     assert!(DAY >= MIN_RETENTION_REFRESHES * SyncOptions::default().state_refresh_interval);
+}
+
+/// A checkpoint that another record overtook (b published while a computed it): retention
+/// has deleted everything before the record it names, so no clean checkpoint is left. A new
+/// task applies it first and reads from the record after the one it names, so it learns of q,
+/// which only b's overtaking record holds; when b dies, q goes to a live task.
+#[test]
+fn a_new_task_starts_from_an_overtaken_checkpoint() {
+    let mut w = World::new();
+    for id in ["a", "b"] {
+        w.spawn(id, 0);
+    }
+    w.rebalance(1, "a", &["a", "b"]);
+    w.rebalance(2, "a", &["a", "b"]);
+    let now = w.now;
+    let out = w.task("b").add_partitions(&specs(&["p"]), now).unwrap();
+    w.act("b", out);
+    w.settle();
+    // a's next checkpoint, held back while b's record lands first
+    let held = loop {
+        let next = w.task("a").poll_timeout().expect("a has a timer");
+        w.now = w.now.max(next);
+        let now = w.now;
+        let out = w.task("a").tick(now);
+        if out.publish.iter().any(|m| m.checkpoint.is_some()) {
+            break out;
+        }
+        w.act("a", out);
+        w.settle();
+    };
+    let now = w.now;
+    let out = w.task("b").add_partitions(&specs(&["q"]), now).unwrap();
+    w.act("b", out);
+    let overtaking = w.log.len() - 1;
+    w.act("a", held);
+    let k = (overtaking + 1..w.log.len())
+        .find(|&k| w.log[k].1.checkpoint.is_some())
+        .unwrap();
+    let c = w.log[k].1.checkpoint.clone().unwrap();
+    let named = (0..k)
+        .rev()
+        .find(|&j| {
+            w.log[j].1.task_id == c.after_task_id && w.log[j].1.message_seq == Some(c.after_seq)
+        })
+        .unwrap();
+    assert!(named < overtaking, "the checkpoint is not overtaken");
+    assert!(
+        w.log[k].1.connector_state.iter().all(|st| st
+            .data
+            .partitions
+            .iter()
+            .all(|p| p.token != "q")),
+        "the checkpoint already holds q"
+    );
+    w.settle();
+    // retention deleted everything before the named record
+    w.first = named;
+    w.kill("b");
+    let start = w.start();
+    assert_eq!(start.0, named + 1);
+    assert!(start.1.is_some());
+    w.spawn_at("n", start);
+    w.rebalance(3, "n", &["a", "n"]);
+    let until = w.now + 20_000;
+    w.run_until(until, None);
+    for (t, (id, state)) in w.owners(&["p", "q"]) {
+        assert!(state.is_active(), "{t} on {id} is {state:?}");
+    }
 }

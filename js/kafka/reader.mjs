@@ -64,7 +64,7 @@ function snapshotMessage(what, m) {
   if (!isPlainObject(what, m)) throw argError(`${what} must be a SyncMessage object or null, got ${kind(m)}`);
   return readArg(what, () => {
     const str = (v) => (typeof v === 'string' ? v : undefined);
-    const {type, syncEpoch, baseEpoch, resend, taskID, messageSeq, checkpoint} = m;
+    const {type, syncEpoch, baseEpoch, resend, taskID, messageSeq, checkpoint, epochGeneration} = m;
     let cp;
     if (checkpoint !== null && typeof checkpoint === 'object' && !Array.isArray(checkpoint)) {
       const {afterTaskID, afterSeq} = checkpoint;
@@ -77,6 +77,7 @@ function snapshotMessage(what, m) {
       resend: resend === true,
       taskID: str(taskID),
       messageSeq: Number.isSafeInteger(messageSeq) ? messageSeq : undefined,
+      epochGeneration: Number.isSafeInteger(epochGeneration) ? epochGeneration : 0,
       checkpoint: cp,
     };
   });
@@ -109,36 +110,54 @@ function epochStartArgs(records, where) {
  * that has applied no epoch must start reading so that its replay reaches the same state as the
  * tasks that read everything:
  *
- * - at the latest *clean checkpoint*: a NewEpoch with `resend: true` and
- *   `checkpoint: {afterTaskID, afterSeq}` (the last record its author had read), right after
- *   that very record (the record at offset − 1 has that `taskID` and `messageSeq`). It holds the
- *   whole state of the epoch in force when it was written, and nothing came between what its
- *   author had read and it; the records after it (a newer NewEpoch included) are replayed as the
- *   running tasks read them;
- * - with no clean checkpoint in the records: the latest NewEpoch names the epoch it was computed
- *   from (`baseEpoch`); the reader starts at the first NewEpoch of that base epoch. Its leader had
- *   applied the base, so the base is an epoch every reader applied; replaying from there applies
- *   the current epoch exactly as the others did, and still ignores the latest NewEpoch if it was a
- *   stale one that every task ignored;
+ * - at the latest *checkpoint*: a NewEpoch with `resend: true` and
+ *   `checkpoint: {afterTaskID, afterSeq}` naming the last record its author had read. It holds
+ *   the whole state of the epoch in force as its author saw it after that record. If the record
+ *   right before it is the one it names (it is *clean*), the reader starts at it; otherwise the
+ *   reader starts right after the named record (its first place in the records) and applies the
+ *   checkpoint first (`{offset, checkpoint}`: the offset of the checkpoint to apply before
+ *   reading from `offset`), so that the records between are read on top of the view they came
+ *   after. Either way the records after it (a newer NewEpoch included) are replayed as the
+ *   running tasks read them. A checkpoint whose named record is not in the records, or that was
+ *   written by a task still behind (some record before the named one was written from a later
+ *   epoch by a task that had applied it), is passed over;
+ * - with no such checkpoint in the records: the latest NewEpoch names the epoch it was computed
+ *   from (`baseEpoch`); the reader starts at the first NewEpoch of that base epoch not written
+ *   by a task still behind. Its leader had applied the base, so the base is an epoch every
+ *   reader applied; replaying from there applies the current epoch exactly as the others did,
+ *   and still ignores the latest NewEpoch if it was a stale one that every task ignored;
  * - if the latest NewEpoch has no base (the first epoch of the connector), or no NewEpoch is
  *   retained at all, the reader replays the whole retained log.
  *
- * Returns `{offset}` (a string) or, when the records do not reach back far enough and more of the
- * log exists before them (`atLow` false), `{extend: true}`. Wrong arguments throw a SyncError with
- * code `INVALID_ARGUMENT`.
+ * Returns `{offset}` or `{offset, checkpoint}` (strings) or, when the records do not reach back
+ * far enough and more of the log exists before them (`atLow` false), `{extend: true}`. Wrong
+ * arguments throw a SyncError with code `INVALID_ARGUMENT`.
  *
  * @param {{offset: string|number|bigint, message: object|null}[]} records
  * @param {{atLow: boolean, low: string|number|bigint}} where
  */
 export function findEpochStart(records, where) {
   const {records: rs, atLow, low} = epochStartArgs(records, where);
+  // ahead[i]: the highest epoch generation a task that had applied its epoch wrote with in
+  // rs[0..i) (a fresh NewEpoch attempt is left out: it may be one that every task ignored)
+  const ahead = [0];
+  for (const r of rs) {
+    const m = r.message;
+    const applied = m !== null && (m.type !== 'NewEpoch' || m.resend);
+    ahead.push(Math.max(ahead[ahead.length - 1], applied ? m.epochGeneration : 0));
+  }
   for (let i = rs.length - 1; i > 0; i--) {
     const m = rs[i].message;
     if (m?.type !== 'NewEpoch' || !m.resend || !m.checkpoint) continue;
-    const prev = rs[i - 1];
-    if (prev.offset === rs[i].offset - 1n && prev.message?.taskID === m.checkpoint.afterTaskID && prev.message.messageSeq === m.checkpoint.afterSeq) {
-      return {offset: String(rs[i].offset)};
-    }
+    // the record it names, at its first place in the records
+    const j = rs.findIndex((r, k) => k < i && r.message?.taskID === m.checkpoint.afterTaskID && r.message.messageSeq === m.checkpoint.afterSeq);
+    if (j < 0) continue;
+    // every offset from there to the checkpoint must be in the records
+    if (rs[i].offset - rs[j].offset !== BigInt(i - j)) continue;
+    // written by a task still behind an epoch that some task had already written from
+    if (m.epochGeneration < ahead[j + 1]) continue;
+    if (j === i - 1) return {offset: String(rs[i].offset)}; // clean
+    return {offset: String(rs[j + 1].offset), checkpoint: String(rs[i].offset)};
   }
   const fromLow = () => (atLow ? {offset: String(low)} : {extend: true});
   let last = -1;
@@ -152,7 +171,8 @@ export function findEpochStart(records, where) {
   const latest = rs[last].message;
   const base = latest.baseEpoch || null;
   if (!base) return fromLow();
-  const first = rs.findIndex((r) => r.message?.type === 'NewEpoch' && r.message.syncEpoch === base);
+  // (a re-publication of the base written after some task wrote from a later epoch is stale)
+  const first = rs.findIndex((r, k) => r.message?.type === 'NewEpoch' && r.message.syncEpoch === base && r.message.epochGeneration >= ahead[k]);
   if (first >= 0) return {offset: String(rs[first].offset)};
   if (!atLow) return {extend: true};
   // the base epoch is no longer retained: start at the latest epoch itself, the best left
@@ -340,6 +360,15 @@ export class SyncLogReader {
     }
     const start = BigInt(found.offset);
     this.phase = 'live';
+    if (found.checkpoint !== undefined) {
+      // a checkpoint after its start: its author's view as of the record before the start,
+      // applied first (without its counter, which belongs to its place in the log) and then
+      // read again where it is
+      const at = BigInt(found.checkpoint);
+      const c = this.buffer.find((r) => r.offset === at);
+      const {messageSeq: _seq, ...first} = c.message;
+      actions.push({type: 'deliver', offset: at, message: first});
+    }
     for (const r of this.buffer) {
       if (r.offset >= start) this.deliver(r.offset, r.message, actions);
       else this.lastOffset = r.offset;

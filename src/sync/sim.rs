@@ -723,7 +723,8 @@ impl Sim {
         let i = self.spawn();
         // subscription order: read the sync topic up to its end from where the transport starts
         // (the latest clean checkpoint), then join the group
-        self.nodes[i].cursor = self.start_offset();
+        let (start, first) = self.start_offset();
+        self.nodes[i].cursor = start;
         let l = format!(
             "{} starts reading at #{} (retained from #{}): {}",
             self.nodes[i].id,
@@ -744,6 +745,17 @@ impl Sim {
                 ))
         );
         self.note(l);
+        if let Some(msg) = first {
+            let now = self.clock(i);
+            match self.nodes[i].task.on_message(&msg, now) {
+                Ok(out) => {
+                    if let Err(e) = self.apply(i, out) {
+                        self.note(format!("restart replay failed: {e}"));
+                    }
+                }
+                Err(e) => self.note(format!("restart replay error {e}")),
+            }
+        }
         while self.nodes[i].cursor < self.log.len() {
             let k = self.nodes[i].cursor;
             let msg = self.log[k].clone();
@@ -1254,15 +1266,39 @@ impl Sim {
     /// Where a new task starts reading, as the Kafka transport's `findEpochStart` decides: at
     /// the latest clean checkpoint (the record before it is the one it names); without one, at
     /// the first NewEpoch of the latest NewEpoch's base epoch, or the whole retained log.
-    fn start_offset(&self) -> usize {
+    fn start_offset(&self) -> (usize, Option<SyncMessage>) {
         let lo = self.retained_from;
+        // ahead[k]: the highest epoch generation a task that had applied its epoch wrote with in
+        // records lo..k (a fresh NewEpoch attempt is left out: it may be one every task ignores)
+        let mut ahead = vec![0u64; self.log.len() + 1];
+        for k in lo..self.log.len() {
+            let m = &self.log[k];
+            let applied = m.kind != MessageType::NewEpoch || m.resend;
+            ahead[k + 1] = ahead[k].max(if applied { m.epoch_generation } else { 0 });
+        }
         for k in (lo + 1..self.log.len()).rev() {
-            if let Some(c) = &self.log[k].checkpoint {
-                let prev = &self.log[k - 1];
-                if prev.task_id == c.after_task_id && prev.message_seq == Some(c.after_seq) {
-                    return k;
-                }
+            let Some(c) = &self.log[k].checkpoint else {
+                continue;
+            };
+            // the record it names, at its first retained place
+            let Some(j) = (lo..k).find(|&j| {
+                self.log[j].task_id == c.after_task_id
+                    && self.log[j].message_seq == Some(c.after_seq)
+            }) else {
+                continue;
+            };
+            // written by a task still behind an epoch some task had already written from: no
+            // place to start
+            if self.log[k].epoch_generation < ahead[j + 1] {
+                continue;
             }
+            if j + 1 == k {
+                return (k, None); // clean: start at it
+            }
+            // its author's view as of record j: apply it first, then replay from j + 1
+            let mut first = self.log[k].clone();
+            first.message_seq = None;
+            return (j + 1, Some(first));
         }
         let is_epoch = |k: usize, id: &str| {
             self.log[k].kind == MessageType::NewEpoch && self.log[k].sync_epoch == id
@@ -1271,16 +1307,19 @@ impl Sim {
             .rev()
             .find(|&k| self.log[k].kind == MessageType::NewEpoch)
         else {
-            return lo;
+            return (lo, None);
         };
         let base = self.log[last].base_epoch.as_deref().unwrap_or("");
         if base.is_empty() {
-            return lo;
+            return (lo, None);
         }
-        (lo..self.log.len())
-            .find(|&k| is_epoch(k, base))
+        // a re-publication of the base written after some task wrote from a later epoch is stale
+        let current = |k: usize| self.log[k].epoch_generation >= ahead[k];
+        let k = (lo..self.log.len())
+            .find(|&k| is_epoch(k, base) && current(k))
             .or_else(|| (lo..self.log.len()).find(|&k| is_epoch(k, &self.log[last].sync_epoch)))
-            .unwrap_or(lo)
+            .unwrap_or(lo);
+        (k, None)
     }
 
     fn garbage(&mut self) -> Check {
