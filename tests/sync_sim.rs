@@ -32,7 +32,7 @@ fn run_seeds(seeds: impl IntoIterator<Item = u64>, check_offsets: bool) -> usize
     finished
 }
 
-/// The seed count of a debug-build run (`SYNC_SIM_SEEDS`, default 100 per mode); `npm test`
+/// How many seeds a debug-build run checks (`SYNC_SIM_SEEDS`, default 100 per mode); `npm test`
 /// also runs 1,000 seeds per mode in a release build (`npm run test:sim`).
 fn seed_count() -> u64 {
     std::env::var("SYNC_SIM_SEEDS")

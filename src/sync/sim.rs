@@ -13,7 +13,7 @@
 //! - **balance**: with the group converged and work frozen, new partitions only go to tasks whose
 //!   load is within 1 of the least-loaded task.
 //!
-//! A failure carries the seed and the trace of every step, so `run(&SimConfig::from_seed(s))`
+//! A failure carries its seed number and the trace of every step, so `run(&SimConfig::from_seed(s))`
 //! replays it exactly.
 //!
 //! # Examples
