@@ -9,7 +9,8 @@
 //!   the least-loaded survivors); best of 5.
 //! - **Message sizes**: JSON bytes of a `Regular` message (the sender's own state: what partkit
 //!   sends on every change), of a `NewEpoch` (every member's state: once per rebalance), and so
-//!   of the seed's format, which sends every state in every message, for N tasks of 100
+//!   of the format of the Debezium Spanner connector's design, which sends every state in every
+//!   message, for N tasks of 100
 //!   partitions each (Spanner-like 40-character tokens, one share per task).
 
 use std::time::Instant;
@@ -146,7 +147,7 @@ fn main() {
         let all = serde_json::to_string(&message(MessageType::NewEpoch, states))
             .unwrap()
             .len();
-        sizes.push(json!({"tasks": n, "regularBytes": regular, "newEpochBytes": all, "seedEveryMessageBytes": all}));
+        sizes.push(json!({"tasks": n, "regularBytes": regular, "newEpochBytes": all, "everyStateEveryMessageBytes": all}));
     }
 
     let result = json!({

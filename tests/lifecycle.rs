@@ -1,5 +1,6 @@
-//! Scenario tests of the lifecycle core: every scenario of the seed's testing strategy, the
-//! derivative-want link, every refusal code (with the state unchanged), replay and snapshots.
+//! Scenario tests of the lifecycle core: every scenario of the testing strategy of DataBuild's
+//! partition-identity design, the derivative-want link, every refusal code (with the state
+//! unchanged), replay and snapshots.
 
 use partkit::lifecycle::{
     derive_partition_uuid, AppliedTransition, BuildEvent, BuildState, JobRunStatus, LifecycleError,
@@ -154,7 +155,7 @@ use JobRunStatus as J;
 use PartitionStatus as P;
 use WantState as W;
 
-/// The bug that motivated the seed: several wants for a partition that is already building,
+/// The bug that motivated DataBuild's partition-identity design: several wants for a partition that is already building,
 /// then a dep miss. With canonical-partition sensing every want is in the same state.
 #[test]
 fn multi_want_bug_reproduction() {
@@ -487,7 +488,7 @@ fn upstream_failure_propagates_over_several_levels() {
     h.check_replay_and_snapshot();
 }
 
-/// The seed's FAQ: A already Failed, B dep-misses on A → B is UpstreamFailed at once, and so
+/// The FAQ of DataBuild's partition-identity design: A already Failed, B dep-misses on A → B is UpstreamFailed at once, and so
 /// is what already waited for B.
 #[test]
 fn dep_miss_on_an_already_failed_upstream() {

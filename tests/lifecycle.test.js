@@ -1,7 +1,7 @@
-// Partition lifecycle through the public JS API: the seed's scenarios, the derivative-want link,
-// every refusal (snapshot identical before/after), replay with eventIndex on both wasm paths,
-// snapshots, argument checks, fast-check random event sequences with invariants after every
-// step, derivePartitionUuid against an independent SHA-256 (Node's crypto), and the CLI.
+// Partition lifecycle through the public JS API: the scenarios of DataBuild's partition-identity
+// design, the derivative-want link, every refusal (snapshot identical before/after), replay with
+// eventIndex on both wasm paths, snapshots, argument checks, fast-check random event sequences
+// with invariants after every step, derivePartitionUuid against an independent SHA-256 (Node's crypto), and the CLI.
 const crypto = require('node:crypto');
 const fs = require('node:fs');
 const os = require('node:os');
@@ -91,9 +91,9 @@ const wantT = (wantId, from, to) => ({kind: 'want', wantId, from, to});
 const partT = (jobRunId, ref, from, to) => ({kind: 'partition', uuid: derivePartitionUuid(jobRunId, ref), ref, from, to});
 const jobT = (jobRunId, from, to) => ({kind: 'jobRun', jobRunId, from, to});
 
-// ---------------------------------------------------------------- the seed's scenarios
+// ------------------------------------------ the scenarios of DataBuild's partition-identity design
 
-describe('the seed scenarios', () => {
+describe('the scenarios of DataBuild\'s partition-identity design', () => {
   test('multi-want bug reproduction: every want follows the one canonical partition', () => {
     const h = new Harness();
     expect(h.ok(want('w1', ['data/beta']))).toEqual([wantT('w1', 'New', 'Idle')]);
@@ -545,7 +545,7 @@ describe('replay and snapshots', () => {
 });
 
 describe('derivePartitionUuid', () => {
-  test('README vectors', () => {
+  test('the vectors of docs/lifecycle.md', () => {
     expect(derivePartitionUuid('job-1', 'data/beta')).toBe('b9fdaee2-c421-8dda-b7ad-0d0b3b24b0d4');
     expect(derivePartitionUuid('ab', 'c')).toBe('290a3daa-9b49-826a-aed7-352cd7f5e69c');
     expect(derivePartitionUuid('a', 'bc')).toBe('e98bc483-cc6a-89cc-b82b-c23e481a128c');

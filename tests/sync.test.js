@@ -147,7 +147,7 @@ describe('SyncTask: three tasks through the JS API', () => {
     }
   });
 
-  test('the wire format keeps the seed field names', () => {
+  test('the wire format keeps the field names of the Spanner connector design', () => {
     const c = new Cluster(['t1', 't2'], 9);
     c.rebalance('t1');
     c.settle();

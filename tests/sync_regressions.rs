@@ -792,7 +792,7 @@ fn bad_input_is_rejected_with_a_code_and_changes_nothing() {
 }
 
 #[test]
-fn wire_format_uses_the_seed_field_names() {
+fn wire_format_uses_the_spanner_design_field_names() {
     let mut n = three_tasks();
     n.settle();
     let json = serde_json::to_value(&n.log).unwrap();
@@ -834,9 +834,9 @@ fn wire_format_uses_the_seed_field_names() {
     for k in ["token", "parents", "state", "assignee"] {
         assert!(sh.get(k).is_some(), "{k}");
     }
-    // a seed-format message (no additions) parses
-    let seed = r#"{"syncEpoch":"e","taskID":"x","messageTimestamp":1,"type":"Regular",
+    // a message in the Spanner connector's format (no additions) parses
+    let spanner = r#"{"syncEpoch":"e","taskID":"x","messageTimestamp":1,"type":"Regular",
         "connectorState":[{"taskID":"x","stateTimestamp":1,"data":{"partitions":[]},"share":{}}]}"#;
-    let m: SyncMessage = serde_json::from_str(seed).unwrap();
+    let m: SyncMessage = serde_json::from_str(spanner).unwrap();
     assert_eq!(m.connector_state[0].state_version, 0);
 }

@@ -129,7 +129,7 @@ export declare function taskSyncAssigner(options: {
 /**
  * Where a reader that applied no epoch starts on the sync topic: the latest clean checkpoint, else
  * the first NewEpoch of the latest NewEpoch's base epoch, else the earliest retained offset; see
- * the README. Wrong arguments throw a SyncError with code INVALID_ARGUMENT.
+ * docs/kafka.md. Wrong arguments throw a SyncError with code INVALID_ARGUMENT.
  */
 export declare function findEpochStart(
   records: {

@@ -35,7 +35,8 @@
 //! sensed again (→ Idle, schedulable), so it triggers the rebuild.
 //!
 //! # TTL and SLA
-//! Neither is a state (the seed defines no expired want state). TTL says how long the
+//! Neither is a state (DataBuild's partition-identity design defines no
+//! expired want state). TTL says how long the
 //! orchestrator keeps trying: [`BuildState::schedulable_wants_at`] leaves out wants whose TTL
 //! has ended at the caller's `now`, and a taint reopens only wants within their TTL. SLA is an
 //! alarm threshold: [`BuildState::wants_past_sla`] lists the wants still open past it.

@@ -67,7 +67,7 @@ pub(crate) struct RefEntry {
     pub(crate) name: Box<str>,
     /// Instances of this ref, oldest first; the last one is canonical.
     pub(crate) history: Vec<Ix>,
-    /// Every want naming this ref, in creation order (never pruned, as the seed decides).
+    /// Every want naming this ref, in creation order (never pruned, as DataBuild's partition-identity design decides).
     pub(crate) wants: Vec<Ix>,
     /// Wants naming this ref whose state is Idle, Building or UpstreamBuilding: the ones an
     /// event on this ref may move. Keeps per-event work independent of old, finished wants.
@@ -977,7 +977,8 @@ impl BuildState {
         }
     }
 
-    /// The state a want's refs call for, in the seed's priority order: any canonical Failed →
+    /// The state a want's refs call for, in the priority order of DataBuild's
+    /// partition-identity design: any canonical Failed →
     /// Failed; any UpstreamFailed → UpstreamFailed; all Live → Successful; any Building →
     /// Building; any UpstreamBuilding → UpstreamBuilding; otherwise (no instance yet,
     /// UpForRetry, Tainted) → Idle.

@@ -4,7 +4,7 @@
 //! bucket listing, the number of partitions N and a partition index, pick the objects of that
 //! partition exactly as the Go code does, so a Node worker and a Go worker can split one
 //! listing between them. Where the Go code and its documentation disagree, this follows the
-//! code (see the README): the `object` type hashes the untrimmed key, only one leading `/` is
+//! code (see docs/objects.md): the `object` type hashes the untrimmed key, only one leading `/` is
 //! trimmed, substrings count code points, the date prefix counts UTF-8 bytes.
 //!
 //! Partition types: `""`/`"none"` (no partitioning: every partition gets every object),

@@ -66,7 +66,7 @@ fn prefix_trimming_tables() {
         sanitize_key_for_pattern_matching("data/users//extra/file.csv", p),
         "extra/file.csv"
     );
-    // Go trims ONE slash (the seed's prose says "slashes").
+    // Go trims ONE slash (its documentation says "slashes").
     assert_eq!(
         sanitize_key_for_pattern_matching("data/users///extra/file.csv", p),
         "/extra/file.csv"

@@ -13,7 +13,7 @@
 //! - **balance**: with the group converged and work frozen, new partitions only go to tasks whose
 //!   load is within 1 of the least-loaded task.
 //!
-//! A failure carries the seed and the trace of every step, so `run(&SimConfig::from_seed(s))`
+//! A failure carries its seed number and the trace of every step, so `run(&SimConfig::from_seed(s))`
 //! replays it exactly.
 //!
 //! # Examples
@@ -119,7 +119,7 @@ pub struct SimConfig {
     pub check_offsets: bool,
     /// The sync topic's retention, in time units: records older than this are deleted, a task
     /// that had not read them is fenced (its transport sees the offsets jump), and a new task
-    /// starts reading at the latest clean checkpoint ([`start_offset`]).
+    /// starts reading at the latest clean checkpoint (`start_offset`).
     pub retention: u64,
     /// Largest clock skew of a task (each task's clock runs ahead of the simulation's by a
     /// fixed amount drawn up to this).
