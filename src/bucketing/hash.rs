@@ -1,4 +1,9 @@
 //! Deterministic bucket assignment: HMAC-MD5, first four digest bytes big-endian, modulo total.
+//! One id is hashed by the `hmac` and `md-5` crates; a packed batch by the multi-lane kernel of
+//! [`super::md5`] (see there for why and by how much).
+
+use hmac::{Hmac, Mac};
+use md5::Md5;
 
 use super::md5::{HmacMd5, LANES};
 use super::BucketingError;
@@ -15,10 +20,21 @@ use crate::packed::PackedSplitter;
 /// let b = Bucketer::new("farosai/airbyte-github-source", 12).unwrap();
 /// assert_eq!(b.bucket("facebook/react"), 9);
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Bucketer {
-    keyed: HmacMd5,
+    /// The crates' HMAC with the key absorbed: cloned per id.
+    keyed: Hmac<Md5>,
+    /// The same key schedule for the batch kernel.
+    lanes: HmacMd5,
     total: u32,
+}
+
+impl std::fmt::Debug for Bucketer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Bucketer")
+            .field("total", &self.total)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Bucketer {
@@ -30,8 +46,12 @@ impl Bucketer {
         if total == 0 {
             return Err(BucketingError::TotalInvalid);
         }
+        // HMAC takes a key of any length (a long one is hashed first): this cannot fail.
+        let keyed = <Hmac<Md5> as Mac>::new_from_slice(key.as_bytes())
+            .map_err(|_| BucketingError::InvalidArgument("HMAC key".into()))?;
         Ok(Self {
-            keyed: HmacMd5::new(key.as_bytes()),
+            keyed,
+            lanes: HmacMd5::new(key.as_bytes()),
             total,
         })
     }
@@ -43,7 +63,10 @@ impl Bucketer {
 
     /// The 32-bit hash of `data`: the first four bytes of HMAC-MD5(key, data), big-endian.
     pub fn hash_bytes(&self, data: &[u8]) -> u32 {
-        self.keyed.first_u32(data)
+        let mut mac = self.keyed.clone();
+        mac.update(data);
+        let digest = mac.finalize().into_bytes();
+        u32::from_be_bytes([digest[0], digest[1], digest[2], digest[3]])
     }
 
     /// The 1-based bucket of `data` (UTF-8 bytes).
@@ -82,7 +105,10 @@ impl Bucketer {
             for ((msg, buf), &len) in msgs.iter_mut().zip(scratch.iter_mut()).zip(group) {
                 *msg = split.next_item(len as usize, buf)?;
             }
-            out.extend(self.keyed.first_u32_lanes(msgs).map(|h| h % self.total + 1));
+            match self.lanes.first_u32_lanes(msgs) {
+                Some(hashes) => out.extend(hashes.map(|h| h % self.total + 1)),
+                None => out.extend(msgs.map(|m| self.bucket_bytes(m))),
+            }
         }
         for &len in groups.remainder() {
             let item = split.next_item(len as usize, &mut scratch[0])?;
@@ -148,6 +174,7 @@ mod tests {
             "plain/ascii",
             "",
             "\u{FFFD}",
+            "an entity id longer than one MD5 block: it leaves the lanes for the crates",
         ];
         let joined: String = items.concat();
         let lens: Vec<u32> = items.iter().map(|s| utf16_len(s)).collect();
