@@ -5,11 +5,11 @@ use std::cell::Cell;
 
 use wasm_bindgen::prelude::*;
 
-use super::error::{out_of_memory, JsError};
+use super::error::{out_of_memory, BoundaryError};
 use crate::bucketing::{self as core, BucketSet, Bucketer, RawConfig, Selector, Value};
 use crate::packed::PackedSplitter;
 
-type Result<T> = std::result::Result<T, JsError>;
+type Result<T> = std::result::Result<T, BoundaryError>;
 
 thread_local! {
     /// The last key's HMAC state: connectors call `bucket()` with one key over and over. A
@@ -94,7 +94,7 @@ const K_LIST: u8 = 5;
 const K_OBJECT: u8 = 6;
 const K_BIGINT: u8 = 7;
 
-fn bad_encoding() -> JsError {
+fn bad_encoding() -> BoundaryError {
     core::BucketingError::InvalidArgument("packed config: malformed encoding".into()).into()
 }
 

@@ -11,18 +11,18 @@
 use js_sys::{Array, Uint32Array};
 use wasm_bindgen::prelude::*;
 
-use super::error::{headroom, out_of_memory, throw, JsError};
+use super::error::{error_value, headroom, out_of_memory, BoundaryError};
 use crate::imports::{
     self as core, BucketCount, BucketRef, BucketValue, DatasetRef, DatasetValue, FieldNames,
     ImportBucketError, ImportOptions, ItemValue, OsRandom, PackedItem, PackedItems,
 };
 use crate::packed::PackedSplitter;
 
-type Result<T> = std::result::Result<T, JsError>;
+type Result<T> = std::result::Result<T, BoundaryError>;
 
-impl From<ImportBucketError> for JsError {
+impl From<ImportBucketError> for BoundaryError {
     fn from(e: ImportBucketError) -> Self {
-        JsError(throw("import", e.code(), &e.to_string()))
+        BoundaryError(error_value("import", e.code(), &e.to_string()))
     }
 }
 
@@ -44,7 +44,7 @@ const BUCKET_NOT_STRING: u32 = 1;
 
 fn unpack(joined: &str, lens: &[u32]) -> Result<Vec<String>> {
     let bad = |e: crate::packed::PackedError| {
-        JsError::from(ImportBucketError::invalid_argument(e.to_string()))
+        BoundaryError::from(ImportBucketError::invalid_argument(e.to_string()))
     };
     let mut split = PackedSplitter::new(joined);
     let mut scratch = Vec::new();

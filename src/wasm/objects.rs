@@ -6,25 +6,25 @@
 
 use wasm_bindgen::prelude::*;
 
-use super::error::{headroom, out_of_memory, throw, JsError};
+use super::error::{error_value, headroom, out_of_memory, BoundaryError};
 use super::packed::PackedStrings;
 use crate::objects::{
     self as core, Assignment, ObjectPartitioner, PartitionConfig, PartitionError, StatsBuilder,
 };
 
-type Result<T> = std::result::Result<T, JsError>;
+type Result<T> = std::result::Result<T, BoundaryError>;
 
 /// `plan` and `stats` list every partition: a bound on what they allocate.
 const MAX_LISTED_PARTITIONS: i64 = 1 << 24;
 
-impl From<PartitionError> for JsError {
+impl From<PartitionError> for BoundaryError {
     fn from(e: PartitionError) -> Self {
-        JsError(throw("partition", e.code(), &e.to_string()))
+        BoundaryError(error_value("partition", e.code(), &e.to_string()))
     }
 }
 
-fn invalid(message: &str) -> JsError {
-    JsError(throw("partition", "INVALID_ARGUMENT", message))
+fn invalid(message: &str) -> BoundaryError {
+    BoundaryError(error_value("partition", "INVALID_ARGUMENT", message))
 }
 
 /// A JS number that must be a safe integer (Go's `int` is 64-bit; JS is exact to 2^53).
@@ -182,7 +182,7 @@ impl WasmObjectPartitioner {
         let total = int(total, "totalPartitions")?;
         let p = ObjectPartitioner::new(total, source_key, &cfg)?;
         if total > i64::from(i32::MAX) {
-            return Err(JsError(throw(
+            return Err(BoundaryError(error_value(
                 "partition",
                 "PARTITION_COUNT_UNSUPPORTED",
                 &format!(
