@@ -82,6 +82,22 @@ impl WasmBucketer {
         self.0.bucket_packed(joined, lens, &mut out)?;
         Ok(out)
     }
+
+    /// [`Self::bucket_packed`] from the other packed format (UTF-16 code units written into wasm
+    /// memory, `js/packed.mjs` `mapPacked`): the benchmark compares the two.
+    #[wasm_bindgen(js_name = bucketUtf16)]
+    pub fn bucket_utf16(&self, keys: &super::packed::PackedStrings) -> Result<Vec<u32>> {
+        let batch = keys.batch().map_err(|e| {
+            BoundaryError::from(crate::bucketing::BucketingError::InvalidArgument(
+                e.to_string(),
+            ))
+        })?;
+        let mut out = Vec::new();
+        out.try_reserve_exact(batch.len())
+            .map_err(|_| out_of_memory("bucketing"))?;
+        self.0.bucket_utf16(&batch, &mut out);
+        Ok(out)
+    }
 }
 
 /// Kinds of the plain values `js/bucketing.mjs` encodes a config into (see [`decode`]).
