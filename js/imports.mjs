@@ -153,7 +153,9 @@ function packItems(items, datasetField, bucketField) {
   }
   const [datasetsJoined, datasetLens] = packStrings(datasets);
   const [bucketsJoined, bucketLens] = packStrings(buckets);
-  return {datasets, datasetsJoined, datasetLens, datasetRefs, bucketsJoined, bucketLens, bucketRefs};
+  // Plain data for wasm (src/wasm/imports.rs `BatchArgs`).
+  const batch = {datasetField, bucketField, datasetsJoined, datasetLens, datasetRefs, bucketsJoined, bucketLens, bucketRefs};
+  return {datasets, batch};
 }
 
 function splitUuids(joined) {
@@ -188,20 +190,7 @@ export function assignImportBuckets(items, options) {
   items = readItems(items);
   const {datasetField, bucketField, importId, buckets} = readOptions(options, true);
   const p = pack(items, datasetField, bucketField);
-  const [tableJoined, indices] = call(() =>
-    wasm.assignImportBuckets(
-      buckets,
-      importId,
-      datasetField,
-      bucketField,
-      p.datasetsJoined,
-      p.datasetLens,
-      p.datasetRefs,
-      p.bucketsJoined,
-      p.bucketLens,
-      p.bucketRefs,
-    ),
-  );
+  const [tableJoined, indices] = call(() => wasm.assignImportBuckets({buckets, importId, batch: p.batch}));
   const table = splitUuids(tableJoined);
   const protoField = bucketField === '__proto__';
   const out = new Array(items.length);
@@ -247,18 +236,7 @@ export function groupByPartitionKey(items, options) {
   items = readItems(items);
   const {datasetField, bucketField} = readOptions(options, false);
   const p = pack(items, datasetField, bucketField);
-  const [keyDatasets, keyBucketsJoined, itemGroups] = call(() =>
-    wasm.groupByPartitionKey(
-      datasetField,
-      bucketField,
-      p.datasetsJoined,
-      p.datasetLens,
-      p.datasetRefs,
-      p.bucketsJoined,
-      p.bucketLens,
-      p.bucketRefs,
-    ),
-  );
+  const [keyDatasets, keyBucketsJoined, itemGroups] = call(() => wasm.groupByPartitionKey(p.batch));
   const keyBuckets = splitUuids(keyBucketsJoined);
   const groups = new Array(keyDatasets.length);
   for (let g = 0; g < groups.length; g++) {

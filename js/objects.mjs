@@ -46,21 +46,21 @@ function field(config, name, kind, zero) {
   return value;
 }
 
-/** The five config fields as plain values, in wasm's argument order. */
+/** The five config fields as a fresh plain object (src/wasm/objects.rs `ConfigArgs`). */
 function readConfig(config, name = 'config') {
   return reading(() => readConfigFields(config, name));
 }
 
 function readConfigFields(config, name) {
-  if (config === undefined || config === null) return ['', '', 0, 0, ''];
+  if (config === undefined || config === null) return {type: '', pattern: '', startIndex: 0, endIndex: 0, dateFormat: ''};
   if (!isPlainObject(config)) throw argError(`${name} must be an object, got ${describe(config)}`);
-  return [
-    field(config, 'type', 'string', ''),
-    field(config, 'pattern', 'string', ''),
-    field(config, 'startIndex', 'integer', 0),
-    field(config, 'endIndex', 'integer', 0),
-    field(config, 'dateFormat', 'string', ''),
-  ];
+  return {
+    type: field(config, 'type', 'string', ''),
+    pattern: field(config, 'pattern', 'string', ''),
+    startIndex: field(config, 'startIndex', 'integer', 0),
+    endIndex: field(config, 'endIndex', 'integer', 0),
+    dateFormat: field(config, 'dateFormat', 'string', ''),
+  };
 }
 
 /** `[prefix, config fields]` of a SourceSpec. */
@@ -136,7 +136,7 @@ export function validatePartitionConfig(config) {
     if (!isPlainObject(config)) throw argError(`config must be an object, got ${describe(config)}`);
     return readConfigFields(config, 'config');
   });
-  call(() => wasm.validatePartitionConfig(...c));
+  call(() => wasm.validatePartitionConfig(c));
 }
 
 /**
@@ -149,7 +149,7 @@ export function partitionObjects(objects, totalPartitions, partitionIndex, sourc
   requireInteger(partitionIndex, 'partitionIndex');
   const [prefix, c] = readSource(source);
   // Go validates config, total and index (in that order) before looking at the objects.
-  const selector = call(() => new wasm.PartitionSelector(totalPartitions, partitionIndex, prefix, ...c));
+  const selector = call(() => new wasm.PartitionSelector({totalPartitions, partitionIndex, sourceKey: prefix, partition: c}));
   try {
     const {keys, dirs} = reading(() => readObjectList(list, 'objects'));
     const out = [];
@@ -176,7 +176,7 @@ export class ObjectPartitioner {
   constructor(totalPartitions, source) {
     requireInteger(totalPartitions, 'totalPartitions');
     const [prefix, c] = readSource(source);
-    this.#inner = call(() => new wasm.ObjectPartitioner(totalPartitions, prefix, ...c));
+    this.#inner = call(() => new wasm.ObjectPartitioner({totalPartitions, sourceKey: prefix, partition: c}));
     this.#total = totalPartitions;
   }
 

@@ -1,8 +1,13 @@
 //! Deterministic bucket assignment: HMAC-MD5, first four digest bytes big-endian, modulo total.
+//! One id is hashed by the `hmac` and `md-5` crates; a packed batch by the multi-lane kernel of
+//! [`super::md5`] (see there for why and by how much).
+
+use hmac::{Hmac, Mac};
+use md5::Md5;
 
 use super::md5::{HmacMd5, LANES};
 use super::BucketingError;
-use crate::packed::PackedSplitter;
+use crate::packed::{push_utf8, PackedSplitter, Utf16Batch};
 
 /// A bucket assigner with its HMAC key schedule computed once.
 ///
@@ -15,10 +20,21 @@ use crate::packed::PackedSplitter;
 /// let b = Bucketer::new("farosai/airbyte-github-source", 12).unwrap();
 /// assert_eq!(b.bucket("facebook/react"), 9);
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Bucketer {
-    keyed: HmacMd5,
+    /// The crates' HMAC with the key absorbed: cloned per id.
+    keyed: Hmac<Md5>,
+    /// The same key schedule for the batch kernel.
+    lanes: HmacMd5,
     total: u32,
+}
+
+impl std::fmt::Debug for Bucketer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Bucketer")
+            .field("total", &self.total)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Bucketer {
@@ -30,8 +46,12 @@ impl Bucketer {
         if total == 0 {
             return Err(BucketingError::TotalInvalid);
         }
+        // HMAC takes a key of any length (a long one is hashed first): this cannot fail.
+        let keyed = <Hmac<Md5> as Mac>::new_from_slice(key.as_bytes())
+            .map_err(|_| BucketingError::InvalidArgument("HMAC key".into()))?;
         Ok(Self {
-            keyed: HmacMd5::new(key.as_bytes()),
+            keyed,
+            lanes: HmacMd5::new(key.as_bytes()),
             total,
         })
     }
@@ -43,12 +63,23 @@ impl Bucketer {
 
     /// The 32-bit hash of `data`: the first four bytes of HMAC-MD5(key, data), big-endian.
     pub fn hash_bytes(&self, data: &[u8]) -> u32 {
-        self.keyed.first_u32(data)
+        let mut mac = self.keyed.clone();
+        mac.update(data);
+        let digest = mac.finalize().into_bytes();
+        u32::from_be_bytes([digest[0], digest[1], digest[2], digest[3]])
     }
 
     /// The 1-based bucket of `data` (UTF-8 bytes).
     pub fn bucket_bytes(&self, data: &[u8]) -> u32 {
         self.hash_bytes(data) % self.total + 1
+    }
+
+    /// The lanes' fallback for a group with an id longer than one block: kept out of line so
+    /// that the crates' code does not crowd the batch loop.
+    #[cold]
+    #[inline(never)]
+    fn bucket_each(&self, msgs: &[&[u8]], out: &mut Vec<u32>) {
+        out.extend(msgs.iter().map(|m| self.bucket_bytes(m)));
     }
 
     /// The 1-based bucket of `data`.
@@ -82,13 +113,46 @@ impl Bucketer {
             for ((msg, buf), &len) in msgs.iter_mut().zip(scratch.iter_mut()).zip(group) {
                 *msg = split.next_item(len as usize, buf)?;
             }
-            out.extend(self.keyed.first_u32_lanes(msgs).map(|h| h % self.total + 1));
+            match self.lanes.first_u32_lanes(msgs) {
+                Some(hashes) => out.extend(hashes.map(|h| h % self.total + 1)),
+                None => self.bucket_each(&msgs, out),
+            }
         }
         for &len in groups.remainder() {
             let item = split.next_item(len as usize, &mut scratch[0])?;
             out.push(self.bucket_bytes(item));
         }
         Ok(split.finish()?)
+    }
+}
+
+impl Bucketer {
+    /// Buckets every item of a batch given as UTF-16 code units (the other packed format, see
+    /// `src/packed.rs`; each item encoded to UTF-8 here, lone surrogates as U+FFFD) and appends
+    /// the results to `out`. Same results as [`Bucketer::bucket_packed`]; kept to measure the two
+    /// formats against each other (`npm run bench -- bucketing`).
+    pub fn bucket_utf16(&self, batch: &Utf16Batch<'_>, out: &mut Vec<u32>) {
+        let mut scratch: [Vec<u8>; LANES] = std::array::from_fn(|_| Vec::new());
+        out.reserve(batch.len());
+        let mut items = batch.items();
+        loop {
+            let mut n = 0;
+            for buf in scratch.iter_mut() {
+                let Some(units) = items.next() else { break };
+                buf.clear();
+                push_utf8(units, buf);
+                n += 1;
+            }
+            if n < LANES {
+                out.extend(scratch[..n].iter().map(|m| self.bucket_bytes(m)));
+                return;
+            }
+            let msgs: [&[u8]; LANES] = std::array::from_fn(|l| scratch[l].as_slice());
+            match self.lanes.first_u32_lanes(msgs) {
+                Some(hashes) => out.extend(hashes.map(|h| h % self.total + 1)),
+                None => self.bucket_each(&msgs, out),
+            }
+        }
     }
 }
 
@@ -148,6 +212,7 @@ mod tests {
             "plain/ascii",
             "",
             "\u{FFFD}",
+            "an entity id longer than one MD5 block: it leaves the lanes for the crates",
         ];
         let joined: String = items.concat();
         let lens: Vec<u32> = items.iter().map(|s| utf16_len(s)).collect();
@@ -156,6 +221,10 @@ mod tests {
         b.bucket_packed(&joined, &lens, &mut out).unwrap();
         let single: Vec<u32> = items.iter().map(|s| b.bucket(s)).collect();
         assert_eq!(out, single);
+        let units: Vec<u16> = joined.encode_utf16().collect();
+        let mut utf16 = Vec::new();
+        b.bucket_utf16(&Utf16Batch::new(&units, &lens).unwrap(), &mut utf16);
+        assert_eq!(utf16, single);
     }
 
     #[test]

@@ -1,9 +1,8 @@
-//! A minimal UUID value: parsing, canonical formatting, v4 from supplied random bytes and v5
-//! (name-based, SHA-1) as RFC 9562 defines them.
+//! Import-bucket UUIDs: the `uuid` crate's [`uuid::Uuid`] (RFC 9562 parsing, formatting, and
+//! the v4 and v5 builders), with one rule of ours on top: text is accepted only in the
+//! 36-character hyphenated form (the crate also takes braces, `urn:uuid:` and 32 bare digits).
 
 use std::fmt;
-
-use sha1::{Digest, Sha1};
 
 use super::error::{ErrorKind, ImportBucketError};
 
@@ -20,7 +19,7 @@ use super::error::{ErrorKind, ImportBucketError};
 /// assert_eq!(u.version(), 1);
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
-pub struct Uuid([u8; 16]);
+pub struct Uuid(uuid::Uuid);
 
 /// The NIL UUID `00000000-0000-0000-0000-000000000000`, used for dataset-level documents.
 ///
@@ -28,26 +27,14 @@ pub struct Uuid([u8; 16]);
 /// ```
 /// assert_eq!(partkit::imports::NIL_UUID.to_string(), "00000000-0000-0000-0000-000000000000");
 /// ```
-pub const NIL_UUID: Uuid = Uuid([0; 16]);
+pub const NIL_UUID: Uuid = Uuid(uuid::Uuid::nil());
 
-/// Positions of the hyphens in the canonical form.
-const HYPHENS: [usize; 4] = [8, 13, 18, 23];
-
-fn hex_value(c: u8) -> Option<u8> {
-    match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        b'A'..=b'F' => Some(c - b'A' + 10),
-        _ => None,
-    }
-}
+/// The length of the hyphenated form, the only text form accepted.
+const HYPHENATED_LEN: usize = uuid::fmt::Hyphenated::LENGTH;
 
 impl Uuid {
     /// The NAMESPACE_URL UUID of RFC 9562 (`6ba7b811-9dad-11d1-80b4-00c04fd430c8`).
-    pub const NAMESPACE_URL: Uuid = Uuid([
-        0x6b, 0xa7, 0xb8, 0x11, 0x9d, 0xad, 0x11, 0xd1, 0x80, 0xb4, 0x00, 0xc0, 0x4f, 0xd4, 0x30,
-        0xc8,
-    ]);
+    pub const NAMESPACE_URL: Uuid = Uuid(uuid::Uuid::NAMESPACE_URL);
 
     /// A UUID from its 16 bytes, as is (no version or variant bits are set).
     ///
@@ -57,7 +44,7 @@ impl Uuid {
     /// assert_eq!(Uuid::from_bytes([0; 16]), NIL_UUID);
     /// ```
     pub const fn from_bytes(bytes: [u8; 16]) -> Self {
-        Uuid(bytes)
+        Uuid(uuid::Uuid::from_bytes(bytes))
     }
 
     /// The 16 bytes of this UUID, in network order.
@@ -68,6 +55,11 @@ impl Uuid {
     /// assert_eq!(NIL_UUID.as_bytes(), &[0u8; 16]);
     /// ```
     pub const fn as_bytes(&self) -> &[u8; 16] {
+        self.0.as_bytes()
+    }
+
+    /// The `uuid` crate's value.
+    pub const fn as_uuid(&self) -> &uuid::Uuid {
         &self.0
     }
 
@@ -85,25 +77,11 @@ impl Uuid {
     /// assert_eq!(Uuid::parse("{00000000-0000-0000-0000-000000000000}"), None);
     /// ```
     pub fn parse(text: &str) -> Option<Self> {
-        let s = text.as_bytes();
-        if s.len() != 36 {
+        // At 36 bytes the crate's parser takes only the hyphenated form.
+        if text.len() != HYPHENATED_LEN {
             return None;
         }
-        let mut out = [0u8; 16];
-        let mut nibble = 0usize;
-        for (pos, &c) in s.iter().enumerate() {
-            if HYPHENS.contains(&pos) {
-                if c != b'-' {
-                    return None;
-                }
-                continue;
-            }
-            let v = hex_value(c)?;
-            let byte = out.get_mut(nibble / 2)?;
-            *byte = if nibble % 2 == 0 { v << 4 } else { *byte | v };
-            nibble += 1;
-        }
-        Some(Uuid(out))
+        uuid::Uuid::try_parse(text).ok().map(Uuid)
     }
 
     /// A version-4 (random) UUID from 16 random bytes: the version nibble is set to `4` and the
@@ -117,7 +95,7 @@ impl Uuid {
     /// assert_eq!((u.version(), u.is_rfc_variant()), (4, true));
     /// ```
     pub fn new_v4_from_random_bytes(random: [u8; 16]) -> Self {
-        Uuid(random).with_version(4)
+        Uuid(uuid::Builder::from_random_bytes(random).into_uuid())
     }
 
     /// A version-5 (name-based, SHA-1) UUID of `name` in `namespace` (RFC 9562 §5.5): the first
@@ -134,21 +112,7 @@ impl Uuid {
     /// );
     /// ```
     pub fn new_v5(namespace: &Uuid, name: &[u8]) -> Self {
-        let mut hasher = Sha1::new();
-        hasher.update(namespace.0);
-        hasher.update(name);
-        let digest = hasher.finalize();
-        let mut bytes = [0u8; 16];
-        for (dst, src) in bytes.iter_mut().zip(digest.iter()) {
-            *dst = *src;
-        }
-        Uuid(bytes).with_version(5)
-    }
-
-    fn with_version(mut self, version: u8) -> Self {
-        self.0[6] = (self.0[6] & 0x0f) | (version << 4);
-        self.0[8] = (self.0[8] & 0x3f) | 0x80;
-        self
+        Uuid(uuid::Uuid::new_v5(&namespace.0, name))
     }
 
     /// The version nibble (the high 4 bits of byte 6).
@@ -158,7 +122,7 @@ impl Uuid {
     /// assert_eq!(partkit::imports::NIL_UUID.version(), 0);
     /// ```
     pub fn version(&self) -> u8 {
-        self.0[6] >> 4
+        self.0.as_bytes()[6] >> 4
     }
 
     /// Whether the variant bits are `10`, the RFC 9562 variant.
@@ -168,7 +132,7 @@ impl Uuid {
     /// assert!(!partkit::imports::NIL_UUID.is_rfc_variant());
     /// ```
     pub fn is_rfc_variant(&self) -> bool {
-        self.0[8] & 0xc0 == 0x80
+        self.0.get_variant() == uuid::Variant::RFC4122
     }
 
     /// Whether this is the NIL UUID.
@@ -178,33 +142,26 @@ impl Uuid {
     /// assert!(partkit::imports::NIL_UUID.is_nil());
     /// ```
     pub fn is_nil(&self) -> bool {
-        self.0 == [0; 16]
+        self.0.is_nil()
     }
+}
 
-    /// The canonical text as ASCII bytes.
-    fn encode(&self) -> [u8; 36] {
-        const DIGITS: &[u8; 16] = b"0123456789abcdef";
-        let mut out = [b'-'; 36];
-        let mut pos = 0usize;
-        for (i, b) in self.0.iter().enumerate() {
-            if matches!(i, 4 | 6 | 8 | 10) {
-                pos += 1;
-            }
-            out[pos] = DIGITS[usize::from(b >> 4)];
-            out[pos + 1] = DIGITS[usize::from(b & 0x0f)];
-            pos += 2;
-        }
-        out
+impl From<uuid::Uuid> for Uuid {
+    fn from(u: uuid::Uuid) -> Self {
+        Uuid(u)
+    }
+}
+
+impl From<Uuid> for uuid::Uuid {
+    fn from(u: Uuid) -> Self {
+        u.0
     }
 }
 
 impl fmt::Display for Uuid {
+    /// The lower-case hyphenated form.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let buf = self.encode();
-        for &c in &buf {
-            fmt::Write::write_char(f, char::from(c))?;
-        }
-        Ok(())
+        fmt::Display::fmt(&self.0.hyphenated(), f)
     }
 }
 

@@ -1,4 +1,5 @@
-//! Deterministic partition UUIDs.
+//! Deterministic partition UUIDs: a version-8 [`uuid::Uuid`] built by the `uuid` crate from a
+//! SHA-256 of the job run and the partition ref; text in the hyphenated form only.
 
 use std::fmt;
 use std::str::FromStr;
@@ -12,17 +13,22 @@ use sha2::{Digest, Sha256};
 /// Displays and serializes as the lowercase hyphenated form
 /// (`xxxxxxxx-xxxx-8xxx-[89ab]xxx-xxxxxxxxxxxx`); parses any-case hyphenated form.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct PartitionUuid([u8; 16]);
+pub struct PartitionUuid(uuid::Uuid);
 
 impl PartitionUuid {
     /// The 16 bytes of the UUID, most significant first.
     pub fn as_bytes(&self) -> &[u8; 16] {
-        &self.0
+        self.0.as_bytes()
     }
 
     /// Wraps 16 bytes as they are (no version or variant bits are changed).
     pub fn from_bytes(bytes: [u8; 16]) -> Self {
-        PartitionUuid(bytes)
+        PartitionUuid(uuid::Uuid::from_bytes(bytes))
+    }
+
+    /// The `uuid` crate's value.
+    pub fn as_uuid(&self) -> &uuid::Uuid {
+        &self.0
     }
 }
 
@@ -56,28 +62,13 @@ pub fn derive_partition_uuid(job_run_id: &str, partition_ref: &str) -> Partition
     let digest = hasher.finalize();
     let mut bytes = [0u8; 16];
     bytes.copy_from_slice(&digest[..16]);
-    bytes[6] = (bytes[6] & 0x0f) | 0x80;
-    bytes[8] = (bytes[8] & 0x3f) | 0x80;
-    PartitionUuid(bytes)
+    PartitionUuid(uuid::Uuid::new_v8(bytes))
 }
 
-const HEX: &[u8; 16] = b"0123456789abcdef";
-
 impl fmt::Display for PartitionUuid {
+    /// The lower-case hyphenated form.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut out = [0u8; 36];
-        let mut pos = 0;
-        for (i, byte) in self.0.iter().enumerate() {
-            if matches!(i, 4 | 6 | 8 | 10) {
-                out[pos] = b'-';
-                pos += 1;
-            }
-            out[pos] = HEX[(byte >> 4) as usize];
-            out[pos + 1] = HEX[(byte & 0x0f) as usize];
-            pos += 2;
-        }
-        // Only ASCII hex digits and '-' were written.
-        f.write_str(std::str::from_utf8(&out).unwrap_or_default())
+        fmt::Display::fmt(&self.0.hyphenated(), f)
     }
 }
 
@@ -108,30 +99,14 @@ impl FromStr for PartitionUuid {
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let err = || ParseUuidError(s.chars().take(64).collect());
-        let raw = s.as_bytes();
-        if raw.len() != 36 {
+        // At 36 bytes the crate's parser takes only the hyphenated form (not braces,
+        // `urn:uuid:` or 32 bare digits).
+        if s.len() != uuid::fmt::Hyphenated::LENGTH {
             return Err(err());
         }
-        let mut bytes = [0u8; 16];
-        let mut nibbles = 0usize;
-        for (i, &c) in raw.iter().enumerate() {
-            if matches!(i, 8 | 13 | 18 | 23) {
-                if c != b'-' {
-                    return Err(err());
-                }
-                continue;
-            }
-            let v = match c {
-                b'0'..=b'9' => c - b'0',
-                b'a'..=b'f' => c - b'a' + 10,
-                b'A'..=b'F' => c - b'A' + 10,
-                _ => return Err(err()),
-            };
-            let slot = &mut bytes[nibbles / 2];
-            *slot = if nibbles % 2 == 0 { v << 4 } else { *slot | v };
-            nibbles += 1;
-        }
-        Ok(PartitionUuid(bytes))
+        uuid::Uuid::try_parse(s)
+            .map(PartitionUuid)
+            .map_err(|_| err())
     }
 }
 

@@ -1,6 +1,10 @@
 //! Go `regexp` syntax (RE2 as Go's `regexp/syntax` parses it with `syntax.Perl` flags),
 //! translated to an equivalent pattern for Rust's `regex` crate.
 //!
+//! Why hand-written: matching is the `regex` crate's, but no crate parses Go's syntax —
+//! `regex-syntax` parses Rust's dialect, which differs from Go's in the ways below — and Go's
+//! exact errors are part of the contract. So this module only translates.
+//!
 //! Go and Rust both implement RE2-family, leftmost-first, linear-time matching, but their
 //! *syntax* differs in ways that would silently change which keys match:
 //!

@@ -7,6 +7,10 @@
 //! byte-slice of a key that ends inside a multi-byte character, exactly as Go's
 //! `key[:len(layout)]` does.
 //!
+//! Why hand-written: no Rust crate implements Go's reference-time layouts (`chrono` and `time`
+//! use strftime-style or their own format descriptions), and Go's exact parse errors and
+//! range checks decide which keys fall back, so they must match byte for byte.
+//!
 //! The reference time is `Mon Jan 2 15:04:05 MST 2006`. Supported tokens: `2006` `06`
 //! `January` `Jan` `01` `1` `Monday` `Mon` `02` `2` `_2` `002` `__2` `15` `03` `3` `04` `4`
 //! `05` `5` `PM` `pm` `MST` `Z0700` `Z070000` `Z07` `Z07:00` `Z07:00:00` `-0700` `-070000`

@@ -23,6 +23,7 @@
 //! ```
 
 mod error;
+mod fnv;
 pub mod goregex;
 pub mod gotime;
 
@@ -31,6 +32,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::packed::{is_ascii_utf16, push_utf8, Utf16Batch};
 use error::ErrorKind;
 pub use error::PartitionError;
+pub use fnv::fnv1a32;
+use fnv::{fnv1a32_units, fnv1a32_update, fnv1a32_x4, FNV1A32_OFFSET};
 
 /// ASCII Unit Separator: joins regex capture groups before hashing (as Go does).
 pub const CAPTURE_GROUP_DELIMITER: u8 = 0x1F;
@@ -48,33 +51,6 @@ pub const MAX_PATTERN_BYTES: usize = 32 << 10;
 /// The longest date format (Go time layout) accepted, in UTF-8 bytes (Go has no such bound):
 /// every key is parsed with it. Longer layouts get `INPUT_TOO_LARGE`.
 pub const MAX_DATE_FORMAT_BYTES: usize = 4 << 10;
-
-/// 32-bit FNV-1a (Go's `hash/fnv` `New32a`) of `bytes`.
-///
-/// # Examples
-/// ```
-/// use partkit::objects::fnv1a32;
-/// assert_eq!(fnv1a32(b""), 2166136261);
-/// assert_eq!(fnv1a32("prefix/文件1.txt".as_bytes()), 2459005073);
-/// ```
-#[inline]
-pub fn fnv1a32(bytes: &[u8]) -> u32 {
-    let mut h: u32 = 0x811C_9DC5;
-    for &b in bytes {
-        h ^= u32::from(b);
-        h = h.wrapping_mul(0x0100_0193);
-    }
-    h
-}
-
-#[inline]
-fn fnv1a32_update(mut h: u32, bytes: &[u8]) -> u32 {
-    for &b in bytes {
-        h ^= u32::from(b);
-        h = h.wrapping_mul(0x0100_0193);
-    }
-    h
-}
 
 /// The prefix Go trims from keys: `strings.TrimSuffix(strings.TrimSpace(sourceKey), "*")`.
 ///
@@ -370,32 +346,6 @@ pub const DIR_FLAG_AUTO: u8 = 2;
 /// Distinguishes compiled partitioners, for [`DateCache`].
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
-#[inline]
-fn fnv1a32_step(h: u32, b: u32) -> u32 {
-    (h ^ b).wrapping_mul(0x0100_0193)
-}
-
-/// FNV-1a of four strings of code units at once, taking each unit as one byte: four
-/// independent multiply chains instead of one, over the common length, then each tail.
-#[inline]
-fn fnv1a32_x4(keys: [&[u16]; 4]) -> [u32; 4] {
-    let m = keys.iter().map(|k| k.len()).min().unwrap_or(0);
-    let (a, b, c, d) = (&keys[0][..m], &keys[1][..m], &keys[2][..m], &keys[3][..m]);
-    let mut h = [0x811C_9DC5u32; 4];
-    for i in 0..m {
-        h[0] = fnv1a32_step(h[0], u32::from(a[i]));
-        h[1] = fnv1a32_step(h[1], u32::from(b[i]));
-        h[2] = fnv1a32_step(h[2], u32::from(c[i]));
-        h[3] = fnv1a32_step(h[3], u32::from(d[i]));
-    }
-    for (h, k) in h.iter_mut().zip(keys) {
-        *h = k[m..]
-            .iter()
-            .fold(*h, |h, &u| fnv1a32_step(h, u32::from(u)));
-    }
-    h
-}
-
 /// Where one object goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Assignment {
@@ -627,7 +577,7 @@ impl ObjectPartitioner {
                     _ => return Assignment::Fallback,
                 }
                 // Non-empty groups joined with 0x1F; none: the whole match.
-                let mut h = fnv1a32(b"");
+                let mut h = FNV1A32_OFFSET;
                 let mut groups = 0usize;
                 for i in 1..locs.len() {
                     let Some((a, b)) = locs.get(i) else { continue };
@@ -791,11 +741,7 @@ impl ObjectPartitioner {
             };
             key.strip_prefix(&[u16::from(b'/')]).unwrap_or(key)
         };
-        let fnv = |units: &[u16]| {
-            units
-                .iter()
-                .fold(fnv1a32(b""), |h, &u| fnv1a32_step(h, u32::from(u)))
-        };
+        let fnv = fnv1a32_units;
         match &self.strategy {
             Rule::Object => Some(self.hashed(fnv(key))),
             Rule::Substring { start, end } => Some(match sanitized().get(*start..*end) {

@@ -5,11 +5,11 @@ use std::cell::Cell;
 
 use wasm_bindgen::prelude::*;
 
-use super::error::{out_of_memory, JsError};
+use super::error::{out_of_memory, BoundaryError};
 use crate::bucketing::{self as core, BucketSet, Bucketer, RawConfig, Selector, Value};
 use crate::packed::PackedSplitter;
 
-type Result<T> = std::result::Result<T, JsError>;
+type Result<T> = std::result::Result<T, BoundaryError>;
 
 thread_local! {
     /// The last key's HMAC state: connectors call `bucket()` with one key over and over. A
@@ -82,6 +82,22 @@ impl WasmBucketer {
         self.0.bucket_packed(joined, lens, &mut out)?;
         Ok(out)
     }
+
+    /// [`Self::bucket_packed`] from the other packed format (UTF-16 code units written into wasm
+    /// memory, `js/packed.mjs` `mapPacked`): the benchmark compares the two.
+    #[wasm_bindgen(js_name = bucketUtf16)]
+    pub fn bucket_utf16(&self, keys: &super::packed::PackedStrings) -> Result<Vec<u32>> {
+        let batch = keys.batch().map_err(|e| {
+            BoundaryError::from(crate::bucketing::BucketingError::InvalidArgument(
+                e.to_string(),
+            ))
+        })?;
+        let mut out = Vec::new();
+        out.try_reserve_exact(batch.len())
+            .map_err(|_| out_of_memory("bucketing"))?;
+        self.0.bucket_utf16(&batch, &mut out);
+        Ok(out)
+    }
 }
 
 /// Kinds of the plain values `js/bucketing.mjs` encodes a config into (see [`decode`]).
@@ -94,7 +110,7 @@ const K_LIST: u8 = 5;
 const K_OBJECT: u8 = 6;
 const K_BIGINT: u8 = 7;
 
-fn bad_encoding() -> JsError {
+fn bad_encoding() -> BoundaryError {
     core::BucketingError::InvalidArgument("packed config: malformed encoding".into()).into()
 }
 

@@ -1,6 +1,7 @@
 //! Import-bucket bindings. Argument types (array, object, string) are checked by
 //! `js/imports.mjs`, which reads every caller value and hands over plain data (strings, numbers,
-//! kinds, typed arrays); every value rule lives in `crate::imports`.
+//! kinds, typed arrays; a batch call's as one options object decoded by serde-wasm-bindgen);
+//! every value rule lives in `crate::imports`.
 //!
 //! A batch crosses packed: the distinct dataset names and the distinct raw bucket strings, each
 //! as one joined string plus UTF-16 lengths (`crate::packed`), and per item one `u32` reference
@@ -9,20 +10,21 @@
 //! string", `2 + i` the `i`-th raw bucket string.
 
 use js_sys::{Array, Uint32Array};
+use serde::Deserialize;
 use wasm_bindgen::prelude::*;
 
-use super::error::{headroom, out_of_memory, throw, JsError};
+use super::error::{error_value, headroom, out_of_memory, BoundaryError};
 use crate::imports::{
     self as core, BucketCount, BucketRef, BucketValue, DatasetRef, DatasetValue, FieldNames,
     ImportBucketError, ImportOptions, ItemValue, OsRandom, PackedItem, PackedItems,
 };
 use crate::packed::PackedSplitter;
 
-type Result<T> = std::result::Result<T, JsError>;
+type Result<T> = std::result::Result<T, BoundaryError>;
 
-impl From<ImportBucketError> for JsError {
+impl From<ImportBucketError> for BoundaryError {
     fn from(e: ImportBucketError) -> Self {
-        JsError(throw("import", e.code(), &e.to_string()))
+        BoundaryError(error_value("import", e.code(), &e.to_string()))
     }
 }
 
@@ -44,7 +46,7 @@ const BUCKET_NOT_STRING: u32 = 1;
 
 fn unpack(joined: &str, lens: &[u32]) -> Result<Vec<String>> {
     let bad = |e: crate::packed::PackedError| {
-        JsError::from(ImportBucketError::invalid_argument(e.to_string()))
+        BoundaryError::from(ImportBucketError::invalid_argument(e.to_string()))
     };
     let mut split = PackedSplitter::new(joined);
     let mut scratch = Vec::new();
@@ -140,38 +142,83 @@ pub fn check_import_buckets(kind: u8, number: f64, text: Option<String>) -> Resu
     Ok(bucket_count(kind, number, text)?.get())
 }
 
-/// `[table, indices]`: `table` is the distinct buckets joined (36 characters each), `indices` a
-/// Uint32Array with each item's index into it.
-#[wasm_bindgen(js_name = assignImportBuckets)]
-#[allow(clippy::too_many_arguments)]
-pub fn assign_import_buckets(
+/// A packed batch and the field names, as `js/imports.mjs` builds it: plain data (strings
+/// and `Uint32Array`s, the arrays handed over as they are and copied once).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct BatchArgs {
+    dataset_field: String,
+    bucket_field: String,
+    datasets_joined: String,
+    #[serde(deserialize_with = "serde_wasm_bindgen::preserve::deserialize")]
+    dataset_lens: Uint32Array,
+    #[serde(deserialize_with = "serde_wasm_bindgen::preserve::deserialize")]
+    dataset_refs: Uint32Array,
+    buckets_joined: String,
+    #[serde(deserialize_with = "serde_wasm_bindgen::preserve::deserialize")]
+    bucket_lens: Uint32Array,
+    #[serde(deserialize_with = "serde_wasm_bindgen::preserve::deserialize")]
+    bucket_refs: Uint32Array,
+}
+
+/// The options of `assignImportBuckets`: N (already checked by `checkImportBuckets`, checked
+/// again), the import id, the batch.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AssignArgs {
     buckets: f64,
+    #[serde(default)]
     import_id: Option<String>,
-    dataset_field: &str,
-    bucket_field: &str,
-    datasets_joined: &str,
-    dataset_lens: &[u32],
-    dataset_refs: &[u32],
-    buckets_joined: &str,
-    bucket_lens: &[u32],
-    bucket_refs: &[u32],
-) -> Result<Array> {
-    let n = BucketCount::from_f64(buckets)?;
+    batch: BatchArgs,
+}
+
+/// Decodes the plain data `js/imports.mjs` built; another shape is `INVALID_ARGUMENT`.
+fn args<T: serde::de::DeserializeOwned>(value: JsValue) -> Result<T> {
+    serde_wasm_bindgen::from_value(value)
+        .map_err(|e| ImportBucketError::invalid_argument(format!("options: {e}")).into())
+}
+
+/// The batch's strings unpacked and its references copied, the call's memory reserved first.
+struct Unpacked {
+    datasets: Vec<String>,
+    dataset_refs: Vec<u32>,
+    raw: Vec<String>,
+    bucket_refs: Vec<u32>,
+}
+
+fn unpack_batch(b: &BatchArgs) -> Result<Unpacked> {
     // The core's maps and outputs: a few words per item and per distinct string.
     headroom(
         "import",
-        batch_bytes(datasets_joined, buckets_joined, dataset_refs.len()),
+        batch_bytes(
+            &b.datasets_joined,
+            &b.buckets_joined,
+            b.dataset_refs.length() as usize,
+        ),
     )?;
-    let datasets = unpack(datasets_joined, dataset_lens)?;
-    let raw = unpack(buckets_joined, bucket_lens)?;
-    let batch = batch(&datasets, dataset_refs, &raw, bucket_refs)?;
+    Ok(Unpacked {
+        datasets: unpack(&b.datasets_joined, &b.dataset_lens.to_vec())?,
+        dataset_refs: b.dataset_refs.to_vec(),
+        raw: unpack(&b.buckets_joined, &b.bucket_lens.to_vec())?,
+        bucket_refs: b.bucket_refs.to_vec(),
+    })
+}
+
+/// `[table, indices]`: `table` is the distinct buckets joined (36 characters each), `indices` a
+/// Uint32Array with each item's index into it. `options`: `{buckets, importId, batch}`.
+#[wasm_bindgen(js_name = assignImportBuckets)]
+pub fn assign_import_buckets(options: JsValue) -> Result<Array> {
+    let a: AssignArgs = args(options)?;
+    let n = BucketCount::from_f64(a.buckets)?;
+    let u = unpack_batch(&a.batch)?;
+    let batch = batch(&u.datasets, &u.dataset_refs, &u.raw, &u.bucket_refs)?;
     let options = ImportOptions {
         buckets: n,
         fields: FieldNames {
-            dataset: dataset_field,
-            bucket: bucket_field,
+            dataset: &a.batch.dataset_field,
+            bucket: &a.batch.bucket_field,
         },
-        import_id: import_id.as_deref(),
+        import_id: a.import_id.as_deref(),
     };
     let a = core::assign_packed(&batch, &options, &mut OsRandom)?;
     let table: String = a.buckets.iter().map(|u| u.to_string()).collect();
@@ -182,29 +229,15 @@ pub fn assign_import_buckets(
 }
 
 /// `[keyDatasets, keyBuckets, itemGroups]`: per group its dataset's index and its bucket (joined,
-/// 36 characters each), per item its group.
+/// 36 characters each), per item its group. `batch`: as `assignImportBuckets`' `batch`.
 #[wasm_bindgen(js_name = groupByPartitionKey)]
-#[allow(clippy::too_many_arguments)]
-pub fn group_by_partition_key(
-    dataset_field: &str,
-    bucket_field: &str,
-    datasets_joined: &str,
-    dataset_lens: &[u32],
-    dataset_refs: &[u32],
-    buckets_joined: &str,
-    bucket_lens: &[u32],
-    bucket_refs: &[u32],
-) -> Result<Array> {
-    headroom(
-        "import",
-        batch_bytes(datasets_joined, buckets_joined, dataset_refs.len()),
-    )?;
-    let datasets = unpack(datasets_joined, dataset_lens)?;
-    let raw = unpack(buckets_joined, bucket_lens)?;
-    let batch = batch(&datasets, dataset_refs, &raw, bucket_refs)?;
+pub fn group_by_partition_key(batch_args: JsValue) -> Result<Array> {
+    let b: BatchArgs = args(batch_args)?;
+    let u = unpack_batch(&b)?;
+    let batch = batch(&u.datasets, &u.dataset_refs, &u.raw, &u.bucket_refs)?;
     let fields = FieldNames {
-        dataset: dataset_field,
-        bucket: bucket_field,
+        dataset: &b.dataset_field,
+        bucket: &b.bucket_field,
     };
     let g = core::group_packed(&batch, &fields)?;
     let key_datasets: Vec<u32> = g.keys.iter().map(|k| k.dataset).collect();

@@ -12,14 +12,14 @@
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use super::error::{headroom, out_of_memory, throw, JsError};
+use super::error::{error_value, headroom, out_of_memory, BoundaryError};
 use crate::lifecycle::{self as lc, BuildEvent, LifecycleError};
 
-type Result<T> = std::result::Result<T, JsError>;
+type Result<T> = std::result::Result<T, BoundaryError>;
 
-impl From<LifecycleError> for JsError {
+impl From<LifecycleError> for BoundaryError {
     fn from(e: LifecycleError) -> Self {
-        let error = throw("lifecycle", e.code(), &e.to_string());
+        let error = error_value("lifecycle", e.code(), &e.to_string());
         if let Some(index) = e.event_index() {
             // Setting a property on a fresh Error object cannot fail.
             let _ = js_sys::Reflect::set(
@@ -28,14 +28,14 @@ impl From<LifecycleError> for JsError {
                 &JsValue::from_f64(index as f64),
             );
         }
-        JsError(error)
+        BoundaryError(error)
     }
 }
 
 fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue> {
     value
         .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .map_err(|e| JsError(throw("lifecycle", "INTERNAL", &e.to_string())))
+        .map_err(|e| BoundaryError(error_value("lifecycle", "INTERNAL", &e.to_string())))
 }
 
 /// `undefined` for `None` (the JSON-compatible serializer would give `null`).
@@ -53,7 +53,7 @@ fn millis(name: &str, value: f64) -> Result<u64> {
     if value.is_finite() && value.fract() == 0.0 && (0.0..=max).contains(&value) {
         Ok(value as u64)
     } else {
-        Err(JsError(throw(
+        Err(BoundaryError(error_value(
             "lifecycle",
             "INVALID_ARGUMENT",
             &format!("{name} must be an integer number of milliseconds in 0..=2^53-1, got {value}"),

@@ -1,5 +1,5 @@
 //! The binding layer: the only code that knows JavaScript. Each domain has one file of
-//! one-line forwarding functions; every error leaves through [`error::throw`].
+//! one-line forwarding functions; every error leaves as a [`error::BoundaryError`] built by [`error::error_value`].
 
 pub(crate) mod error;
 

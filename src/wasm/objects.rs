@@ -1,30 +1,33 @@
-//! Object-partitioning bindings. Argument types are checked by `js/objects.mjs`; numbers are
-//! checked again here (finite safe integers), values by the core. Keys cross packed: a
+//! Object-partitioning bindings. Argument types are checked by `js/objects.mjs`, which passes
+//! configs and constructor options as plain data objects (decoded here with
+//! serde-wasm-bindgen); numbers are checked again here (finite safe integers), values by the
+//! core. Keys cross packed: a
 //! [`PackedStrings`] (UTF-16 code units and lengths, written by `js/packed.mjs`) and one
 //! directory flag byte per key (0 file, 1 directory, 2 decide by a trailing `/`; no flags: 2
 //! for every key).
 
+use serde::Deserialize;
 use wasm_bindgen::prelude::*;
 
-use super::error::{headroom, out_of_memory, throw, JsError};
+use super::error::{error_value, headroom, out_of_memory, BoundaryError};
 use super::packed::PackedStrings;
 use crate::objects::{
     self as core, Assignment, ObjectPartitioner, PartitionConfig, PartitionError, StatsBuilder,
 };
 
-type Result<T> = std::result::Result<T, JsError>;
+type Result<T> = std::result::Result<T, BoundaryError>;
 
 /// `plan` and `stats` list every partition: a bound on what they allocate.
 const MAX_LISTED_PARTITIONS: i64 = 1 << 24;
 
-impl From<PartitionError> for JsError {
+impl From<PartitionError> for BoundaryError {
     fn from(e: PartitionError) -> Self {
-        JsError(throw("partition", e.code(), &e.to_string()))
+        BoundaryError(error_value("partition", e.code(), &e.to_string()))
     }
 }
 
-fn invalid(message: &str) -> JsError {
-    JsError(throw("partition", "INVALID_ARGUMENT", message))
+fn invalid(message: &str) -> BoundaryError {
+    BoundaryError(error_value("partition", "INVALID_ARGUMENT", message))
 }
 
 /// A JS number that must be a safe integer (Go's `int` is 64-bit; JS is exact to 2^53).
@@ -37,19 +40,42 @@ fn int(value: f64, name: &str) -> Result<i64> {
     }
 }
 
-fn config(
-    key_type: &str,
-    pattern: &str,
-    start: f64,
-    end: f64,
-    date_format: &str,
-) -> Result<PartitionConfig> {
+/// A `PartitionConfig` as `js/objects.mjs` builds it: a fresh plain object of checked values.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ConfigArgs {
+    #[serde(rename = "type")]
+    key_type: String,
+    pattern: String,
+    start_index: f64,
+    end_index: f64,
+    date_format: String,
+}
+
+/// The options of the two constructors, built by `js/objects.mjs` as plain data.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PartitionerArgs {
+    total_partitions: f64,
+    /// `PartitionSelector` only.
+    #[serde(default)]
+    partition_index: Option<f64>,
+    source_key: String,
+    partition: ConfigArgs,
+}
+
+/// Decodes the plain data `js/objects.mjs` built; a value of another shape is `INVALID_ARGUMENT`.
+fn args<T: serde::de::DeserializeOwned>(value: JsValue) -> Result<T> {
+    serde_wasm_bindgen::from_value(value).map_err(|e| invalid(&format!("options: {e}")))
+}
+
+fn config(c: ConfigArgs) -> Result<PartitionConfig> {
     Ok(PartitionConfig {
-        key_type: key_type.to_owned(),
-        pattern: pattern.to_owned(),
-        start_index: int(start, "partition.startIndex")?,
-        end_index: int(end, "partition.endIndex")?,
-        date_format: date_format.to_owned(),
+        start_index: int(c.start_index, "partition.startIndex")?,
+        end_index: int(c.end_index, "partition.endIndex")?,
+        key_type: c.key_type,
+        pattern: c.pattern,
+        date_format: c.date_format,
     })
 }
 
@@ -76,14 +102,8 @@ fn each_key(
 
 /// Go's `PartitionConfig.Validate`.
 #[wasm_bindgen(js_name = validatePartitionConfig)]
-pub fn validate_partition_config(
-    key_type: &str,
-    pattern: &str,
-    start: f64,
-    end: f64,
-    date_format: &str,
-) -> Result<()> {
-    Ok(config(key_type, pattern, start, end, date_format)?.validate()?)
+pub fn validate_partition_config(partition: JsValue) -> Result<()> {
+    Ok(config(args(partition)?)?.validate()?)
 }
 
 /// Go's `PartitionObjects` for one partition: the constructor validates as Go does (config,
@@ -96,24 +116,16 @@ pub struct PartitionSelector {
 
 #[wasm_bindgen]
 impl PartitionSelector {
-    #[allow(clippy::too_many_arguments)]
+    /// `options`: `{totalPartitions, partitionIndex, sourceKey, partition}`.
     #[wasm_bindgen(constructor)]
-    pub fn new(
-        total: f64,
-        index: f64,
-        source_key: &str,
-        key_type: &str,
-        pattern: &str,
-        start: f64,
-        end: f64,
-        date_format: &str,
-    ) -> Result<PartitionSelector> {
-        let cfg = config(key_type, pattern, start, end, date_format)?;
+    pub fn new(options: JsValue) -> Result<PartitionSelector> {
+        let a: PartitionerArgs = args(options)?;
+        let cfg = config(a.partition)?;
         let (total, index) = (
-            int(total, "totalPartitions")?,
-            int(index, "partitionIndex")?,
+            int(a.total_partitions, "totalPartitions")?,
+            int(a.partition_index.unwrap_or(f64::NAN), "partitionIndex")?,
         );
-        let p = ObjectPartitioner::new(total, source_key, &cfg)?;
+        let p = ObjectPartitioner::new(total, &a.source_key, &cfg)?;
         p.check_index(index)?;
         Ok(PartitionSelector { p, index })
     }
@@ -168,21 +180,15 @@ pub struct WasmObjectPartitioner(ObjectPartitioner);
 
 #[wasm_bindgen(js_class = ObjectPartitioner)]
 impl WasmObjectPartitioner {
+    /// `options`: `{totalPartitions, sourceKey, partition}`.
     #[wasm_bindgen(constructor)]
-    pub fn new(
-        total: f64,
-        source_key: &str,
-        key_type: &str,
-        pattern: &str,
-        start: f64,
-        end: f64,
-        date_format: &str,
-    ) -> Result<WasmObjectPartitioner> {
-        let cfg = config(key_type, pattern, start, end, date_format)?;
-        let total = int(total, "totalPartitions")?;
-        let p = ObjectPartitioner::new(total, source_key, &cfg)?;
+    pub fn new(options: JsValue) -> Result<WasmObjectPartitioner> {
+        let a: PartitionerArgs = args(options)?;
+        let cfg = config(a.partition)?;
+        let total = int(a.total_partitions, "totalPartitions")?;
+        let p = ObjectPartitioner::new(total, &a.source_key, &cfg)?;
         if total > i64::from(i32::MAX) {
-            return Err(JsError(throw(
+            return Err(BoundaryError(error_value(
                 "partition",
                 "PARTITION_COUNT_UNSUPPORTED",
                 &format!(

@@ -4,7 +4,7 @@
 
 use wasm_bindgen::prelude::*;
 
-use super::error::{out_of_memory, JsError};
+use super::error::{out_of_memory, BoundaryError};
 use crate::packed::{PackedError, Utf16Batch};
 
 /// Code units and lengths of a batch of strings, written by JavaScript.
@@ -25,7 +25,7 @@ impl PackedStrings {
     /// Sizes the buffers for `units` code units and `items` strings (contents unspecified
     /// until JavaScript writes them). Wasm memory may grow: views of it must be re-made.
     /// `OUT_OF_MEMORY` (domain `partition`, the only user) when the memory cannot be had.
-    pub fn reset(&mut self, units: usize, items: usize) -> Result<(), JsError> {
+    pub fn reset(&mut self, units: usize, items: usize) -> Result<(), BoundaryError> {
         self.units.clear();
         self.lens.clear();
         let oom = |_| out_of_memory("partition");

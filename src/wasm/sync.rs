@@ -11,23 +11,23 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use super::error::{headroom, throw, JsError};
+use super::error::{error_value, headroom, BoundaryError};
 use crate::sync::{
     self, PartitionSpec, RebalanceEvent, SyncError, SyncMessage, SyncOptions, MAX_SAFE_INTEGER,
 };
 
-type Result<T> = std::result::Result<T, JsError>;
+type Result<T> = std::result::Result<T, BoundaryError>;
 
-impl From<SyncError> for JsError {
+impl From<SyncError> for BoundaryError {
     fn from(e: SyncError) -> Self {
-        JsError(throw("sync", e.code(), &e.to_string()))
+        BoundaryError(error_value("sync", e.code(), &e.to_string()))
     }
 }
 
 fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue> {
     value
         .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .map_err(|e| JsError(throw("sync", "INTERNAL", &e.to_string())))
+        .map_err(|e| BoundaryError(error_value("sync", "INTERNAL", &e.to_string())))
 }
 
 /// Parses JSON text made in JS, after reserving memory for the call up front (an allocation
@@ -37,7 +37,8 @@ fn parse<T: DeserializeOwned>(text: &str, code: &str, what: &str) -> Result<T> {
         "sync",
         text.len().saturating_mul(16).saturating_add(1 << 20),
     )?;
-    serde_json::from_str(text).map_err(|e| JsError(throw("sync", code, &format!("{what}: {e}"))))
+    serde_json::from_str(text)
+        .map_err(|e| BoundaryError(error_value("sync", code, &format!("{what}: {e}"))))
 }
 
 fn now(value: f64) -> Result<u64> {
@@ -45,7 +46,7 @@ fn now(value: f64) -> Result<u64> {
     {
         Ok(value as u64)
     } else {
-        Err(JsError(throw(
+        Err(BoundaryError(error_value(
             "sync",
             "INVALID_ARGUMENT",
             "now must be an integer in 0..=Number.MAX_SAFE_INTEGER",

@@ -5,15 +5,15 @@ use super::*;
 /// Rendezvous (highest random weight) choice of a member for a token: the same on every task,
 /// independent of which other tokens it knows.
 pub(super) fn rendezvous(token: &str, members: &[String]) -> String {
+    /// FNV-1a 64 of the parts, each followed by a zero byte.
     fn fnv(parts: &[&[u8]]) -> u64 {
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        use std::hash::Hasher;
+        let mut h = fnv::FnvHasher::default();
         for part in parts {
-            for b in part.iter().chain(std::iter::once(&0u8)) {
-                h ^= u64::from(*b);
-                h = h.wrapping_mul(0x0100_0000_01b3);
-            }
+            h.write(part);
+            h.write_u8(0);
         }
-        h
+        h.finish()
     }
     members
         .iter()
