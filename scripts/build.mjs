@@ -73,4 +73,15 @@ await esbuild.build({
   target: 'es2022',
   plugins: [wasmAlias('web')],
 });
+// partkit/s3 (Node only): the package root and the AWS SDK stay external, so its errors are
+// the root's classes and the caller's SDK copy is used.
+await esbuild.build({
+  ...common,
+  entryPoints: ['js/s3.mjs'],
+  outfile: 'dist/s3.cjs',
+  format: 'cjs',
+  platform: 'node',
+  target: 'node18',
+  external: ['partkit', '@aws-sdk/client-s3'],
+});
 log('done');

@@ -26,6 +26,63 @@ function planReport(api, keys, total, src, write) {
   write(`keys ${keys.length}, directories ${s.directories}, fallback to partition 0: ${s.fallback}`);
 }
 
+/** Progress on stderr (pages, keys, rate) when it is a terminal. */
+function progress() {
+  if (!process.stderr.isTTY) return {onPage: undefined, done: () => {}};
+  const start = Date.now();
+  let last = '';
+  return {
+    onPage: ({pages, keys, selected}) => {
+      const rate = keys / Math.max(1e-3, (Date.now() - start) / 1000);
+      last = `pages ${pages}, keys ${keys}, selected ${selected}, ${Math.round(rate)} keys/s`;
+      process.stderr.write(`\r${last}\x1b[K`);
+    },
+    done: () => last && process.stderr.write('\n'),
+  };
+}
+
+/** `--s3`: list with partkit/s3 and print this partition's keys (or the plan). */
+async function fromS3(api, opts, write) {
+  if (opts.prefix !== undefined) throw new Error('--prefix and --s3 exclude each other: the key is the s3:// URL\'s path');
+  const s3 = await import('../s3.mjs');
+  const {S3Client} = await import('@aws-sdk/client-s3');
+  const {bucket, key} = s3.parseS3Url(opts.s3);
+  const src = {...source({...opts, prefix: key}), bucket};
+  const client = new S3Client({
+    region: opts.region ?? process.env.AWS_REGION ?? 'us-east-1',
+    ...(opts.endpoint ? {endpoint: opts.endpoint, forcePathStyle: true} : {}),
+  });
+  const ac = new AbortController();
+  const stop = () => ac.abort(new Error('interrupted'));
+  process.once('SIGINT', stop);
+  const p = progress();
+  const options = {signal: ac.signal, pageSize: opts.pageSize, onPage: p.onPage};
+  try {
+    if (opts.plan) {
+      const s = await s3.stats(client, src, opts.total, options);
+      p.done();
+      const width = String(Math.max(...s.counts, 0)).length;
+      s.counts.forEach((count, i) => write(`partition ${i}\t${String(count).padStart(width)}\t${s.bytes[i]} bytes`));
+      write(`keys ${s.objects}, directories ${s.directories}, fallback to partition 0: ${s.fallback}, pages ${s.pages}`);
+      return;
+    }
+    if (opts.index === undefined) throw new Error('--index is required unless --plan is given');
+    let buf = '';
+    for await (const o of s3.listPartition(client, src, opts.total, opts.index, options)) {
+      buf += `${o.key}\n`;
+      if (buf.length > 1 << 16) {
+        process.stdout.write(buf);
+        buf = '';
+      }
+    }
+    p.done();
+    process.stdout.write(buf);
+  } finally {
+    process.removeListener('SIGINT', stop);
+    client.destroy();
+  }
+}
+
 export function register(program, api) {
   program
     .command('objects')
@@ -39,8 +96,16 @@ export function register(program, api) {
     .option('--end <n>', 'substring: end index (exclusive)', integerOption('--end'))
     .option('--date-format <layout>', 'date: Go time layout, e.g. 2006-01-02')
     .option('--plan', "print every partition's count and the fallback count instead")
+    .option('--s3 <url>', 'list s3://bucket/key with ListObjectsV2 instead of reading keys (partkit/s3; credentials from the AWS SDK default chain)')
+    .option('--endpoint <url>', 'with --s3: an S3-compatible endpoint (path-style requests)')
+    .option('--region <r>', 'with --s3: the region (default: AWS_REGION, else us-east-1)')
+    .option('--page-size <n>', 'with --s3: ListObjectsV2 MaxKeys (1-1000)', integerOption('--page-size'))
     .argument('[file]', 'keys, one per line; a key ending in / is a directory (- or nothing: stdin)', '-')
-    .action((file, opts) => {
+    .action(async (file, opts) => {
+      if (opts.s3) {
+        await fromS3(api, opts, (l) => console.log(l));
+        return;
+      }
       const keys = lines(readText(file));
       const src = source(opts);
       if (opts.plan) {

@@ -1294,3 +1294,10 @@ fn emit_class(items: &[ClassItem], negated: bool, fold: bool, out: &mut String) 
         out.push(')');
     }
 }
+
+/// The fast capture search of `pattern` ([`super::fastregex`]), when it qualifies: same
+/// translation and nesting limit as [`compile`].
+pub fn compile_fast(pattern: &str) -> Option<super::fastregex::FastRegex> {
+    let translated = translate(pattern).ok()?;
+    super::fastregex::FastRegex::new(&translated, 8 * RUST_MAX_HEIGHT as u32)
+}

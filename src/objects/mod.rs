@@ -23,6 +23,7 @@
 //! ```
 
 mod error;
+pub mod fastregex;
 mod fnv;
 pub mod goregex;
 pub mod gotime;
@@ -33,7 +34,7 @@ use crate::packed::{is_ascii_utf16, push_utf8, Utf16Batch};
 use error::ErrorKind;
 pub use error::PartitionError;
 pub use fnv::fnv1a32;
-use fnv::{fnv1a32_units, fnv1a32_update, fnv1a32_x4, FNV1A32_OFFSET};
+use fnv::{fnv1a32_units, fnv1a32_update, fnv1a32_x4};
 
 /// ASCII Unit Separator: joins regex capture groups before hashing (as Go does).
 pub const CAPTURE_GROUP_DELIMITER: u8 = 0x1F;
@@ -228,7 +229,11 @@ impl PartitionConfig {
                 }
                 bounded("pattern", &self.pattern, MAX_PATTERN_BYTES)?;
                 match goregex::compile(&self.pattern) {
-                    Ok(re) => Rule::Regex(Box::new(re)),
+                    Ok(re) => Rule::Regex(Box::new(RegexRule {
+                        fast: goregex::compile_fast(&self.pattern),
+                        groups: re.captures_len() > 1,
+                        re,
+                    })),
                     Err(e) => return fail(ErrorKind::PatternInvalid(e.to_string())),
                 }
             }
@@ -265,9 +270,19 @@ impl PartitionConfig {
 enum Rule {
     All,
     Object,
-    Regex(Box<regex::Regex>),
+    Regex(Box<RegexRule>),
     Substring { start: usize, end: usize },
     Date(Box<gotime::Layout>),
+}
+
+/// A compiled `regex` type: `regex`'s engine, the fast capture search when the pattern
+/// qualifies ([`fastregex`]), and whether it has groups (without, the whole match is hashed
+/// and a plain `find` — DFA only — suffices).
+#[derive(Clone, Debug)]
+struct RegexRule {
+    re: regex::Regex,
+    fast: Option<fastregex::FastRegex>,
+    groups: bool,
 }
 
 /// Date prefixes up to this many bytes are cached (see [`DateCache`]).
@@ -330,6 +345,7 @@ impl DateCache {
 #[derive(Debug, Default)]
 pub struct Scratch {
     locs: Option<regex::CaptureLocations>,
+    fast: Option<fastregex::FastCache>,
     buf: Vec<u8>,
     key: Vec<u8>,
     dates: Option<DateCache>,
@@ -536,7 +552,7 @@ impl ObjectPartitioner {
     pub fn scratch(&self) -> Scratch {
         Scratch {
             locs: match &self.strategy {
-                Rule::Regex(re) => Some(re.capture_locations()),
+                Rule::Regex(r) => Some(r.re.capture_locations()),
                 _ => None,
             },
             ..Scratch::default()
@@ -563,38 +579,35 @@ impl ObjectPartitioner {
         match &self.strategy {
             Rule::All => Assignment::All,
             Rule::Object => self.hashed(fnv1a32(key)),
-            Rule::Regex(re) => {
+            Rule::Regex(r) => {
                 // `regex::Regex` (not `regex::bytes`): Go and it never match an empty string
                 // inside a character. Checking UTF-8 costs little next to the search.
                 let Ok(key) = std::str::from_utf8(sanitize_bytes(key, self.prefix.as_bytes()))
                 else {
                     return Assignment::Fallback;
                 };
-                let locs = scratch.locs.get_or_insert_with(|| re.capture_locations());
                 // Go: FindStringSubmatch, leftmost-first; an empty whole match falls back.
-                match re.captures_read(locs, key) {
-                    Some(m) if !m.as_str().is_empty() => {}
-                    _ => return Assignment::Fallback,
-                }
-                // Non-empty groups joined with 0x1F; none: the whole match.
-                let mut h = FNV1A32_OFFSET;
-                let mut groups = 0usize;
-                for i in 1..locs.len() {
-                    let Some((a, b)) = locs.get(i) else { continue };
-                    let Some(text) = key.get(a..b).filter(|t| !t.is_empty()) else {
-                        continue;
-                    };
-                    if groups > 0 {
-                        h = fnv1a32_update(h, &[CAPTURE_GROUP_DELIMITER]);
+                if let Some(fast) = &r.fast {
+                    let c = scratch.fast.get_or_insert_with(|| fast.cache());
+                    match fast.captures(c, key) {
+                        Some(true) => {
+                            return self.hash_groups(key, fast.groups(), |i| fast.group(c, i))
+                        }
+                        Some(false) => return Assignment::Fallback,
+                        None => {}
                     }
-                    h = fnv1a32_update(h, text.as_bytes());
-                    groups += 1;
                 }
-                if groups == 0 {
-                    let whole = locs.get(0).and_then(|(a, b)| key.get(a..b)).unwrap_or("");
-                    h = fnv1a32(whole.as_bytes());
+                if !r.groups {
+                    return match r.re.find(key) {
+                        Some(m) if !m.is_empty() => self.hashed(fnv1a32(m.as_str().as_bytes())),
+                        _ => Assignment::Fallback,
+                    };
                 }
-                self.hashed(h)
+                let locs = scratch.locs.get_or_insert_with(|| r.re.capture_locations());
+                if r.re.captures_read(locs, key).is_none() {
+                    return Assignment::Fallback;
+                }
+                self.hash_groups(key, locs.len(), |i| locs.get(i))
             }
             Rule::Substring { start, end } => {
                 let key = sanitize_bytes(key, self.prefix.as_bytes());
@@ -624,6 +637,37 @@ impl ObjectPartitioner {
                 self.date_cached(layout, date, scratch)
             }
         }
+    }
+
+    /// Go's hash of a regex match: the non-empty groups joined with 0x1F, or with none the
+    /// whole match (group 0); an empty whole match falls back.
+    fn hash_groups(
+        &self,
+        key: &str,
+        len: usize,
+        group: impl Fn(usize) -> Option<(usize, usize)>,
+    ) -> Assignment {
+        let whole = group(0).and_then(|(a, b)| key.get(a..b)).unwrap_or("");
+        if whole.is_empty() {
+            return Assignment::Fallback;
+        }
+        let mut h = fnv1a32(b"");
+        let mut groups = 0usize;
+        for i in 1..len {
+            let Some((a, b)) = group(i) else { continue };
+            let Some(text) = key.get(a..b).filter(|t| !t.is_empty()) else {
+                continue;
+            };
+            if groups > 0 {
+                h = fnv1a32_update(h, &[CAPTURE_GROUP_DELIMITER]);
+            }
+            h = fnv1a32_update(h, text.as_bytes());
+            groups += 1;
+        }
+        if groups == 0 {
+            h = fnv1a32(whole.as_bytes());
+        }
+        self.hashed(h)
     }
 
     /// The assignment of a date prefix, through the scratch's cache.
