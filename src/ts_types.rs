@@ -10,10 +10,15 @@
 //! ```
 //!
 //! Rendering rules: 64-bit integers are `number` (every number partkit exchanges is at most
-//! `Number.MAX_SAFE_INTEGER`); an `Option` field that serde skips when `None` (and defaults
-//! when absent) is `field?: T`, because the JS layer makes inputs with `JSON.stringify` (which
-//! drops `undefined`) and outputs with serde-wasm-bindgen's JSON-compatible serializer (which
-//! leaves skipped fields out); any other `Option` is `T | null`.
+//! `Number.MAX_SAFE_INTEGER`). A field serde skips when empty and defaults when absent is
+//! `field?: T`: the JS layer makes inputs with `JSON.stringify` (which drops `undefined`) and
+//! outputs with serde-wasm-bindgen's JSON-compatible serializer (which leaves skipped fields
+//! out), so such a field is absent, never `null`. For an `Option` that takes
+//! `#[cfg_attr(test, ts(optional))]` beside the serde attribute ([`absent_fields_are_not_null`]
+//! fails without it); an `Option` serde does not skip is `T | null`. A field the core accepts
+//! absent (`#[serde(default)]`) but always writes is declared as it is written, unless it is an
+//! input: `#[cfg_attr(test, ts(as = "Option<_>", optional))]`. Each generated file is
+//! self-contained: a type it refers to must be in its list below.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -147,9 +152,66 @@ fn lifecycle(cfg: &Config) -> File {
     }
 }
 
+fn sync(cfg: &Config) -> File {
+    use crate::sync::*;
+    File {
+        name: "sync.d.ts",
+        header: "// Task coordination: the sync protocol's messages, states, inputs and outputs (src/sync).\n",
+        decls: vec![
+            with_defaults(
+                decl::<SyncOptions>(cfg),
+                serde_json::to_value(SyncOptions::default()).unwrap(),
+            ),
+            decl::<PartitionStatus>(cfg),
+            decl::<PartitionState>(cfg),
+            decl::<SharedPartition>(cfg),
+            decl::<TaskData>(cfg),
+            decl::<TaskShare>(cfg),
+            decl::<TaskState>(cfg),
+            decl::<MessageType>(cfg),
+            decl::<SyncMessage>(cfg),
+            decl::<CheckpointRef>(cfg),
+            decl::<PartitionSpec>(cfg),
+            decl::<RebalanceEvent>(cfg),
+            decl::<SyncOutput>(cfg),
+        ],
+    }
+}
+
+/// Adds `Default: <value>.` to the doc comment of each field of `defaults` (a serialized
+/// `Default`), so the documented defaults are the ones the Rust type has.
+fn with_defaults(mut d: Decl, defaults: serde_json::Value) -> Decl {
+    let defaults = defaults
+        .as_object()
+        .expect("defaults serialize as an object");
+    let mut out: Vec<String> = Vec::new();
+    let mut documented = 0;
+    for line in d.text.lines() {
+        let trimmed = line.trim_start();
+        let key = trimmed.split([':', '?']).next().unwrap_or("");
+        if let Some(value) = defaults.get(key) {
+            if out.last().is_some_and(|l| l.trim() == "*/") {
+                let close = out.pop().unwrap();
+                out.push(format!("{} * Default: {value}.", &close[..close.len() - 3]));
+                out.push(close);
+                documented += 1;
+            }
+        }
+        out.push(line.to_string());
+    }
+    assert_eq!(
+        documented,
+        defaults.len(),
+        "{}: every field with a default needs a doc comment",
+        d.name
+    );
+    d.text = out.join("\n") + "\n";
+    d
+}
+
 fn files() -> Vec<File> {
     let cfg = config();
-    vec![lifecycle(&cfg)]
+    vec![lifecycle(&cfg), sync(&cfg)]
 }
 
 fn render(file: &File) -> String {
@@ -181,6 +243,24 @@ fn generated_files_are_self_contained() {
                     "{}: {} refers to {dep}, which the file does not declare",
                     file.name,
                     d.name
+                );
+            }
+        }
+    }
+}
+
+/// A field that may be absent is never `null` too: serde leaves a skipped `Option` out, so its
+/// field is `field?: T` and needs `#[cfg_attr(test, ts(optional))]` next to its serde attribute
+/// (ts-rs alone would say `field?: T | null`).
+#[test]
+fn absent_fields_are_not_null() {
+    let nullable_optional = regex::Regex::new(r"([A-Za-z0-9_]+)\?: [^,;]* \| null[,;\s]").unwrap();
+    for file in files() {
+        for d in &file.decls {
+            if let Some(c) = nullable_optional.captures(&d.text) {
+                panic!(
+                    "{}: field {} of {} is declared `?: ... | null`; add #[cfg_attr(test, ts(optional))] to it",
+                    file.name, &c[1], d.name
                 );
             }
         }

@@ -46,7 +46,7 @@ pub enum BuildEvent {
 
 /// `{type: 'WantCreate', timestamp, wantId, partitions, dataTimestamp?, ttlSeconds?, slaSeconds?, comment?, sourceJobRunId?}`
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct WantCreate {
     /// Event time, integer milliseconds.
@@ -57,23 +57,28 @@ pub struct WantCreate {
     pub partitions: Vec<String>,
     /// The data time the want is about, integer milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub data_timestamp: Option<u64>,
     /// How long after creation the orchestrator keeps trying: the schedulable wants at `now`
     /// leave the want out once `createdAt + ttlSeconds * 1000 <= now`, and only a taint before
     /// that reopens it once it is Successful. Without it the want never expires. Expiry is not a
     /// state (the core never reads a clock: `now` is the caller's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub ttl_seconds: Option<u64>,
     /// Alarm threshold: the wants past their SLA at `now` list the want while it is open at or
     /// past `createdAt + slaSeconds * 1000`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub sla_seconds: Option<u64>,
     /// Free text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub comment: Option<String>,
     /// Set on a *derivative* want: the job run whose dep miss asked for these partitions. The
     /// job run must be DepMissed and every partition of the want must be one of its missing deps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub source_job_run_id: Option<String>,
 }
 
@@ -90,7 +95,7 @@ pub struct WantCancel {
 
 /// `{type: 'JobRunBuffer', timestamp, jobRunId, jobLabel?, buildingPartitions}`
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct JobRunBuffer {
     /// Event time, integer milliseconds.
@@ -99,6 +104,7 @@ pub struct JobRunBuffer {
     pub job_run_id: String,
     /// The job's label, for display.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub job_label: Option<String>,
     /// The refs built (non-empty, no repeats); instance UUIDs derive from `(jobRunId, ref)`.
     pub building_partitions: Vec<String>,
@@ -117,7 +123,7 @@ pub struct JobRunRef {
 
 /// `{type: 'JobRunFailure', timestamp, jobRunId, reason?}`
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct JobRunFailure {
     /// Event time, integer milliseconds.
@@ -126,6 +132,7 @@ pub struct JobRunFailure {
     pub job_run_id: String,
     /// Why it failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub reason: Option<String>,
 }
 

@@ -95,7 +95,7 @@ impl PartitionStatus {
 
 /// One partition instance: a ref as built by one job run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", try_from = "PartitionInstanceRepr")]
 pub struct PartitionInstance {
     /// Derived from `(jobRunId, ref)` ([`derive_partition_uuid`](super::derive_partition_uuid);
@@ -115,6 +115,7 @@ pub struct PartitionInstance {
     pub updated_at: u64,
     /// The instance of the same ref it replaced as canonical, if any (absent otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub previous_uuid: Option<PartitionUuid>,
 }
 
@@ -165,7 +166,7 @@ impl WantState {
 
 /// A want: partitions (by ref) that should exist.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Want {
     /// Its id.
@@ -180,18 +181,23 @@ pub struct Want {
     pub updated_at: u64,
     /// From the `WantCreate`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub data_timestamp: Option<u64>,
     /// From the `WantCreate`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub ttl_seconds: Option<u64>,
     /// From the `WantCreate`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub sla_seconds: Option<u64>,
     /// From the `WantCreate`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub comment: Option<String>,
     /// For a derivative want: the dep-missed job run it was created for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub source_job_run_id: Option<String>,
 }
 
@@ -270,13 +276,14 @@ impl JobRunStatus {
 
 /// A job run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", try_from = "JobRunRepr")]
 pub struct JobRun {
     /// Its id.
     pub job_run_id: String,
     /// From the `JobRunBuffer`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub job_label: Option<String>,
     /// Its state, with its data.
     #[serde(flatten)]
@@ -291,6 +298,7 @@ pub struct JobRun {
     pub updated_at: u64,
     /// Timestamp of its last heartbeat.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub last_heartbeat_at: Option<u64>,
     /// Wants created with `sourceJobRunId` = this job run, in creation order.
     pub derivative_want_ids: Vec<String>,
