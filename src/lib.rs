@@ -124,5 +124,9 @@ pub mod objects;
 pub mod packed;
 pub mod sync;
 
+// The TypeScript declarations of the serde shapes (types/generated/), checked by a unit test.
+#[cfg(test)]
+mod ts_types;
+
 #[cfg(target_arch = "wasm32")]
 mod wasm;

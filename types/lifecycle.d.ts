@@ -1,193 +1,45 @@
 // Partition lifecycle: an event-sourced build state with partition UUIDs.
 
-/** Names of partition instance states. Building and UpstreamBuilding hold the ref's lease. */
-export type PartitionStateName =
-  | 'Building'
-  | 'UpstreamBuilding'
-  | 'UpForRetry'
-  | 'Live'
-  | 'Failed'
-  | 'UpstreamFailed'
-  | 'Tainted';
+// The data shapes (events, views, transitions, the snapshot) are generated from the Rust types
+// (src/lifecycle) into ./generated/lifecycle.d.ts, so they cannot drift from what the core
+// accepts and produces; this file adds the classes and functions.
+import type {
+  AppliedTransition,
+  BuildEvent,
+  BuildStateSnapshot,
+  JobRun,
+  JobRunStateName,
+  MissingDeps,
+  PartitionInstance,
+  PartitionStateName,
+  Taint,
+  Want,
+  WantStateName,
+} from './generated/lifecycle';
+export type {
+  AppliedTransition,
+  BuildEvent,
+  BuildStateSnapshot,
+  JobRun,
+  JobRunStateName,
+  MissingDeps,
+  PartitionInstance,
+  PartitionStateName,
+  Taint,
+  Want,
+  WantStateName,
+};
 
-/** Names of want states. (`New` appears only as `from` of a want's first transition.) */
-export type WantStateName =
-  | 'Idle'
-  | 'Building'
-  | 'UpstreamBuilding'
-  | 'Successful'
-  | 'Failed'
-  | 'UpstreamFailed'
-  | 'Canceled';
-
-/** Names of job run states. */
-export type JobRunStateName = 'Queued' | 'Running' | 'Succeeded' | 'Failed' | 'DepMissed' | 'Canceled';
-
-/** The job's partitions `impacted` need the upstream refs `missing` to be Live first. */
-export interface MissingDeps {
-  impacted: string[];
-  missing: string[];
-}
-
-/**
- * Events are plain JSON: timestamps are integer milliseconds in `0..=Number.MAX_SAFE_INTEGER`,
- * strings well-formed Unicode; unknown fields are refused. Events are applied in timestamp
- * order: a timestamp earlier than the last applied event's is refused
- * (`TIMESTAMP_NOT_MONOTONIC`); an equal one is fine.
- */
-interface EventBase {
-  timestamp: number;
-}
-
-export interface WantCreateEvent extends EventBase {
-  type: 'WantCreate';
-  wantId: string;
-  /** Partition refs, non-empty, no repeats. */
-  partitions: string[];
-  dataTimestamp?: number;
-  /**
-   * How long after creation the orchestrator keeps trying: `schedulableWants(now)` leaves the
-   * want out once `createdAt + ttlSeconds * 1000 <= now`, and only a taint before that reopens
-   * it once it is Successful. Without it the want never expires. Expiry is not a state.
-   */
-  ttlSeconds?: number;
-  /** Alarm threshold: `wantsPastSla(now)` lists the want while it is open past `createdAt + slaSeconds * 1000`. */
-  slaSeconds?: number;
-  comment?: string;
-  /**
-   * Set on a derivative want: the dep-missed job run that asked for these partitions. The job
-   * run must be DepMissed and every partition must be one of its missing deps.
-   */
-  sourceJobRunId?: string;
-}
-export interface WantCancelEvent extends EventBase {
-  type: 'WantCancel';
-  wantId: string;
-}
-export interface JobRunBufferEvent extends EventBase {
-  type: 'JobRunBuffer';
-  jobRunId: string;
-  jobLabel?: string;
-  /** Refs built, non-empty, no repeats; instance UUIDs are `derivePartitionUuid(jobRunId, ref)`. */
-  buildingPartitions: string[];
-}
-export interface JobRunHeartbeatEvent extends EventBase {
-  type: 'JobRunHeartbeat';
-  jobRunId: string;
-}
-export interface JobRunSuccessEvent extends EventBase {
-  type: 'JobRunSuccess';
-  jobRunId: string;
-}
-export interface JobRunFailureEvent extends EventBase {
-  type: 'JobRunFailure';
-  jobRunId: string;
-  reason?: string;
-}
-export interface JobRunDepMissEvent extends EventBase {
-  type: 'JobRunDepMiss';
-  jobRunId: string;
-  missingDeps: MissingDeps[];
-}
-export interface JobRunCancelEvent extends EventBase {
-  type: 'JobRunCancel';
-  jobRunId: string;
-}
-export interface TaintCreateEvent extends EventBase {
-  type: 'TaintCreate';
-  taintId: string;
-  partitions: string[];
-}
-
-/** One event of the log: a plain JSON object. */
-export type BuildEvent =
-  | WantCreateEvent
-  | WantCancelEvent
-  | JobRunBufferEvent
-  | JobRunHeartbeatEvent
-  | JobRunSuccessEvent
-  | JobRunFailureEvent
-  | JobRunDepMissEvent
-  | JobRunCancelEvent
-  | TaintCreateEvent;
-
-interface PartitionInstanceBase {
-  /** `derivePartitionUuid(jobRunId, ref)`, lower case. */
-  uuid: string;
-  ref: string;
-  jobRunId: string;
-  createdAt: number;
-  updatedAt: number;
-  /** The instance of the same ref this one replaced as canonical. */
-  previousUuid?: string;
-}
-
-/** One build of a partition ref. Only the canonical instance of a ref ever changes state. */
-export type PartitionInstance = PartitionInstanceBase &
-  (
-    | {state: 'Building' | 'UpForRetry' | 'Live' | 'Failed'}
-    | {state: 'UpstreamBuilding'; missingDeps: string[]}
-    | {state: 'UpstreamFailed'; failedUpstream: string}
-    | {state: 'Tainted'; taintId: string}
-  );
-
-export interface Want {
-  wantId: string;
-  partitions: string[];
-  state: WantStateName;
-  createdAt: number;
-  updatedAt: number;
-  dataTimestamp?: number;
-  ttlSeconds?: number;
-  slaSeconds?: number;
-  comment?: string;
-  sourceJobRunId?: string;
-}
-
-interface JobRunBase {
-  jobRunId: string;
-  jobLabel?: string;
-  /** The instances it created, in `buildingPartitions` order. */
-  partitionUuids: string[];
-  /** Their refs, in the same order. */
-  partitionRefs: string[];
-  createdAt: number;
-  updatedAt: number;
-  lastHeartbeatAt?: number;
-  /** Wants created with `sourceJobRunId` = this job run, in creation order. */
-  derivativeWantIds: string[];
-}
-
-export type JobRun = JobRunBase &
-  (
-    | {state: 'Queued' | 'Running' | 'Succeeded' | 'Canceled'}
-    | {state: 'Failed'; reason?: string}
-    | {state: 'DepMissed'; missingDeps: MissingDeps[]}
-  );
-
-export interface Taint {
-  taintId: string;
-  partitions: string[];
-  createdAt: number;
-  /** The Live canonical instances it turned Tainted (other refs were left alone). */
-  taintedUuids: string[];
-}
-
-/** One state change an event caused. `from: null` = created by the event; `'New'` = want just created. */
-export type AppliedTransition =
-  | {kind: 'want'; wantId: string; from: WantStateName | 'New'; to: WantStateName}
-  | {kind: 'partition'; uuid: string; ref: string; from: PartitionStateName | null; to: PartitionStateName}
-  | {kind: 'jobRun'; jobRunId: string; from: JobRunStateName | null; to: JobRunStateName};
-
-/** The whole state as plain JSON-safe data, everything in creation order. */
-export interface BuildStateSnapshot {
-  format: 'partkit.lifecycle';
-  version: 1;
-  wants: Want[];
-  jobRuns: JobRun[];
-  partitions: PartitionInstance[];
-  taints: Taint[];
-}
+/** The events of each `type`, by name. */
+export type WantCreateEvent = Extract<BuildEvent, {type: 'WantCreate'}>;
+export type WantCancelEvent = Extract<BuildEvent, {type: 'WantCancel'}>;
+export type JobRunBufferEvent = Extract<BuildEvent, {type: 'JobRunBuffer'}>;
+export type JobRunHeartbeatEvent = Extract<BuildEvent, {type: 'JobRunHeartbeat'}>;
+export type JobRunSuccessEvent = Extract<BuildEvent, {type: 'JobRunSuccess'}>;
+export type JobRunFailureEvent = Extract<BuildEvent, {type: 'JobRunFailure'}>;
+export type JobRunDepMissEvent = Extract<BuildEvent, {type: 'JobRunDepMiss'}>;
+export type JobRunCancelEvent = Extract<BuildEvent, {type: 'JobRunCancel'}>;
+export type TaintCreateEvent = Extract<BuildEvent, {type: 'TaintCreate'}>;
 
 /**
  * The event-sourced build state. `apply` is the only mutator; it validates the whole event

@@ -9,8 +9,10 @@ use super::error::LifecycleError;
 pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
 
 /// One event of the log. JSON form: an object tagged by `type`, fields in camelCase,
-/// timestamps in integer milliseconds. Unknown fields are refused (`INVALID_EVENT`), so a
-/// misspelled optional field cannot be silently dropped.
+/// timestamps in integer milliseconds in `0..=2^53-1` (`Number.MAX_SAFE_INTEGER`), strings
+/// well-formed Unicode. Unknown fields are refused (`INVALID_EVENT`), so a misspelled optional
+/// field cannot be silently dropped. Events are applied in timestamp order: a timestamp earlier
+/// than the last applied event's is refused (`TIMESTAMP_NOT_MONOTONIC`); an equal one is fine.
 ///
 /// # Examples
 /// ```
@@ -19,6 +21,7 @@ pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
 /// assert_eq!(e.timestamp(), 5);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(tag = "type")]
 pub enum BuildEvent {
     /// A user or the orchestrator wants partitions to exist.
@@ -43,6 +46,7 @@ pub enum BuildEvent {
 
 /// `{type: 'WantCreate', timestamp, wantId, partitions, dataTimestamp?, ttlSeconds?, slaSeconds?, comment?, sourceJobRunId?}`
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct WantCreate {
     /// Event time, integer milliseconds.
@@ -53,24 +57,34 @@ pub struct WantCreate {
     pub partitions: Vec<String>,
     /// The data time the want is about, integer milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub data_timestamp: Option<u64>,
-    /// How long after creation the orchestrator keeps trying (the core never reads a clock).
+    /// How long after creation the orchestrator keeps trying: the schedulable wants at `now`
+    /// leave the want out once `createdAt + ttlSeconds * 1000 <= now`, and only a taint before
+    /// that reopens it once it is Successful. Without it the want never expires. Expiry is not a
+    /// state (the core never reads a clock: `now` is the caller's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub ttl_seconds: Option<u64>,
-    /// Alarm threshold after creation.
+    /// Alarm threshold: the wants past their SLA at `now` list the want while it is open at or
+    /// past `createdAt + slaSeconds * 1000`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub sla_seconds: Option<u64>,
     /// Free text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub comment: Option<String>,
     /// Set on a *derivative* want: the job run whose dep miss asked for these partitions. The
     /// job run must be DepMissed and every partition of the want must be one of its missing deps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub source_job_run_id: Option<String>,
 }
 
 /// `{type: 'WantCancel', timestamp, wantId}`
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct WantCancel {
     /// Event time, integer milliseconds.
@@ -81,6 +95,7 @@ pub struct WantCancel {
 
 /// `{type: 'JobRunBuffer', timestamp, jobRunId, jobLabel?, buildingPartitions}`
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct JobRunBuffer {
     /// Event time, integer milliseconds.
@@ -89,6 +104,7 @@ pub struct JobRunBuffer {
     pub job_run_id: String,
     /// The job's label, for display.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub job_label: Option<String>,
     /// The refs built (non-empty, no repeats); instance UUIDs derive from `(jobRunId, ref)`.
     pub building_partitions: Vec<String>,
@@ -96,6 +112,7 @@ pub struct JobRunBuffer {
 
 /// `{type: 'JobRunHeartbeat' | 'JobRunSuccess' | 'JobRunCancel', timestamp, jobRunId}`
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct JobRunRef {
     /// Event time, integer milliseconds.
@@ -106,6 +123,7 @@ pub struct JobRunRef {
 
 /// `{type: 'JobRunFailure', timestamp, jobRunId, reason?}`
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct JobRunFailure {
     /// Event time, integer milliseconds.
@@ -114,11 +132,13 @@ pub struct JobRunFailure {
     pub job_run_id: String,
     /// Why it failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub reason: Option<String>,
 }
 
 /// `{type: 'JobRunDepMiss', timestamp, jobRunId, missingDeps: [{impacted, missing}]}`
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct JobRunDepMiss {
     /// Event time, integer milliseconds.
@@ -131,6 +151,7 @@ pub struct JobRunDepMiss {
 
 /// `{impacted, missing}`: the job's partitions `impacted` need the upstream refs `missing`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct MissingDeps {
     /// Refs built by the job run (non-empty, no repeats).
@@ -141,6 +162,7 @@ pub struct MissingDeps {
 
 /// `{type: 'TaintCreate', timestamp, taintId, partitions}`
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TaintCreate {
     /// Event time, integer milliseconds.

@@ -11,6 +11,7 @@ use super::uuid::PartitionUuid;
 /// JSON: flattened into the instance as `state` plus the state's own fields
 /// (`missingDeps`, `failedUpstream`, `taintId`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(tag = "state", rename_all_fields = "camelCase")]
 pub enum PartitionState {
     /// A job run is building it (a lease: no other job may build the ref).
@@ -39,8 +40,10 @@ pub enum PartitionState {
     },
 }
 
-/// The name of a [`PartitionState`], as used in [`AppliedTransition`]s.
+/// The name of a [`PartitionState`] (a partition instance's `state`), as used in
+/// [`AppliedTransition`]s. Building and UpstreamBuilding hold the ref's lease.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(rename = "PartitionStateName"))]
 #[allow(missing_docs)]
 pub enum PartitionStatus {
     Building,
@@ -92,9 +95,11 @@ impl PartitionStatus {
 
 /// One partition instance: a ref as built by one job run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", try_from = "PartitionInstanceRepr")]
 pub struct PartitionInstance {
-    /// `derive_partition_uuid(job_run_id, partition_ref)`.
+    /// Derived from `(jobRunId, ref)` ([`derive_partition_uuid`](super::derive_partition_uuid);
+    /// `derivePartitionUuid` in JS), lower case.
     pub uuid: PartitionUuid,
     /// The partition ref.
     #[serde(rename = "ref")]
@@ -108,14 +113,16 @@ pub struct PartitionInstance {
     pub created_at: u64,
     /// Timestamp of its last state change.
     pub updated_at: u64,
-    /// The instance of the same ref it replaced as canonical, if any.
+    /// The instance of the same ref it replaced as canonical, if any (absent otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub previous_uuid: Option<PartitionUuid>,
 }
 
 /// The state of a want. (`New` exists only for the instant of creation: it appears as the
 /// `from` of the want's first [`AppliedTransition`], never as a stored state.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(rename = "WantStateName"))]
 pub enum WantState {
     /// Nothing builds its non-Live refs: schedulable.
     Idle,
@@ -159,6 +166,7 @@ impl WantState {
 
 /// A want: partitions (by ref) that should exist.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Want {
     /// Its id.
@@ -173,23 +181,29 @@ pub struct Want {
     pub updated_at: u64,
     /// From the `WantCreate`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub data_timestamp: Option<u64>,
     /// From the `WantCreate`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub ttl_seconds: Option<u64>,
     /// From the `WantCreate`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub sla_seconds: Option<u64>,
     /// From the `WantCreate`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub comment: Option<String>,
     /// For a derivative want: the dep-missed job run it was created for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub source_job_run_id: Option<String>,
 }
 
 /// The state of a job run, with its data.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(tag = "state", rename_all_fields = "camelCase")]
 pub enum JobRunState {
     /// Buffered, no heartbeat yet.
@@ -202,6 +216,7 @@ pub enum JobRunState {
     Failed {
         /// From the `JobRunFailure`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(test, ts(optional))]
         reason: Option<String>,
     },
     /// Stopped on missing upstream partitions.
@@ -213,8 +228,9 @@ pub enum JobRunState {
     Canceled,
 }
 
-/// The name of a [`JobRunState`], as used in [`AppliedTransition`]s.
+/// The name of a [`JobRunState`] (a job run's `state`), as used in [`AppliedTransition`]s.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(rename = "JobRunStateName"))]
 #[allow(missing_docs)]
 pub enum JobRunStatus {
     Queued,
@@ -260,12 +276,14 @@ impl JobRunStatus {
 
 /// A job run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", try_from = "JobRunRepr")]
 pub struct JobRun {
     /// Its id.
     pub job_run_id: String,
     /// From the `JobRunBuffer`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub job_label: Option<String>,
     /// Its state, with its data.
     #[serde(flatten)]
@@ -280,6 +298,7 @@ pub struct JobRun {
     pub updated_at: u64,
     /// Timestamp of its last heartbeat.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub last_heartbeat_at: Option<u64>,
     /// Wants created with `sourceJobRunId` = this job run, in creation order.
     pub derivative_want_ids: Vec<String>,
@@ -287,6 +306,7 @@ pub struct JobRun {
 
 /// A taint.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Taint {
     /// Its id.
@@ -461,6 +481,7 @@ impl TryFrom<JobRunRepr> for JobRun {
 /// `{kind: 'partition', uuid, ref, from, to}` and `{kind: 'jobRun', jobRunId, from, to}`
 /// (`from` is `null` on creation).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(
     tag = "kind",
     rename_all = "camelCase",
@@ -471,8 +492,9 @@ pub enum AppliedTransition {
     Want {
         /// The want.
         want_id: String,
-        /// `None` = `New` (the want was just created).
+        /// The previous state; `"New"` (`None`) when the event created the want.
         #[serde(with = "want_from")]
+        #[cfg_attr(test, ts(type = "WantStateName | \"New\""))]
         from: Option<WantState>,
         /// The new state.
         to: WantState,
@@ -484,7 +506,7 @@ pub enum AppliedTransition {
         /// Its ref.
         #[serde(rename = "ref")]
         partition_ref: String,
-        /// `None` = created by this event.
+        /// The previous state; `null` (`None`) when the event created the instance.
         from: Option<PartitionStatus>,
         /// The new state.
         to: PartitionStatus,
@@ -493,7 +515,7 @@ pub enum AppliedTransition {
     JobRun {
         /// The job run.
         job_run_id: String,
-        /// `None` = created by this event.
+        /// The previous state; `null` (`None`) when the event created the job run.
         from: Option<JobRunStatus>,
         /// The new state.
         to: JobRunStatus,
@@ -520,11 +542,14 @@ mod want_from {
 /// creation order. Indexes are not stored: [`BuildState::from_snapshot`](super::BuildState::from_snapshot)
 /// rebuilds them and checks every invariant.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(rename = "BuildStateSnapshot"))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Snapshot {
     /// Always `"partkit.lifecycle"`.
+    #[cfg_attr(test, ts(type = "\"partkit.lifecycle\""))]
     pub format: String,
     /// Always `1`.
+    #[cfg_attr(test, ts(type = "1"))]
     pub version: u32,
     /// Wants in creation order.
     pub wants: Vec<Want>,

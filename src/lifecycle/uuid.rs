@@ -13,6 +13,7 @@ use sha2::{Digest, Sha256};
 /// Displays and serializes as the lowercase hyphenated form
 /// (`xxxxxxxx-xxxx-8xxx-[89ab]xxx-xxxxxxxxxxxx`); parses any-case hyphenated form.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(type = "string"))]
 pub struct PartitionUuid(uuid::Uuid);
 
 impl PartitionUuid {

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 /// Lifecycle of one partition, driven by its owner.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub enum PartitionStatus {
     /// Known, waiting for its parents to finish.
     Created,
@@ -38,6 +39,7 @@ impl PartitionStatus {
 
 /// One partition in a task's `data.partitions`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct PartitionState {
     /// Unique partition token.
@@ -49,12 +51,15 @@ pub struct PartitionState {
     pub state: PartitionStatus,
     /// Start of the partition's data range (opaque to the protocol).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub start_timestamp: Option<u64>,
     /// End of the partition's data range (opaque to the protocol).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub end_timestamp: Option<u64>,
     /// When the owner saw it finish (drives delayed removal).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub finished_timestamp: Option<u64>,
 }
 
@@ -96,6 +101,7 @@ impl PartitionState {
 
 /// One partition in a task's `share.partitions`: a partition handed to `assignee`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SharedPartition {
     /// Unique partition token.
@@ -107,12 +113,15 @@ pub struct SharedPartition {
     pub state: PartitionStatus,
     /// Start of the partition's data range.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub start_timestamp: Option<u64>,
     /// End of the partition's data range.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub end_timestamp: Option<u64>,
     /// When the partition finished (normally absent for shares).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub finished_timestamp: Option<u64>,
     /// The task that should pick the partition up.
     pub assignee: String,
@@ -134,6 +143,7 @@ impl SharedPartition {
 
 /// `data` section of a task state: the partitions the task owns.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct TaskData {
     /// Owned partitions.
     #[serde(default)]
@@ -142,6 +152,7 @@ pub struct TaskData {
 
 /// `share` section of a task state: partitions the task hands to other tasks.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct TaskShare {
     /// Partitions handed to other tasks, each with its `assignee`.
     #[serde(default)]
@@ -150,6 +161,7 @@ pub struct TaskShare {
 
 /// The state of one task as carried in `connectorState`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct TaskState {
     /// Task id.
@@ -194,6 +206,7 @@ impl TaskState {
 
 /// Kind of a sync-topic message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub enum MessageType {
     /// Incremental message: the sender's own state, in the sender's current epoch.
     Regular,
@@ -205,6 +218,7 @@ pub enum MessageType {
 
 /// A message on the sync topic.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SyncMessage {
     /// Id of the epoch (`""` before the first epoch). For a `RebalanceAnswer`, the sender's current epoch.
@@ -222,12 +236,15 @@ pub struct SyncMessage {
     pub connector_state: Vec<TaskState>,
     /// Addition: Kafka group generation of `syncEpoch` (0 before the first epoch).
     #[serde(default)]
+    #[cfg_attr(test, ts(as = "Option<_>", optional))]
     pub epoch_generation: u64,
     /// Addition, `NewEpoch` only: the epoch the leader computed this one from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub base_epoch: Option<String>,
     /// Addition, `RebalanceAnswer` only: the rebalance generation being answered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub rebalance_generation: Option<u64>,
     /// Addition, `NewEpoch` only: a re-publication of an epoch already in force, for tasks that missed it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -240,6 +257,7 @@ pub struct SyncMessage {
     /// stamped by [`SyncTask`](super::SyncTask)). A reader that sees a sender's counter jump knows
     /// it missed a message of the sync log and fences itself. Optional on input.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub message_seq: Option<u64>,
     /// Addition, `NewEpoch` with `resend` only: marks a periodic *checkpoint* of the epoch in
     /// force, published by the epoch's leader every `stateRefreshInterval`, and names the last
@@ -247,6 +265,7 @@ pub struct SyncMessage {
     /// by that record is *clean*: a task that starts reading at it rebuilds the running tasks'
     /// view (see the module docs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub checkpoint: Option<CheckpointRef>,
     /// Addition, `NewEpoch` with `resend` only: tasks that were members of earlier epochs and
     /// left (the latest ones), so that a task starting from this re-publication still takes in
@@ -257,6 +276,7 @@ pub struct SyncMessage {
 
 /// The record a checkpoint was computed after: its sender and that sender's `messageSeq`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct CheckpointRef {
     /// Sender of the record.
@@ -272,18 +292,22 @@ fn is_zero(x: &u32) -> bool {
 
 /// A partition found by the caller: initial partitions or children read from a parent.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct PartitionSpec {
     /// Unique partition token.
     pub token: String,
     /// Parent tokens (empty for initial partitions).
     #[serde(default)]
+    #[cfg_attr(test, ts(as = "Option<_>", optional))]
     pub parents: Vec<String>,
     /// Start of the partition's data range.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub start_timestamp: Option<u64>,
     /// End of the partition's data range.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub end_timestamp: Option<u64>,
 }
 
@@ -301,6 +325,7 @@ impl PartitionSpec {
 
 /// A group rebalance as seen by one task.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct RebalanceEvent {
     /// Kafka group generation.
@@ -309,11 +334,13 @@ pub struct RebalanceEvent {
     pub leader: bool,
     /// The generation's members (required for the leader; ignored otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub members: Option<Vec<String>>,
 }
 
 /// What the caller must do after an input.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct SyncOutput {
     /// Messages to append to the sync topic, in order.
     pub publish: Vec<SyncMessage>,
@@ -325,6 +352,7 @@ pub struct SyncOutput {
     /// view may be wrong): `stop` lists everything it ran, and the task does nothing more. The
     /// caller leaves the group and starts a new task under a new id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub fenced: Option<String>,
 }
 
@@ -340,6 +368,7 @@ impl SyncOutput {
 
 /// Tunables, all in the same unit as `now` (milliseconds in practice).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct SyncOptions {
     /// How long a leader waits for every member's answer before publishing the epoch anyway.
