@@ -22,8 +22,8 @@
 //! let mut scratch = p.scratch();
 //! let mut got = Vec::new();
 //! // "file2.txt" arrives in two chunks.
-//! split.feed(&p, &mut scratch, b"file1.txt\r\nfile", false, |r| got.push(r)).unwrap();
-//! split.feed(&p, &mut scratch, b"2.txt\n\ndir/\n", true, |r| got.push(r)).unwrap();
+//! split.feed(&p, &mut scratch, b"file1.txt\r\nfile", false, |r, _| got.push(r)).unwrap();
+//! split.feed(&p, &mut scratch, b"2.txt\n\ndir/\n", true, |r, _| got.push(r)).unwrap();
 //! assert_eq!(got.len(), 3);
 //! assert_eq!((got[0].start, got[0].end, got[0].head), (0, 9, 0));
 //! assert_eq!((got[1].start, got[1].end, got[1].head), (0, 5, 4)); // "file" came before
@@ -82,8 +82,9 @@ impl LineSplitter {
         &self.line[..self.head.min(self.line.len())]
     }
 
-    /// Reports every key line that `chunk` completes, in order, to `f`; `last`: the stream
-    /// ends with this chunk (its final line needs no newline). Empty lines are skipped.
+    /// Reports every key line that `chunk` completes, in order, to `f` with the line's bytes
+    /// (all of them, also of a line begun in an earlier chunk); `last`: the stream ends with
+    /// this chunk (its final line needs no newline). Empty lines are skipped.
     ///
     /// # Errors
     /// `INPUT_TOO_LARGE` for a line over [`MAX_LINE_BYTES`]. The splitter is then as before
@@ -95,7 +96,7 @@ impl LineSplitter {
         scratch: &mut Scratch,
         chunk: &[u8],
         last: bool,
-        mut f: impl FnMut(LineSpan),
+        mut f: impl FnMut(LineSpan, &[u8]),
     ) -> Result<(), PartitionError> {
         self.head = 0;
         let too_long = |len: usize| {
@@ -135,12 +136,13 @@ impl LineSplitter {
             };
             if !self.line.is_empty() {
                 let head = self.line.len() - in_chunk;
-                f(LineSpan {
+                let span = LineSpan {
                     start: 0,
                     end: in_chunk,
                     head,
                     assignment: p.assign_line(&self.line, scratch),
-                });
+                };
+                f(span, &self.line);
                 self.head = head;
             }
             pos = first.map_or(chunk.len(), |n| n + 1);
@@ -188,7 +190,7 @@ impl LineSplitter {
         chunk: &[u8],
         start: usize,
         end: usize,
-        f: &mut impl FnMut(LineSpan),
+        f: &mut impl FnMut(LineSpan, &[u8]),
     ) -> Result<(), PartitionError> {
         if end - start > MAX_LINE_BYTES {
             return Err(PartitionError(ErrorKind::LineTooLong {
@@ -202,12 +204,14 @@ impl LineSplitter {
             end
         };
         if end > start {
-            f(LineSpan {
+            let line = &chunk[start..end];
+            let span = LineSpan {
                 start,
                 end,
                 head: 0,
-                assignment: p.assign_line(&chunk[start..end], scratch),
-            });
+                assignment: p.assign_line(line, scratch),
+            };
+            f(span, line);
         }
         Ok(())
     }
@@ -267,11 +271,14 @@ mod tests {
         for (i, &to) in bounds.iter().enumerate() {
             let chunk = &bytes[from..to];
             let mut spans = Vec::new();
-            split.feed(p, &mut scratch, chunk, i + 1 == bounds.len(), |s| spans.push(s))?;
-            for s in spans {
+            split.feed(p, &mut scratch, chunk, i + 1 == bounds.len(), |s, l| {
+                spans.push((s, l.to_vec()))
+            })?;
+            for (s, full) in spans {
                 let mut line = split.head()[..s.head].to_vec();
                 assert!(s.head == 0 || s.start == 0);
                 line.extend_from_slice(&chunk[s.start..s.end]);
+                assert_eq!(line, full);
                 out.push((line, s.assignment));
             }
             from = to;
@@ -313,9 +320,9 @@ mod tests {
         let mut split = LineSplitter::new();
         let mut s = p.scratch();
         let mut got = Vec::new();
-        split.feed(&p, &mut s, b"ab\r", false, |r| got.push(r)).unwrap();
+        split.feed(&p, &mut s, b"ab\r", false, |r, _| got.push(r)).unwrap();
         assert!(got.is_empty());
-        split.feed(&p, &mut s, b"\ncd", true, |r| got.push(r)).unwrap();
+        split.feed(&p, &mut s, b"\ncd", true, |r, _| got.push(r)).unwrap();
         assert_eq!(got[0].start..got[0].end, 0..0);
         assert_eq!(got[0].head, 2);
         assert_eq!(split.head(), b"ab");
@@ -323,8 +330,8 @@ mod tests {
         assert_eq!(got[1].start..got[1].end, 1..3);
         // A line that is only "\r", split from its newline, is empty: skipped.
         let mut got = Vec::new();
-        split.feed(&p, &mut s, b"\r", false, |r| got.push(r)).unwrap();
-        split.feed(&p, &mut s, b"\nx", true, |r| got.push(r)).unwrap();
+        split.feed(&p, &mut s, b"\r", false, |r, _| got.push(r)).unwrap();
+        split.feed(&p, &mut s, b"\nx", true, |r, _| got.push(r)).unwrap();
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].start..got[0].end, 1..2);
     }
@@ -335,9 +342,9 @@ mod tests {
         let mut split = LineSplitter::new();
         let mut s = p.scratch();
         let big = vec![b'a'; MAX_LINE_BYTES];
-        split.feed(&p, &mut s, &big, false, |_| {}).unwrap();
+        split.feed(&p, &mut s, &big, false, |_, _| {}).unwrap();
         assert_eq!(split.carried(), MAX_LINE_BYTES);
-        let err = split.feed(&p, &mut s, b"b\n", false, |_| {}).unwrap_err();
+        let err = split.feed(&p, &mut s, b"b\n", false, |_, _| {}).unwrap_err();
         assert_eq!(err.code(), "INPUT_TOO_LARGE");
         assert_eq!(err.reason(), "line");
         assert_eq!(split.carried(), MAX_LINE_BYTES);
@@ -345,10 +352,10 @@ mod tests {
         let mut whole = big.clone();
         whole.extend_from_slice(b"\nok\n");
         let mut n = 0;
-        split.feed(&p, &mut s, &whole, true, |_| n += 1).unwrap();
+        split.feed(&p, &mut s, &whole, true, |_, _| n += 1).unwrap();
         assert_eq!(n, 2);
         whole.insert(0, b'a');
-        assert!(split.feed(&p, &mut s, &whole, true, |_| {}).is_err());
+        assert!(split.feed(&p, &mut s, &whole, true, |_, _| {}).is_err());
         assert_eq!(split.carried(), 0);
     }
 
