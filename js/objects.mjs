@@ -291,6 +291,7 @@ export class ObjectPartitioner {
   lineSelector(partitionIndex) {
     this.#live();
     requireInteger(partitionIndex, 'partitionIndex');
+    call(() => this.#live().checkIndex(partitionIndex));
     return new LineSelector(call(() => this.#live().lineSplitter(partitionIndex)));
   }
 
