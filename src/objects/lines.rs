@@ -33,7 +33,8 @@
 //! ```
 
 use super::error::ErrorKind;
-use super::{Assignment, ObjectPartitioner, PartitionError, Scratch};
+use super::fnv::{FNV1A32_OFFSET, FNV1A32_PRIME};
+use super::{Assignment, ObjectPartitioner, PartitionError, Rule, Scratch};
 
 /// The longest line accepted, in bytes, `\r` included (1 MiB: S3 keys have at most 1,024
 /// bytes; any line within it decodes to a string `partitionObjects` accepts). A longer line
@@ -231,7 +232,21 @@ impl ObjectPartitioner {
         if line.last() == Some(&b'/') {
             return Assignment::Directory;
         }
-        if std::str::from_utf8(line).is_ok() {
+        match self.strategy {
+            Rule::All => return Assignment::All,
+            // The FNV-1a of the bytes and whether they are ASCII, in one pass; a UTF-8 key's
+            // bytes are what is hashed.
+            Rule::Object => {
+                let (h, high) = line.iter().fold((FNV1A32_OFFSET, 0u8), |(h, high), &b| {
+                    ((h ^ u32::from(b)).wrapping_mul(FNV1A32_PRIME), high | b)
+                });
+                if high < 0x80 || std::str::from_utf8(line).is_ok() {
+                    return self.hashed(h);
+                }
+            }
+            _ => {}
+        }
+        if line.is_ascii() || std::str::from_utf8(line).is_ok() {
             self.assign_utf8(line, scratch)
         } else {
             let key = String::from_utf8_lossy(line);
