@@ -3,6 +3,7 @@
 //! Prints nanoseconds per key for each type as JSON: `nsPerKey` one `&str` at a time
 //! (`assign_with`), `nsPerKeyBatch` for the whole batch as UTF-16 code units
 //! (`assign_utf16`, the path `indexMany` runs in wasm).
+use partkit::objects::lines::LineSplitter;
 use partkit::objects::{ObjectPartitioner, PartitionConfig};
 use partkit::packed::Utf16Batch;
 use std::time::Instant;
@@ -26,6 +27,11 @@ fn main() {
         .iter()
         .map(|k| k.encode_utf16().count() as u32)
         .collect();
+    let mut listing: Vec<u8> = Vec::new();
+    for k in &keys {
+        listing.extend_from_slice(k.as_bytes());
+        listing.push(b'\n');
+    }
     let Ok(batch) = Utf16Batch::new(&units, &lens) else {
         return;
     };
@@ -43,6 +49,8 @@ fn main() {
         };
         let mut best = f64::MAX;
         let mut best_batch = f64::MAX;
+        let mut best_lines = f64::MAX;
+        let mut check_lines = 0u64;
         let mut check = 0u64;
         let mut check_batch = 0u64;
         let mut out = Vec::with_capacity(n);
@@ -63,13 +71,36 @@ fn main() {
                 .iter()
                 .map(|a| u64::from(a.index().unwrap_or(0)))
                 .sum::<u64>();
+
+            // The bytes path: the listing as newline-separated UTF-8, 1 MiB chunks, the
+            // kept lines' ranges of partition 3 (what `selectLines` does in wasm).
+            let mut scratch = p.scratch();
+            let mut split = LineSplitter::new();
+            let mut ranges: Vec<u32> = Vec::with_capacity(n);
+            let start = Instant::now();
+            let chunks: Vec<&[u8]> = listing.chunks(1 << 20).collect();
+            for (i, chunk) in chunks.iter().enumerate() {
+                ranges.clear();
+                let _ = split.feed(&p, &mut scratch, chunk, i + 1 == chunks.len(), |s, _| {
+                    check_lines += u64::from(s.assignment.index().unwrap_or(0));
+                    if s.assignment.selected_by(3) {
+                        ranges.push(s.start as u32);
+                        ranges.push(s.end as u32);
+                    }
+                });
+            }
+            best_lines = best_lines.min(start.elapsed().as_nanos() as f64 / n as f64);
+        }
+        if check != check_lines {
+            eprintln!("bench_objects: {name}: bytes path and per-key results differ");
+            std::process::exit(1);
         }
         if check != check_batch {
             eprintln!("bench_objects: {name}: batch and per-key results differ");
             std::process::exit(1);
         }
         parts.push(format!(
-            "\"{name}\": {{\"nsPerKey\": {best:.2}, \"nsPerKeyBatch\": {best_batch:.2}, \"checksum\": {check}}}"
+            "\"{name}\": {{\"nsPerKey\": {best:.2}, \"nsPerKeyBatch\": {best_batch:.2}, \"nsPerKeyLines\": {best_lines:.2}, \"checksum\": {check}}}"
         ));
     }
     println!("{{{}}}", parts.join(", "));

@@ -13,3 +13,9 @@ export const MAX_JSON = 1 << 24;
 export const MAX_SNAPSHOT_JSON = 1 << 28;
 /** Items of `bucket_ranges` as an array. */
 export const MAX_RANGE_ITEMS = 100000;
+/** Bytes of one chunk of a listing given as bytes (`LineSelector`, `LineIndexer`). */
+export const MAX_CHUNK_BYTES = 1 << 26;
+/** Bytes of a whole listing given as bytes at once (`selectLines`, `partitionLines`): ranges are 32-bit. */
+export const MAX_LISTING_BYTES = 2 ** 32 - 1;
+/** Bytes of one line (one key) of a listing given as bytes, `\r` included. */
+export const MAX_LINE_BYTES = 1 << 20;

@@ -1,8 +1,8 @@
 // Object-store key partitioning with exact parity with Go (Bacalhau's S3 partitioner).
 // Type checks of JS values happen here; every value rule lives in the Rust core.
 import * as wasm from '#wasm';
-import {PartitionError, call as callWasm, describe, freeWasm, freed, readArgs, tooLarge} from './errors.mjs';
-import {MAX_BATCH_ITEMS, MAX_STRING} from './limits.mjs';
+import {PartitionError, call as callWasm, describe, freeWasm, freed, isTrap, readArgs, rethrow, tooLarge} from './errors.mjs';
+import {MAX_BATCH_ITEMS, MAX_CHUNK_BYTES, MAX_LISTING_BYTES, MAX_STRING} from './limits.mjs';
 import {mapPacked} from './packed.mjs';
 
 /** `indexOf`/`indexMany` value of a directory key: in no partition. */
@@ -284,6 +284,74 @@ export class ObjectPartitioner {
     return {counts, fallback, directories};
   }
 
+  /**
+   * A streaming selector of partition `partitionIndex` over a listing given as bytes
+   * (newline-separated UTF-8 keys: a file, stdin, a response body), fed chunk by chunk.
+   */
+  lineSelector(partitionIndex) {
+    this.#live();
+    requireInteger(partitionIndex, 'partitionIndex');
+    call(() => this.#live().checkIndex(partitionIndex));
+    return new LineSelector(call(() => this.#live().lineSplitter(partitionIndex)));
+  }
+
+  /** A streaming indexer over a listing given as bytes: every key line's partition, chunk by chunk. */
+  lineIndexer() {
+    this.#live();
+    return new LineIndexer(call(() => this.#live().lineSplitter(-1)));
+  }
+
+  /**
+   * The partition of every key line of a whole listing given as bytes (`indexMany` of its lines):
+   * an Int32Array (DIRECTORY, ALL_PARTITIONS as in `indexOf`).
+   */
+  partitionLines(bytes) {
+    this.#live();
+    const view = readBytes(bytes, 'bytes', MAX_LISTING_BYTES);
+    const indexer = this.lineIndexer();
+    try {
+      const parts = [];
+      let n = 0;
+      for (let at = 0; at < view.length || at === 0; at += SLICE_BYTES) {
+        const end = Math.min(view.length, at + SLICE_BYTES);
+        const part = indexer.indexLines(view.subarray(at, end), {final: end === view.length});
+        parts.push(part);
+        n += part.length;
+        if (end === view.length) break;
+      }
+      return concat(Int32Array, parts, n);
+    } finally {
+      indexer.free();
+    }
+  }
+
+  /**
+   * The key lines of a whole listing given as bytes that partition `partitionIndex` keeps: a
+   * Uint32Array of `[start, end)` byte ranges into `bytes` (without the `\r\n` or `\n`).
+   */
+  selectLines(bytes, partitionIndex) {
+    this.#live();
+    const view = readBytes(bytes, 'bytes', MAX_LISTING_BYTES);
+    const selector = this.lineSelector(partitionIndex);
+    try {
+      const parts = [];
+      let n = 0;
+      for (let at = 0; at < view.length || at === 0; at += SLICE_BYTES) {
+        const end = Math.min(view.length, at + SLICE_BYTES);
+        const {ranges, head} = selector.selectLines(view.subarray(at, end), {final: end === view.length});
+        // A line begun in an earlier slice starts `head.length` bytes before this one.
+        if (head.length > 0) ranges[0] = at - head.length;
+        for (let i = head.length > 0 ? 1 : 0; i < ranges.length; i++) ranges[i] += at;
+        parts.push(ranges);
+        n += ranges.length;
+        if (end === view.length) break;
+      }
+      return concat(Uint32Array, parts, n);
+    } finally {
+      selector.free();
+    }
+  }
+
   /** Indices of a list already copied by `copyList`. */
   #indices(list) {
     const {keys, dirs} = reading(() => readObjectList(list, 'objects'));
@@ -324,4 +392,145 @@ export function listingPrefix(sourceKey) {
 export function fnv1a32(text) {
   requireString(text, 'text');
   return call(() => wasm.fnv1a32(text));
+}
+
+// ---- The bytes path: listings as newline-separated UTF-8 keys (src/objects/lines.rs) ----
+
+/** Bytes per wasm call when a whole listing is given at once. */
+const SLICE_BYTES = 1 << 20;
+const TYPED_ARRAY = Object.getPrototypeOf(Uint8Array.prototype);
+const getter = (name) => Object.getOwnPropertyDescriptor(TYPED_ARRAY, name).get;
+const TAG = getter(Symbol.toStringTag);
+const BUFFER = getter('buffer');
+const BYTE_OFFSET = getter('byteOffset');
+const BYTE_LENGTH = getter('byteLength');
+const apply = Reflect.apply;
+const EMPTY = new Uint8Array(0);
+
+/**
+ * A plain Uint8Array view of the caller's bytes (a Uint8Array or Buffer, read through the
+ * intrinsic getters: no caller code runs), bounded by `bound` bytes.
+ */
+function readBytes(value, name, bound) {
+  return reading(() => {
+    if (apply(TAG, value, []) !== 'Uint8Array') {
+      throw argError(`${name} must be a Uint8Array or Buffer, got ${describe(value)}`);
+    }
+    const length = apply(BYTE_LENGTH, value, []);
+    if (length > bound) throw tooLarge(PartitionError, name, length, bound, 'bytes');
+    return new Uint8Array(apply(BUFFER, value, []), apply(BYTE_OFFSET, value, []), length);
+  });
+}
+
+/** `{final}`: whether the stream ends with this chunk (default false). */
+function readFinal(options) {
+  return reading(() => {
+    if (options === undefined || options === null) return false;
+    if (!isPlainObject(options)) throw argError(`options must be an object, got ${describe(options)}`);
+    const {final} = options;
+    if (final === undefined || final === null) return false;
+    if (typeof final !== 'boolean') throw argError(`options.final must be a boolean, got ${describe(final)}`);
+    return final;
+  });
+}
+
+function concat(Out, parts, n) {
+  if (parts.length === 1) return parts[0];
+  const out = new Out(n);
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
+}
+
+/** The wasm splitter shared by LineSelector and LineIndexer. */
+class LineStream {
+  #inner;
+  #name;
+
+  constructor(inner, name) {
+    this.#inner = inner;
+    this.#name = name;
+  }
+
+  #live() {
+    if (this.#inner === null) throw freed(PartitionError, `this ${this.#name}`);
+    return this.#inner;
+  }
+
+  /** Copies `chunk` into the splitter's input buffer, then runs `method` over it. */
+  feed(chunk, options, method) {
+    this.#live();
+    const view = readBytes(chunk, 'chunk', MAX_CHUNK_BYTES);
+    const final = readFinal(options);
+    const inner = this.#live();
+    try {
+      const ptr = inner.reserve(view.length);
+      new Uint8Array(wasm.wasmMemory().buffer, ptr, view.length).set(view);
+      return {out: method(inner, view.length, final), inner};
+    } catch (error) {
+      // A trapped call leaves the wasm object borrowed: drop it.
+      if (isTrap(error)) this.free();
+      return rethrow(error, PartitionError);
+    }
+  }
+
+  /** Bytes of an unfinished line carried to the next chunk. */
+  get carried() {
+    return call(() => this.#live().carried());
+  }
+
+  /** Forgets any carried line: the next chunk starts a new stream. */
+  reset() {
+    call(() => this.#live().reset());
+  }
+
+  free() {
+    const inner = this.#inner;
+    this.#inner = null;
+    freeWasm(inner);
+  }
+}
+
+/**
+ * One partition's key lines of a listing given as bytes, chunk by chunk (from
+ * `ObjectPartitioner#lineSelector`). A key split between chunks is carried inside, in wasm.
+ */
+class LineSelector extends LineStream {
+  constructor(inner) {
+    super(inner, 'LineSelector');
+  }
+
+  /**
+   * The kept key lines that `chunk` completes: `ranges`, `[start, end)` byte pairs into `chunk`
+   * (without `\r\n`/`\n`), and `head`: the bytes from earlier chunks of the line of
+   * `ranges[0..2]` (then `ranges[0]` is 0), empty when it began in this chunk.
+   */
+  selectLines(chunk, options) {
+    const {out, inner} = this.feed(chunk, options, (w, len, final) => w.select(len, final));
+    const head = out.length > 0 && out[0] === 0 && inner.headLen() > 0 ? inner.head() : EMPTY;
+    return {ranges: out, head};
+  }
+
+  /**
+   * The kept key lines that `chunk` completes, as bytes, each followed by `\n` (a line begun
+   * in earlier chunks whole): what `partkit objects` writes.
+   */
+  selectBytes(chunk, options) {
+    return this.feed(chunk, options, (w, len, final) => w.selectBytes(len, final)).out;
+  }
+}
+
+/** Every key line's partition of a listing given as bytes, chunk by chunk (`ObjectPartitioner#lineIndexer`). */
+class LineIndexer extends LineStream {
+  constructor(inner) {
+    super(inner, 'LineIndexer');
+  }
+
+  /** The partition of every key line `chunk` completes, in order: an Int32Array. */
+  indexLines(chunk, options) {
+    return this.feed(chunk, options, (w, len, final) => w.index(len, final)).out;
+  }
 }

@@ -90,7 +90,7 @@ function hostileValues() {
  * objects to call methods on.
  */
 function calls(p, v, fixtures) {
-  const {bucketer, set, partitioner, state, task, bucketing} = fixtures;
+  const {bucketer, set, partitioner, lineSelector, lineIndexer, state, task, bucketing} = fixtures;
   return [
     ['bucket.key', () => p.bucket(v, 'x', 3)],
     ['bucket.data', () => p.bucket('k', v, 3)],
@@ -139,6 +139,15 @@ function calls(p, v, fixtures) {
     ['ObjectPartitioner#plan', () => partitioner.plan(v)],
     ['ObjectPartitioner#stats', () => partitioner.stats(v)],
     ['ObjectPartitioner#stats.object', () => partitioner.stats([{key: v, isDir: v}])],
+    ['ObjectPartitioner#lineSelector', () => partitioner.lineSelector(v)],
+    ['ObjectPartitioner#partitionLines', () => partitioner.partitionLines(v)],
+    ['ObjectPartitioner#selectLines', () => partitioner.selectLines(v, 0)],
+    ['ObjectPartitioner#selectLines.index', () => partitioner.selectLines(new TextEncoder().encode('a1\nb2'), v)],
+    ['LineSelector#selectLines', () => lineSelector.selectLines(v)],
+    ['LineSelector#selectLines.options', () => lineSelector.selectLines(new TextEncoder().encode('a1\nb'), v)],
+    ['LineSelector#selectBytes', () => lineSelector.selectBytes(v, {final: true})],
+    ['LineIndexer#indexLines', () => lineIndexer.indexLines(v)],
+    ['LineIndexer#indexLines.options', () => lineIndexer.indexLines(new Uint8Array([49, 10, 50]), v)],
     ['sanitizeKeyForPatternMatching', () => p.sanitizeKeyForPatternMatching(v, '')],
     ['listingPrefix', () => p.listingPrefix(v)],
     ['fnv1a32', () => p.fnv1a32(v)],
@@ -197,10 +206,13 @@ function fixtures(p) {
   const task = new p.SyncTask('t1');
   task.onRebalance({generation: 1, leader: true, members: ['t1']}, 1);
   task.addPartitions([{token: 'p1'}], 2);
+  const partitioner = new p.ObjectPartitioner(4, {partition: {type: 'regex', pattern: '(\\d+)'}});
   return {
     bucketer: new p.Bucketer('k', 7),
     set: new p.BucketSet(9, '2-4,7'),
-    partitioner: new p.ObjectPartitioner(4, {partition: {type: 'regex', pattern: '(\\d+)'}}),
+    partitioner,
+    lineSelector: partitioner.lineSelector(1),
+    lineIndexer: partitioner.lineIndexer(),
     state,
     task,
     bucketing: p.Bucketing.create({partitionKey: 'k', config: {bucket_total: 3, bucket_id: 2}}),
@@ -231,6 +243,8 @@ function canary(p) {
     p.nextBucketId({round_robin_bucket_execution: true, bucket_total: 5, bucket_ranges: ['1-2', '4']}, {__bucket_execution_state: {last_executed_bucket_id: 2}}),
     p.roundRobinSchedule({round_robin_bucket_execution: true, bucket_total: 4}, {}, 5),
     Array.from(o.indexMany(['a1', 'b22', 'c/'])),
+    Array.from(o.partitionLines(new TextEncoder().encode('a1\r\nb22\n\nc/\nd\xFF4'))),
+    Array.from(o.selectLines(new TextEncoder().encode('a1\nb22\nc3'), 2)),
     o.plan(['x1', 'x2', 'x3']),
     o.stats(['a1', {key: 'b', isDir: true}]),
     p.partitionObjects(['a1', 'b2', 'c3'], 2, 1, {partition: {type: 'object'}}),

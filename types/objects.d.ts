@@ -81,6 +81,17 @@ export declare class ObjectPartitioner {
   indexOf(key: string): number;
   /** `indexOf` of every key, in one call. */
   indexMany(keys: readonly string[]): Int32Array;
+  /**
+   * The bytes path: a streaming selector of partition `partitionIndex` over a listing given as
+   * newline-separated UTF-8 keys (a file, stdin, a response body), fed chunk by chunk.
+   */
+  lineSelector(partitionIndex: number): LineSelector;
+  /** The bytes path: every key line's partition, chunk by chunk. */
+  lineIndexer(): LineIndexer;
+  /** `indexMany` of the key lines of a whole listing given as bytes (at most 2^32 − 1 bytes). */
+  partitionLines(bytes: Uint8Array): Int32Array;
+  /** `[start, end)` byte ranges into `bytes` of the key lines partition `partitionIndex` keeps. */
+  selectLines(bytes: Uint8Array, partitionIndex: number): Uint32Array;
   /** The objects of one partition, in input order. */
   select<T extends string | ObjectSummary>(objects: readonly T[], partitionIndex: number): T[];
   /** Every partition at once, in one pass. */
@@ -102,3 +113,39 @@ export declare function listingPrefix(sourceKey: string): string;
 
 /** 32-bit FNV-1a (Go's `hash/fnv` New32a) of the UTF-8 bytes of `text`. */
 export declare function fnv1a32(text: string): number;
+
+/** `{final: true}` on the last chunk of a stream (its last line needs no newline). */
+export interface LineChunkOptions {
+  final?: boolean;
+}
+
+/** State shared by the streaming objects of the bytes path. */
+export interface LineStream {
+  /** Bytes of an unfinished line carried (inside wasm) to the next chunk. */
+  readonly carried: number;
+  /** Forgets any carried line: the next chunk starts a new stream. */
+  reset(): void;
+  /** Frees the wasm memory; later calls throw `OBJECT_FREED`. */
+  free(): void;
+}
+
+/**
+ * One partition's key lines of a listing given as bytes. Lines: split at `\n`, one trailing
+ * `\r` dropped, empty lines skipped, a line ending in `/` is a directory, invalid UTF-8 is the
+ * key its U+FFFD decoding gives. Chunks: at most 64 MiB; lines: at most 1 MiB.
+ */
+export interface LineSelector extends LineStream {
+  /**
+   * `ranges`: `[start, end)` byte pairs into `chunk` of the kept lines it completes; `head`: the
+   * bytes from earlier chunks of the line of `ranges[0..2]` (then `ranges[0]` is 0), else empty.
+   */
+  selectLines(chunk: Uint8Array, options?: LineChunkOptions): {ranges: Uint32Array; head: Uint8Array};
+  /** The kept lines `chunk` completes, each followed by `\n`, as one Uint8Array. */
+  selectBytes(chunk: Uint8Array, options?: LineChunkOptions): Uint8Array;
+}
+
+/** Every key line's partition of a listing given as bytes. */
+export interface LineIndexer extends LineStream {
+  /** The partition of every key line `chunk` completes (DIRECTORY, ALL_PARTITIONS as in `indexOf`). */
+  indexLines(chunk: Uint8Array, options?: LineChunkOptions): Int32Array;
+}

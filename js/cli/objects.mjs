@@ -1,5 +1,7 @@
 // `partkit objects`: which keys of a listing one partition processes, Go-compatible; and the
 // object-partitioning part of the demo.
+import {createReadStream} from 'node:fs';
+import {once} from 'node:events';
 import {integerOption, lines, readText, sample} from './io.mjs';
 
 const TYPES = ['', 'none', 'object', 'regex', 'substring', 'date'];
@@ -83,6 +85,27 @@ async function fromS3(api, opts, write) {
   }
 }
 
+/**
+ * The bytes path: FILE (or stdin) streamed through a LineSelector, only the kept lines written
+ * to stdout as raw bytes (no key becomes a JS string).
+ */
+async function selectStream(api, file, total, index, src) {
+  const p = new api.ObjectPartitioner(total, src);
+  const selector = p.lineSelector(index);
+  const input = file === '-' ? process.stdin : createReadStream(file, {highWaterMark: 1 << 20});
+  try {
+    for await (const chunk of input) {
+      const out = selector.selectBytes(chunk);
+      if (out.length > 0 && !process.stdout.write(out)) await once(process.stdout, 'drain');
+    }
+    const out = selector.selectBytes(new Uint8Array(0), {final: true});
+    if (out.length > 0) process.stdout.write(out);
+  } finally {
+    selector.free();
+    p.free();
+  }
+}
+
 export function register(program, api) {
   program
     .command('objects')
@@ -106,15 +129,13 @@ export function register(program, api) {
         await fromS3(api, opts, (l) => console.log(l));
         return;
       }
-      const keys = lines(readText(file));
       const src = source(opts);
       if (opts.plan) {
-        planReport(api, keys, opts.total, src, (l) => console.log(l));
+        planReport(api, lines(readText(file)), opts.total, src, (l) => console.log(l));
         return;
       }
       if (opts.index === undefined) throw new Error('--index is required unless --plan is given');
-      const picked = api.partitionObjects(keys, opts.total, opts.index, src);
-      process.stdout.write(picked.map((k) => `${k}\n`).join(''));
+      await selectStream(api, file, opts.total, opts.index, src);
     });
 }
 

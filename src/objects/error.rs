@@ -38,6 +38,11 @@ pub(crate) enum ErrorKind {
         len: usize,
         bound: usize,
     },
+    /// A line of a listing given as bytes over [`MAX_LINE_BYTES`](super::lines::MAX_LINE_BYTES).
+    LineTooLong {
+        len: usize,
+        bound: usize,
+    },
 }
 
 impl PartitionError {
@@ -52,7 +57,7 @@ impl PartitionError {
             ErrorKind::CountInvalid => "PARTITION_COUNT_INVALID",
             ErrorKind::IndexOutOfRange { .. } => "PARTITION_INDEX_OUT_OF_RANGE",
             ErrorKind::CountUnsupported { .. } => "PARTITION_COUNT_UNSUPPORTED",
-            ErrorKind::TooLarge { .. } => "INPUT_TOO_LARGE",
+            ErrorKind::TooLarge { .. } | ErrorKind::LineTooLong { .. } => "INPUT_TOO_LARGE",
             _ => "PARTITION_CONFIG_INVALID",
         }
     }
@@ -64,6 +69,7 @@ impl PartitionError {
             ErrorKind::TypeUnsupported(_) => "type",
             ErrorKind::PatternEmpty | ErrorKind::PatternInvalid(_) => "pattern",
             ErrorKind::TooLarge { field, .. } => field,
+            ErrorKind::LineTooLong { .. } => "line",
             ErrorKind::StartNegative => "startIndex",
             ErrorKind::EndNotAfterStart => "endIndex",
             ErrorKind::DateFormatEmpty | ErrorKind::DateFormatInvalid(_) => "dateFormat",
@@ -90,6 +96,10 @@ impl fmt::Display for PartitionError {
             ErrorKind::TooLarge { field, len, bound } => write!(
                 f,
                 "partition.{field} is {len} bytes of UTF-8, more than the bound of {bound} bytes"
+            ),
+            ErrorKind::LineTooLong { len, bound } => write!(
+                f,
+                "a line of the listing has {len} bytes (at least), more than the bound of {bound} bytes"
             ),
             ErrorKind::CountUnsupported { total } => write!(
                 f,

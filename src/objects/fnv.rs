@@ -7,7 +7,7 @@
 /// The FNV-1a 32 offset basis.
 pub(crate) const FNV1A32_OFFSET: u32 = 0x811C_9DC5;
 /// The FNV-1a 32 prime.
-const FNV1A32_PRIME: u32 = 0x0100_0193;
+pub(crate) const FNV1A32_PRIME: u32 = 0x0100_0193;
 
 #[inline]
 fn step(h: u32, b: u32) -> u32 {

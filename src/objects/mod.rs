@@ -27,6 +27,7 @@ pub mod fastregex;
 mod fnv;
 pub mod goregex;
 pub mod gotime;
+pub mod lines;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 

@@ -55,3 +55,18 @@ pub(crate) fn headroom(domain: &str, bytes: usize) -> Result<(), BoundaryError> 
         .try_reserve_exact(bytes)
         .map_err(|_| out_of_memory(domain))
 }
+
+/// `INPUT_TOO_LARGE` in `domain`, worded as `tooLarge` in `js/errors.mjs` words it.
+pub(crate) fn too_large(
+    domain: &str,
+    what: &str,
+    size: usize,
+    bound: usize,
+    unit: &str,
+) -> BoundaryError {
+    BoundaryError(error_value(
+        domain,
+        "INPUT_TOO_LARGE",
+        &format!("{what} has {size} {unit}, more than the bound of {bound} {unit}"),
+    ))
+}

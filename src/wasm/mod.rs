@@ -7,5 +7,6 @@ mod bucketing;
 mod imports;
 mod lifecycle;
 mod objects;
+mod objects_bytes;
 mod packed;
 mod sync;

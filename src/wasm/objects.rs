@@ -31,7 +31,7 @@ fn invalid(message: &str) -> BoundaryError {
 }
 
 /// A JS number that must be a safe integer (Go's `int` is 64-bit; JS is exact to 2^53).
-fn int(value: f64, name: &str) -> Result<i64> {
+pub(super) fn int(value: f64, name: &str) -> Result<i64> {
     const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
     if value.is_finite() && value.fract() == 0.0 && value.abs() <= MAX_SAFE {
         Ok(value as i64)
@@ -164,7 +164,7 @@ pub fn fnv1a32(text: &str) -> u32 {
 }
 
 /// `Assignment` as an `Int32Array` entry: -1 directory, -2 every partition, else the index.
-fn code(a: Assignment) -> i32 {
+pub(super) fn code(a: Assignment) -> i32 {
     match a {
         Assignment::Directory => -1,
         Assignment::All => -2,
@@ -176,7 +176,7 @@ fn code(a: Assignment) -> i32 {
 
 /// A compiled partitioner (totals up to `i32::MAX`, so indices fit an `Int32Array`).
 #[wasm_bindgen(js_name = ObjectPartitioner)]
-pub struct WasmObjectPartitioner(ObjectPartitioner);
+pub struct WasmObjectPartitioner(pub(super) ObjectPartitioner);
 
 #[wasm_bindgen(js_class = ObjectPartitioner)]
 impl WasmObjectPartitioner {
