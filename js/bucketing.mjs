@@ -3,7 +3,7 @@
 import * as wasm from '#wasm';
 import {BucketingError, call, describe, freeWasm, freed, readArgs, rethrow, tooLarge} from './errors.mjs';
 import {MAX_BATCH_ITEMS, MAX_BATCH_UNITS, MAX_RANGE_ITEMS, MAX_STRING} from './limits.mjs';
-import {mapJoined} from './packed.mjs';
+import {mapPacked} from './packed.mjs';
 
 const STATE_KEY = '__bucket_execution_state';
 const MAX_LISTED_BUCKETS = 10000000;
@@ -183,9 +183,7 @@ export function bucket(key, data, bucketTotal = 1) {
 export function bucketMany(key, data, bucketTotal = 1) {
   requireString(key, 'key');
   requireTotal(bucketTotal);
-  return mapJoined(data, 'data', argError, Uint32Array, (joined, lens) =>
-    call(() => wasm.bucketPacked(key, bucketTotal, joined, lens), BucketingError),
-  );
+  return mapPacked(data, 'data', argError, Uint32Array, (p) => call(() => wasm.bucketUtf16(key, bucketTotal, p), BucketingError));
 }
 
 /** A bucketer bound to one key and total that keeps its HMAC key state between calls. */
@@ -224,9 +222,7 @@ export class Bucketer {
 
   bucketMany(data) {
     this.#live();
-    return mapJoined(data, 'data', argError, Uint32Array, (joined, lens) =>
-      call(() => this.#live().bucketPacked(joined, lens), BucketingError),
-    );
+    return mapPacked(data, 'data', argError, Uint32Array, (p) => call(() => this.#live().bucketUtf16(p), BucketingError));
   }
 
   /**
@@ -289,9 +285,7 @@ export function roundRobinSchedule(config, state, runs) {
 export function bucketDistribution(key, data, bucketTotal) {
   requireString(key, 'key');
   requireTotal(bucketTotal);
-  const packed = mapJoined(data, 'data', argError, Uint32Array, (joined, lens) =>
-    call(() => wasm.bucketPacked(key, bucketTotal, joined, lens), BucketingError),
-  );
+  const packed = mapPacked(data, 'data', argError, Uint32Array, (p) => call(() => wasm.bucketUtf16(key, bucketTotal, p), BucketingError));
   // [min, max, mean, spread, count_1, …, count_total]
   const stats = call(() => wasm.distributionOf(bucketTotal, packed), BucketingError);
   const counts = Array.from(stats.subarray(4));

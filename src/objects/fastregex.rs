@@ -14,11 +14,7 @@
 use regex_automata::{
     dfa::onepass,
     nfa::thompson,
-    util::{
-        prefilter::Prefilter,
-        primitives::NonMaxUsize,
-        syntax,
-    },
+    util::{prefilter::Prefilter, primitives::NonMaxUsize, syntax},
     Anchored, Input, MatchKind, Span,
 };
 use regex_syntax::hir::literal::{ExtractKind, Extractor};
@@ -87,7 +83,10 @@ impl FastRegex {
             let input = Input::new(bytes)
                 .range(cand.start..)
                 .anchored(Anchored::Yes);
-            match self.dfa.try_search_slots(&mut c.cache, &input, &mut c.slots) {
+            match self
+                .dfa
+                .try_search_slots(&mut c.cache, &input, &mut c.slots)
+            {
                 Ok(Some(_)) => return Some(true),
                 Ok(None) => at = cand.start + 1,
                 Err(_) => return None,
@@ -98,7 +97,10 @@ impl FastRegex {
 
     /// Number of groups, the whole match (group 0) included.
     pub fn groups(&self) -> usize {
-        self.dfa.get_nfa().group_info().group_len(regex_automata::PatternID::ZERO)
+        self.dfa
+            .get_nfa()
+            .group_info()
+            .group_len(regex_automata::PatternID::ZERO)
     }
 
     /// The byte span of group `i` of the last successful [`FastRegex::captures`].
@@ -119,15 +121,52 @@ mod tests {
     #[test]
     fn agrees_with_regex() {
         let patterns = [
-            r"user(\d+)", r"(\d{4})-(\d{2})-(\d{2})", r"logs/(\w+)/", r"a(b)?c", r"(foo|bar)(\d*)",
-            r"x(y|yz)", r"données (\d)", r"^data/(.*)\.json$", r"user(\d+)\b", r"(?i)USER(\d+)",
-            r"ab|abc", r"(a)(b)?(c)?", r"id=([^/]+)", r"v(\d+)\.(\d+)", r"\.(csv|json)$",
+            r"user(\d+)",
+            r"(\d{4})-(\d{2})-(\d{2})",
+            r"logs/(\w+)/",
+            r"a(b)?c",
+            r"(foo|bar)(\d*)",
+            r"x(y|yz)",
+            r"données (\d)",
+            r"^data/(.*)\.json$",
+            r"user(\d+)\b",
+            r"(?i)USER(\d+)",
+            r"ab|abc",
+            r"(a)(b)?(c)?",
+            r"id=([^/]+)",
+            r"v(\d+)\.(\d+)",
+            r"\.(csv|json)$",
         ];
         let keys = [
-            "", "user", "user1", "xuser12/user3", "2024-03-05/user77/x.json", "foo7", "bar",
-            "foobar9", "abc", "ac", "xyz", "xy", "données 5", "data/a/b.json", "data/x.json.gz",
-            "user12x", "USER9", "uSeR42", "id=abc/def", "v1.2.3", "a.csv", "b.json", "ab",
-            "ééuser5é", "user٣", "logs/abc/def", "logs/ab-c/", "aabc", "abab",
+            "",
+            "user",
+            "user1",
+            "xuser12/user3",
+            "2024-03-05/user77/x.json",
+            "foo7",
+            "bar",
+            "foobar9",
+            "abc",
+            "ac",
+            "xyz",
+            "xy",
+            "données 5",
+            "data/a/b.json",
+            "data/x.json.gz",
+            "user12x",
+            "USER9",
+            "uSeR42",
+            "id=abc/def",
+            "v1.2.3",
+            "a.csv",
+            "b.json",
+            "ab",
+            "ééuser5é",
+            "user٣",
+            "logs/abc/def",
+            "logs/ab-c/",
+            "aabc",
+            "abab",
         ];
         for p in patterns {
             let tr = goregex::translate(p).unwrap();

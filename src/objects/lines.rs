@@ -335,9 +335,13 @@ mod tests {
         let mut split = LineSplitter::new();
         let mut s = p.scratch();
         let mut got = Vec::new();
-        split.feed(&p, &mut s, b"ab\r", false, |r, _| got.push(r)).unwrap();
+        split
+            .feed(&p, &mut s, b"ab\r", false, |r, _| got.push(r))
+            .unwrap();
         assert!(got.is_empty());
-        split.feed(&p, &mut s, b"\ncd", true, |r, _| got.push(r)).unwrap();
+        split
+            .feed(&p, &mut s, b"\ncd", true, |r, _| got.push(r))
+            .unwrap();
         assert_eq!(got[0].start..got[0].end, 0..0);
         assert_eq!(got[0].head, 2);
         assert_eq!(split.head(), b"ab");
@@ -345,8 +349,12 @@ mod tests {
         assert_eq!(got[1].start..got[1].end, 1..3);
         // A line that is only "\r", split from its newline, is empty: skipped.
         let mut got = Vec::new();
-        split.feed(&p, &mut s, b"\r", false, |r, _| got.push(r)).unwrap();
-        split.feed(&p, &mut s, b"\nx", true, |r, _| got.push(r)).unwrap();
+        split
+            .feed(&p, &mut s, b"\r", false, |r, _| got.push(r))
+            .unwrap();
+        split
+            .feed(&p, &mut s, b"\nx", true, |r, _| got.push(r))
+            .unwrap();
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].start..got[0].end, 1..2);
     }
@@ -359,7 +367,9 @@ mod tests {
         let big = vec![b'a'; MAX_LINE_BYTES];
         split.feed(&p, &mut s, &big, false, |_, _| {}).unwrap();
         assert_eq!(split.carried(), MAX_LINE_BYTES);
-        let err = split.feed(&p, &mut s, b"b\n", false, |_, _| {}).unwrap_err();
+        let err = split
+            .feed(&p, &mut s, b"b\n", false, |_, _| {})
+            .unwrap_err();
         assert_eq!(err.code(), "INPUT_TOO_LARGE");
         assert_eq!(err.reason(), "line");
         assert_eq!(split.carried(), MAX_LINE_BYTES);
@@ -379,7 +389,12 @@ mod tests {
         for cfg in configs() {
             let p = ObjectPartitioner::new(7, "", &cfg).unwrap();
             let mut s = p.scratch();
-            for line in [&b"a\xFFb"[..], b"\xE2\x82", b"2024-01-0\xC3", b"user1\xF0\x9F\x98/x"] {
+            for line in [
+                &b"a\xFFb"[..],
+                b"\xE2\x82",
+                b"2024-01-0\xC3",
+                b"user1\xF0\x9F\x98/x",
+            ] {
                 let decoded = String::from_utf8_lossy(line);
                 assert_eq!(p.assign_line(line, &mut s), p.assign(&decoded, false));
             }

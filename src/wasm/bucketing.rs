@@ -36,12 +36,28 @@ pub fn bucket(key: &str, data: &str, total: f64) -> Result<u32> {
     with_bucketer(key, total, |b| b.bucket(data))
 }
 
-#[wasm_bindgen(js_name = bucketPacked)]
-pub fn bucket_packed(key: &str, total: f64, joined: &str, lens: &[u32]) -> Result<Vec<u32>> {
+/// Buckets of a batch of strings (UTF-16 code units written into wasm memory by
+/// `js/packed.mjs` `mapPacked`, the one packed format of batch calls: measured 2.06× faster
+/// than a joined string, see docs/benchmarks.md).
+#[wasm_bindgen(js_name = bucketUtf16)]
+pub fn bucket_utf16(
+    key: &str,
+    total: f64,
+    keys: &super::packed::PackedStrings,
+) -> Result<Vec<u32>> {
+    with_bucketer(key, total, |b| utf16_buckets(b, keys))?
+}
+
+fn utf16_buckets(b: &Bucketer, keys: &super::packed::PackedStrings) -> Result<Vec<u32>> {
+    let batch = keys.batch().map_err(|e| {
+        BoundaryError::from(crate::bucketing::BucketingError::InvalidArgument(
+            e.to_string(),
+        ))
+    })?;
     let mut out = Vec::new();
-    out.try_reserve_exact(lens.len())
+    out.try_reserve_exact(batch.len())
         .map_err(|_| out_of_memory("bucketing"))?;
-    with_bucketer(key, total, |b| b.bucket_packed(joined, lens, &mut out))??;
+    b.bucket_utf16(&batch, &mut out);
     Ok(out)
 }
 
@@ -74,29 +90,10 @@ impl WasmBucketer {
         self.0.bucket(data)
     }
 
-    #[wasm_bindgen(js_name = bucketPacked)]
-    pub fn bucket_packed(&self, joined: &str, lens: &[u32]) -> Result<Vec<u32>> {
-        let mut out = Vec::new();
-        out.try_reserve_exact(lens.len())
-            .map_err(|_| out_of_memory("bucketing"))?;
-        self.0.bucket_packed(joined, lens, &mut out)?;
-        Ok(out)
-    }
-
-    /// [`Self::bucket_packed`] from the other packed format (UTF-16 code units written into wasm
-    /// memory, `js/packed.mjs` `mapPacked`): the benchmark compares the two.
+    /// Buckets of a batch of strings (see [`bucket_utf16`]).
     #[wasm_bindgen(js_name = bucketUtf16)]
     pub fn bucket_utf16(&self, keys: &super::packed::PackedStrings) -> Result<Vec<u32>> {
-        let batch = keys.batch().map_err(|e| {
-            BoundaryError::from(crate::bucketing::BucketingError::InvalidArgument(
-                e.to_string(),
-            ))
-        })?;
-        let mut out = Vec::new();
-        out.try_reserve_exact(batch.len())
-            .map_err(|_| out_of_memory("bucketing"))?;
-        self.0.bucket_utf16(&batch, &mut out);
-        Ok(out)
+        utf16_buckets(&self.0, keys)
     }
 }
 

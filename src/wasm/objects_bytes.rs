@@ -112,7 +112,8 @@ impl LineSplitterHandle {
         let chunk_len = len.min(self.input.len());
         let carried = self.split.carried();
         let mut out: Vec<u8> = Vec::new();
-        out.try_reserve_exact(chunk_len + carried + 1).map_err(|_| oom())?;
+        out.try_reserve_exact(chunk_len + carried + 1)
+            .map_err(|_| oom())?;
         let mut lines = Vec::<()>::new();
         self.feed(len, last, 0, &mut lines, |s, line, _| {
             if s.assignment.selected_by(index) {
@@ -126,7 +127,9 @@ impl LineSplitterHandle {
     /// The partition of every key line (-1 directory, -2 every partition), in order.
     pub fn index(&mut self, len: usize, last: bool) -> Result<Vec<i32>> {
         let mut out = Vec::new();
-        self.feed(len, last, 1, &mut out, |s, _, out| out.push(code(s.assignment)))?;
+        self.feed(len, last, 1, &mut out, |s, _, out| {
+            out.push(code(s.assignment))
+        })?;
         Ok(out)
     }
 
@@ -162,9 +165,10 @@ impl LineSplitterHandle {
         out: &mut Vec<T>,
         mut f: impl FnMut(LineSpan, &[u8], &mut Vec<T>),
     ) -> Result<()> {
-        let chunk = self.input.get(..len).ok_or_else(|| {
-            too_large("partition", "chunk", len, self.input.len(), "bytes")
-        })?;
+        let chunk = self
+            .input
+            .get(..len)
+            .ok_or_else(|| too_large("partition", "chunk", len, self.input.len(), "bytes"))?;
         out.try_reserve_exact(max_lines(chunk).saturating_mul(per_line))
             .map_err(|_| oom())?;
         // The carried line and a key decoded with U+FFFD (3 bytes per invalid byte), the
