@@ -17,6 +17,12 @@ export interface SyncOptions {
    * this (or infinite). Default 300000 (5 min).
    */
   stateRefreshInterval?: number;
+  /**
+   * Largest record published, in bytes of JSON: a larger message goes out in chunks (`chunk`).
+   * At least 1024; every task of a connector uses the same value. Default 900000 (under Kafka's
+   * default `max.message.bytes`).
+   */
+  maxRecordBytes?: number;
 }
 
 export type PartitionStatus = 'Created' | 'ReadyForStreaming' | 'Scheduled' | 'Running' | 'Finished' | 'Removed';
@@ -74,6 +80,12 @@ export interface SyncMessage {
   checkpoint?: { afterTaskID: string; afterSeq: number };
   /** Addition, NewEpoch with `resend`: the latest tasks that left the group (their late records still count). */
   departed?: string[];
+  /**
+   * Addition: this record is chunk `index` (0-based) of `count` of a message larger than
+   * `maxRecordBytes`; each chunk has its own `messageSeq` and a part of `connectorState`. A reader
+   * applies the message when it has read every chunk, in order.
+   */
+  chunk?: { index: number; count: number };
 }
 
 /** A partition found by the caller: initial partitions, or children read from a parent. */
