@@ -546,26 +546,6 @@ impl SyncTask {
         Ok(out)
     }
 
-    /// The caller found a hole in the sync log it fed (e.g. Kafka offsets jumped: records
-    /// deleted by retention before they were read): the task cannot know what it missed, so it
-    /// stops everything and fences itself, as when it sees a sender's `messageSeq` jump. The
-    /// output lists in `stop` every partition it ran and carries `fenced: reason`; every later
-    /// input is a no-op. An empty reason reads "the sync log has a hole".
-    pub fn fence(&mut self, reason: &str, now: u64) -> SyncOutput {
-        if self.fenced.is_some() {
-            return SyncOutput::default();
-        }
-        self.clock(now);
-        let mut out = SyncOutput::default();
-        let why = if reason.is_empty() {
-            "the sync log has a hole"
-        } else {
-            reason
-        };
-        self.fence_self(why.to_string(), &mut out);
-        self.seal(out)
-    }
-
     /// Time passed: does the work of every deadline of [`poll_timeout`](Self::poll_timeout)
     /// that is due (leader timeout, epoch re-publication, checkpoint, delayed removal).
     pub fn tick(&mut self, now: u64) -> SyncOutput {
@@ -647,24 +627,6 @@ impl SyncTask {
             None
         };
         out
-    }
-
-    /// This task read the sync log with a hole (a NewEpoch may be in it): its view of epochs
-    /// and owners can be wrong in ways no later message reveals, so it stops everything it runs
-    /// and falls silent. Its partitions stay in its last published state, which the next epoch
-    /// hands to live tasks once it has left the group.
-    fn fence_self(&mut self, why: String, out: &mut SyncOutput) {
-        for p in &self.own.data.partitions {
-            if p.state.is_active() && !out.stop.contains(&p.token) {
-                out.stop.push(p.token.clone());
-            }
-        }
-        self.pending = None;
-        self.lead = None;
-        self.refresh_at = None;
-        self.dirty = false;
-        self.fenced = Some(why.clone());
-        out.fenced = Some(why);
     }
 
     /// The task's clock never goes back (an earlier `now` counts as the latest one seen) and
