@@ -72,6 +72,7 @@ fn message(kind: MessageType, states: Vec<TaskState>) -> SyncMessage {
         message_seq: None,
         checkpoint: None,
         departed: Vec::new(),
+        chunk: None,
     }
 }
 

@@ -75,7 +75,7 @@ export class SyncTask {
   /**
    * @param taskId unique id of this task (new on every restart).
    * @param options `{rebalanceTimeout, epochAckTimeout, removalDelay, tombstoneTtl,
-   *   stateRefreshInterval}` in ms.
+   *   stateRefreshInterval}` in ms, and `maxRecordBytes` (bytes of JSON per published record).
    */
   constructor(taskId, options) {
     requireString('taskId', taskId);

@@ -171,6 +171,7 @@ fn sync(cfg: &Config) -> File {
             decl::<MessageType>(cfg),
             decl::<SyncMessage>(cfg),
             decl::<CheckpointRef>(cfg),
+            decl::<ChunkRef>(cfg),
             decl::<PartitionSpec>(cfg),
             decl::<RebalanceEvent>(cfg),
             decl::<SyncOutput>(cfg),

@@ -94,6 +94,7 @@ fn message() -> impl Strategy<Value = SyncMessage> {
                 message_seq: seq,
                 checkpoint: None,
                 departed: Vec::new(),
+                chunk: None,
             },
         )
 }

@@ -15,6 +15,7 @@ fn opts() -> SyncOptions {
         removal_delay: 100,
         tombstone_ttl: 10_000,
         state_refresh_interval: 50_000,
+        ..SyncOptions::default()
     }
 }
 
@@ -408,6 +409,7 @@ fn states_stamped_in_the_same_millisecond_are_both_applied() {
             message_seq: None,
             checkpoint: None,
             departed: Vec::new(),
+            chunk: None,
         }
     };
     t.on_message(&mk(1, &["a"]), 42).unwrap();

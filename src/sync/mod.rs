@@ -14,8 +14,9 @@ pub use assign::compute_epoch;
 /// change and the retries of a checkpoint that another record raced.
 pub const MIN_RETENTION_REFRESHES: u64 = 4;
 pub use error::SyncError;
-pub use task::{SyncTask, MAX_SAFE_INTEGER};
+pub use task::{SyncTask, MAX_CHUNKS, MAX_SAFE_INTEGER, MIN_RECORD_BYTES};
 pub use types::{
-    CheckpointRef, MessageType, PartitionSpec, PartitionState, PartitionStatus, RebalanceEvent,
-    SharedPartition, SyncMessage, SyncOptions, SyncOutput, TaskData, TaskShare, TaskState,
+    CheckpointRef, ChunkRef, MessageType, PartitionSpec, PartitionState, PartitionStatus,
+    RebalanceEvent, SharedPartition, SyncMessage, SyncOptions, SyncOutput, TaskData, TaskShare,
+    TaskState,
 };

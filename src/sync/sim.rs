@@ -155,6 +155,7 @@ impl SimConfig {
                 removal_delay: r.range(0, 200),
                 tombstone_ttl: r.range(30_000, 60_000),
                 state_refresh_interval: 1,
+                ..SyncOptions::default()
             },
             full_trace: false,
             strict_reruns: false,
@@ -171,6 +172,10 @@ impl SimConfig {
         cfg.faults.duplicate_record = r.range(0, 30);
         cfg.faults.leave = r.range(0, 8);
         cfg.max_skew = r.range(0, 50);
+        if r.chance(400) {
+            // small records: epochs, checkpoints and large own states go out in chunks
+            cfg.options.max_record_bytes = r.range(super::MIN_RECORD_BYTES, 3000);
+        }
         if r.chance(120) {
             cfg.tasks = 1; // a one-task connector
         }
@@ -277,6 +282,8 @@ struct Sim {
     change_at: Option<usize>,
     /// Every partition named in a record of the log, with the index of the first such record.
     created: BTreeMap<String, usize>,
+    /// Per sender, the partitions named by the chunks of a message not landed whole yet.
+    chunk_tokens: BTreeMap<String, Vec<String>>,
     finished: BTreeSet<String>,
     last_runner: BTreeMap<String, usize>,
     epochs: BTreeSet<String>,
@@ -397,6 +404,7 @@ impl Sim {
             members: Vec::new(),
             change_at: Some(0),
             created: BTreeMap::new(),
+            chunk_tokens: BTreeMap::new(),
             finished: BTreeSet::new(),
             last_runner: BTreeMap::new(),
             epochs: BTreeSet::new(),
@@ -777,6 +785,9 @@ impl Sim {
     // --------------------------------------------------------------------------- actions
 
     fn apply(&mut self, i: usize, out: SyncOutput) -> Check {
+        if !self.nodes[i].alive {
+            return Ok(()); // it died half-way through a publish: nothing more of it happens
+        }
         for t in &out.stop {
             self.nodes[i].running.remove(t);
         }
@@ -823,8 +834,40 @@ impl Sim {
             self.last_runner.insert(t.clone(), i);
             self.nodes[i].running.insert(t.clone(), Phase::Scheduled);
         }
-        for m in out.publish {
+        let mut publish = out.publish;
+        if self.chaos
+            && publish.iter().any(|m| m.chunk.is_some())
+            && self.rng.chance(self.cfg.faults.crash * 20)
+        {
+            // the task dies half-way through a chunked publish: the chunks before land
+            let k = publish
+                .iter()
+                .position(|m| m.chunk.as_ref().is_some_and(|c| c.index + 1 < c.count))
+                .unwrap_or(0);
+            let keep = k + 1 + self.rng.below(publish.len().saturating_sub(k + 1) as u64) as usize;
+            publish.truncate(keep.min(publish.len() - 1).max(1));
+            let l = format!(
+                "{} dies after publishing {} of its records",
+                self.nodes[i].id,
+                publish.len()
+            );
+            self.note(l);
+            self.nodes[i].alive = false;
+            self.nodes[i].events.clear();
+            self.nodes[i].running.clear();
+            self.report.crashes += 1;
+            let at = self.step + self.rng.range(1, 30) as usize;
+            self.change_at = Some(self.change_at.map_or(at, |c| c.min(at)));
+        }
+        for m in publish {
             let json = serde_json::to_string(&m).map_err(|e| format!("serialize: {e}"))?;
+            if json.len() as u64 > self.cfg.options.max_record_bytes {
+                return Err(format!(
+                    "a record of {} bytes is larger than maxRecordBytes {}",
+                    json.len(),
+                    self.cfg.options.max_record_bytes
+                ));
+            }
             let back: SyncMessage =
                 serde_json::from_str(&json).map_err(|e| format!("deserialize: {e}"))?;
             if back != m {
@@ -1091,6 +1134,9 @@ impl Sim {
             self.note(l);
             self.note_owned(i, &owned_before, "add_partitions");
             self.apply(i, out)?;
+            if !self.nodes[i].alive {
+                return Ok(()); // it died publishing
+            }
         }
         let out = self.nodes[i]
             .task
@@ -1215,10 +1261,23 @@ impl Sim {
     /// A record lands in the log (what it names exists from now on).
     fn append(&mut self, m: SyncMessage) {
         let at = self.log.len();
+        // a message in chunks names its partitions once its last chunk lands (a task that died
+        // half-way through publishing it made nothing known)
+        let pending = self.chunk_tokens.entry(m.task_id.clone()).or_default();
+        if m.chunk.as_ref().is_none_or(|c| c.index == 0) {
+            pending.clear();
+        }
         for s in &m.connector_state {
             let tokens = s.data.partitions.iter().map(|p| &p.token);
-            for t in tokens.chain(s.share.partitions.iter().map(|p| &p.token)) {
-                self.created.entry(t.clone()).or_insert(at);
+            pending.extend(
+                tokens
+                    .chain(s.share.partitions.iter().map(|p| &p.token))
+                    .cloned(),
+            );
+        }
+        if m.chunk.as_ref().is_none_or(|c| c.index + 1 == c.count) {
+            for t in std::mem::take(pending) {
+                self.created.entry(t).or_insert(at);
             }
         }
         self.log.push(m);
@@ -1280,6 +1339,14 @@ impl Sim {
             let Some(c) = &self.log[k].checkpoint else {
                 continue;
             };
+            // a chunked checkpoint stands at its first chunk, and counts only if every chunk
+            // landed (its author may have died half-way)
+            if self.log[k].chunk.as_ref().is_some_and(|c| c.index > 0) {
+                continue;
+            }
+            let Some((whole, contiguous)) = self.assemble(k) else {
+                continue;
+            };
             // the record it names, at its first retained place
             let Some(j) = (lo..k).find(|&j| {
                 self.log[j].task_id == c.after_task_id
@@ -1292,16 +1359,18 @@ impl Sim {
             if self.log[k].epoch_generation < ahead[j + 1] {
                 continue;
             }
-            if j + 1 == k {
+            if j + 1 == k && contiguous {
                 return (k, None); // clean: start at it
             }
-            // its author's view as of record j: apply it first, then replay from j + 1
-            let mut first = self.log[k].clone();
+            // its author's view as of record j: apply it first (whole), then replay from j + 1
+            let mut first = whole;
             first.message_seq = None;
             return (j + 1, Some(first));
         }
         let is_epoch = |k: usize, id: &str| {
-            self.log[k].kind == MessageType::NewEpoch && self.log[k].sync_epoch == id
+            self.log[k].kind == MessageType::NewEpoch
+                && self.log[k].sync_epoch == id
+                && self.log[k].chunk.as_ref().is_none_or(|c| c.index == 0)
         };
         let Some(last) = (lo..self.log.len())
             .rev()
@@ -1320,6 +1389,43 @@ impl Sim {
             .or_else(|| (lo..self.log.len()).find(|&k| is_epoch(k, &self.log[last].sync_epoch)))
             .unwrap_or(lo);
         (k, None)
+    }
+
+    /// The message whose first record is `log[k]`, joined from its chunks if it has any (the
+    /// records of its sender that follow with the next counters), and whether they stand one
+    /// after the other; `None` if a chunk is missing.
+    fn assemble(&self, k: usize) -> Option<(SyncMessage, bool)> {
+        let first = &self.log[k];
+        let Some(c) = &first.chunk else {
+            return Some((first.clone(), true));
+        };
+        let seq0 = first.message_seq?;
+        let mut whole = first.clone();
+        whole.chunk = None;
+        let mut at = k;
+        let mut contiguous = true;
+        for i in 1..c.count {
+            let seq = seq0 + u64::from(i);
+            let next = (at + 1..self.log.len()).find(|&x| {
+                self.log[x].task_id == first.task_id && self.log[x].message_seq == Some(seq)
+            })?;
+            contiguous &= next == at + 1;
+            at = next;
+            for st in &self.log[next].connector_state {
+                match whole.connector_state.last_mut() {
+                    Some(last) if last.task_id == st.task_id => {
+                        last.data
+                            .partitions
+                            .extend(st.data.partitions.iter().cloned());
+                        last.share
+                            .partitions
+                            .extend(st.share.partitions.iter().cloned());
+                    }
+                    _ => whole.connector_state.push(st.clone()),
+                }
+            }
+        }
+        Some((whole, contiguous))
     }
 
     fn garbage(&mut self) -> Check {

@@ -3,7 +3,7 @@
 //! Field names are those of the Debezium Spanner connector's scaling design (`syncEpoch`,
 //! `taskID`, `messageTimestamp`, `connectorState`, `stateTimestamp`, `data`, `share`) plus the
 //! documented additions `type`, `stateVersion`, `epochGeneration`, `baseEpoch`,
-//! `rebalanceGeneration`, `resend`, `epochAttempt`, `messageSeq` and `checkpoint`.
+//! `rebalanceGeneration`, `resend`, `epochAttempt`, `messageSeq`, `checkpoint`, `departed` and `chunk`.
 
 use serde::{Deserialize, Serialize};
 
@@ -272,6 +272,25 @@ pub struct SyncMessage {
     /// their records that land late (e.g. a finish published while leaving).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub departed: Vec<String>,
+    /// Addition: this record is chunk `index` of `count` of one message larger than
+    /// `maxRecordBytes` (every chunk carries the message's header, its own `messageSeq`, and a
+    /// part of `connectorState` in order; a task's state may continue in the next chunk). A
+    /// reader applies the message when it reads its last chunk, having read every other one in
+    /// order; otherwise it does not apply it (see the module docs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub chunk: Option<ChunkRef>,
+}
+
+/// Which chunk of a message a record is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct ChunkRef {
+    /// 0-based index of this chunk.
+    pub index: u32,
+    /// How many chunks the message has.
+    pub count: u32,
 }
 
 /// The record a checkpoint was computed after: its sender and that sender's `messageSeq`.
@@ -383,6 +402,11 @@ pub struct SyncOptions {
     /// the sync log always holds a complete state within retention. The sync topic's retention
     /// must be at least [`MIN_RETENTION_REFRESHES`](super::MIN_RETENTION_REFRESHES) times this.
     pub state_refresh_interval: u64,
+    /// Largest record the task publishes, in bytes of JSON: a larger message goes out as chunks
+    /// (see [`ChunkRef`]). At least [`MIN_RECORD_BYTES`](super::MIN_RECORD_BYTES); the default,
+    /// 900,000, fits Kafka's default `max.message.bytes` (1,048,588) with room for the record's
+    /// key and headers. Every task of a connector uses the same value.
+    pub max_record_bytes: u64,
 }
 
 impl Default for SyncOptions {
@@ -393,6 +417,7 @@ impl Default for SyncOptions {
             removal_delay: 2 * 3_600_000,
             tombstone_ttl: 24 * 3_600_000,
             state_refresh_interval: 300_000,
+            max_record_bytes: 900_000,
         }
     }
 }

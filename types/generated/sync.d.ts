@@ -32,7 +32,15 @@ export type SyncOptions = {
    * must be at least `MIN_RETENTION_REFRESHES` times this.
    * Default: 300000.
    */
-  stateRefreshInterval: number, };
+  stateRefreshInterval: number,
+  /**
+   * Largest record the task publishes, in bytes of JSON: a larger message goes out as chunks
+   * (see `ChunkRef`). At least `MIN_RECORD_BYTES`; the default,
+   * 900,000, fits Kafka's default `max.message.bytes` (1,048,588) with room for the record's
+   * key and headers. Every task of a connector uses the same value.
+   * Default: 900000.
+   */
+  maxRecordBytes: number, };
 
 /**
  * Lifecycle of one partition, driven by its owner.
@@ -213,7 +221,15 @@ export type SyncMessage = {
    * left (the latest ones), so that a task starting from this re-publication still takes in
    * their records that land late (e.g. a finish published while leaving).
    */
-  departed?: Array<string>, };
+  departed?: Array<string>,
+  /**
+   * Addition: this record is chunk `index` of `count` of one message larger than
+   * `maxRecordBytes` (every chunk carries the message's header, its own `messageSeq`, and a
+   * part of `connectorState` in order; a task's state may continue in the next chunk). A
+   * reader applies the message when it reads its last chunk, having read every other one in
+   * order; otherwise it does not apply it (see the module docs).
+   */
+  chunk?: ChunkRef, };
 
 /**
  * The record a checkpoint was computed after: its sender and that sender's `messageSeq`.
@@ -227,6 +243,19 @@ export type CheckpointRef = {
    * Its `messageSeq`.
    */
   afterSeq: number, };
+
+/**
+ * Which chunk of a message a record is.
+ */
+export type ChunkRef = {
+  /**
+   * 0-based index of this chunk.
+   */
+  index: number,
+  /**
+   * How many chunks the message has.
+   */
+  count: number, };
 
 /**
  * A partition found by the caller: initial partitions or children read from a parent.

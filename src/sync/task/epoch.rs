@@ -547,6 +547,7 @@ impl SyncTask {
             message_seq: None,
             checkpoint: None,
             departed: departed.collect(),
+            chunk: None,
         })
     }
 }

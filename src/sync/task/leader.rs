@@ -133,6 +133,7 @@ impl SyncTask {
             message_seq: None,
             checkpoint: None,
             departed: Vec::new(),
+            chunk: None,
         };
         out.publish.push(msg.clone());
         if let Some(p) = &mut self.pending {

@@ -9,6 +9,7 @@ use super::assign::compute_epoch;
 use super::error::{malformed, ErrorKind, SyncError};
 use super::types::*;
 
+mod chunk;
 mod epoch;
 mod leader;
 mod log;
@@ -16,6 +17,7 @@ mod settle;
 mod timer;
 mod validate;
 
+pub use chunk::{MAX_CHUNKS, MIN_RECORD_BYTES};
 use log::{absorb_into, rendezvous, MAX_DEPARTED};
 use timer::{removal_due, RemovalBlockers, Timer};
 use validate::invalid_partition;
@@ -150,6 +152,8 @@ pub struct SyncTask {
     /// Tasks that were members of an epoch this task applied and are not any more (they left,
     /// died or fenced themselves: they run nothing), oldest first, bounded.
     departed: VecDeque<String>,
+    /// Messages read chunk by chunk, per sender, not complete yet.
+    partials: BTreeMap<String, chunk::Partial>,
 }
 
 impl SyncTask {
@@ -170,7 +174,8 @@ impl SyncTask {
     /// A task with explicit options.
     ///
     /// # Errors
-    /// `SYNC_INVALID_TASK_ID` if `task_id` is empty; `SYNC_INVALID_OPTIONS` if a timeout is 0.
+    /// `SYNC_INVALID_TASK_ID` if `task_id` is empty; `SYNC_INVALID_OPTIONS` if a timeout is 0
+    /// or `maxRecordBytes` is below [`MIN_RECORD_BYTES`].
     ///
     /// # Examples
     /// ```
@@ -192,6 +197,12 @@ impl SyncTask {
             return Err(SyncError::new(
                 ErrorKind::InvalidOptions,
                 "invalid options: rebalanceTimeout, epochAckTimeout and stateRefreshInterval must be positive",
+            ));
+        }
+        if opts.max_record_bytes < MIN_RECORD_BYTES || opts.max_record_bytes > MAX_SAFE_INTEGER {
+            return Err(SyncError::new(
+                ErrorKind::InvalidOptions,
+                format!("invalid options: maxRecordBytes must be at least {MIN_RECORD_BYTES}"),
             ));
         }
         Ok(SyncTask {
@@ -223,6 +234,7 @@ impl SyncTask {
             refresh_at: None,
             checkpoint_seen: None,
             departed: VecDeque::new(),
+            partials: BTreeMap::new(),
         })
     }
 
@@ -442,9 +454,21 @@ impl SyncTask {
     }
 
     fn on_message_inner(&mut self, msg: &SyncMessage, now: u64) -> Result<SyncOutput, SyncError> {
-        self.validate_message(msg)?;
+        let whole = if msg.chunk.is_some() {
+            self.validate_chunk(msg)?;
+            self.peek_chunk(msg)?
+        } else {
+            self.validate_message(msg)?;
+            None
+        };
         self.clock(now);
         let mut out = SyncOutput::default();
+        // a record read again (a re-delivery: its sender's counter is not new) changes no
+        // message being read in chunks
+        let again = msg
+            .message_seq
+            .zip(self.heard.get(&msg.task_id))
+            .is_some_and(|(seq, last)| seq <= *last);
         if let Some(seq) = msg.message_seq {
             let last = self.heard.entry(msg.task_id.clone()).or_insert(seq);
             if seq > last.saturating_add(1) {
@@ -464,10 +488,31 @@ impl SyncTask {
                 .message_seq
                 .map_or(self.own_read + 1, |s| self.own_read.max(s));
         }
+        if !again {
+            self.note_record(msg);
+        }
+        // a chunk is read; the message it belongs to is taken when its last chunk is, as if it
+        // stood at its first (what was read before that is what a checkpoint names)
+        let here = msg.message_seq.map(|seq| CheckpointRef {
+            after_task_id: msg.task_id.clone(),
+            after_seq: seq,
+        });
+        let (whole, before, interleaved) = if msg.chunk.is_some() {
+            match self.take_chunk(msg, whole, again) {
+                Some(done) => done,
+                None => {
+                    self.last_read = here;
+                    return Ok(out);
+                }
+            }
+        } else {
+            (msg.clone(), self.last_read.clone(), false)
+        };
+        let msg = &whole;
         if msg.checkpoint.is_some() {
             // (a clean checkpoint of the epoch in force: one of an older epoch, from a task that
             // could not apply the newer one, is not a place to start from)
-            if msg.checkpoint == self.last_read && msg.sync_epoch == self.cur_id() {
+            if msg.checkpoint == before && !interleaved && msg.sync_epoch == self.cur_id() {
                 self.checkpoint_seen = Some(self.now);
                 self.schedule_refresh();
             } else if msg.task_id == self.id {
@@ -483,10 +528,7 @@ impl SyncTask {
                 }
             }
         }
-        self.last_read = msg.message_seq.map(|seq| CheckpointRef {
-            after_task_id: msg.task_id.clone(),
-            after_seq: seq,
-        });
+        self.last_read = here;
         if msg.kind == MessageType::NewEpoch && msg.epoch_generation > self.epoch_generation() {
             self.read_epochs
                 .insert((msg.epoch_generation, msg.sync_epoch.clone()));
@@ -502,26 +544,6 @@ impl SyncTask {
         }
         self.finish(&mut out);
         Ok(out)
-    }
-
-    /// The caller found a hole in the sync log it fed (e.g. Kafka offsets jumped: records
-    /// deleted by retention before they were read): the task cannot know what it missed, so it
-    /// stops everything and fences itself, as when it sees a sender's `messageSeq` jump. The
-    /// output lists in `stop` every partition it ran and carries `fenced: reason`; every later
-    /// input is a no-op. An empty reason reads "the sync log has a hole".
-    pub fn fence(&mut self, reason: &str, now: u64) -> SyncOutput {
-        if self.fenced.is_some() {
-            return SyncOutput::default();
-        }
-        self.clock(now);
-        let mut out = SyncOutput::default();
-        let why = if reason.is_empty() {
-            "the sync log has a hole"
-        } else {
-            reason
-        };
-        self.fence_self(why.to_string(), &mut out);
-        self.seal(out)
     }
 
     /// Time passed: does the work of every deadline of [`poll_timeout`](Self::poll_timeout)
@@ -593,6 +615,8 @@ impl SyncTask {
             let c = out.publish.remove(k);
             out.publish.insert(0, c);
         }
+        // no record is larger than maxRecordBytes
+        out.publish = self.split_records(std::mem::take(&mut out.publish));
         for m in &mut out.publish {
             self.seq += 1;
             m.message_seq = Some(self.seq);
@@ -603,24 +627,6 @@ impl SyncTask {
             None
         };
         out
-    }
-
-    /// This task read the sync log with a hole (a NewEpoch may be in it): its view of epochs
-    /// and owners can be wrong in ways no later message reveals, so it stops everything it runs
-    /// and falls silent. Its partitions stay in its last published state, which the next epoch
-    /// hands to live tasks once it has left the group.
-    fn fence_self(&mut self, why: String, out: &mut SyncOutput) {
-        for p in &self.own.data.partitions {
-            if p.state.is_active() && !out.stop.contains(&p.token) {
-                out.stop.push(p.token.clone());
-            }
-        }
-        self.pending = None;
-        self.lead = None;
-        self.refresh_at = None;
-        self.dirty = false;
-        self.fenced = Some(why.clone());
-        out.fenced = Some(why);
     }
 
     /// The task's clock never goes back (an earlier `now` counts as the latest one seen) and
@@ -697,6 +703,7 @@ impl SyncTask {
             message_seq: None,
             checkpoint: None,
             departed: Vec::new(),
+            chunk: None,
         });
         self.dirty = false;
     }

@@ -13,7 +13,8 @@ impl SyncTask {
     ///
     /// # Errors
     /// `SYNC_INVALID_PARTITION` for an empty token or parent, a partition that is its own parent,
-    /// or a token given twice.
+    /// a token given twice, or a partition whose JSON would take more than a quarter of
+    /// `maxRecordBytes` (every record must hold a whole partition and a header).
     pub fn add_partitions(
         &mut self,
         specs: &[PartitionSpec],
@@ -52,6 +53,21 @@ impl SyncTask {
                 return Err(invalid_partition(format!(
                     "{} has a timestamp above 2^53-1",
                     s.token
+                )));
+            }
+        }
+        let most = self.opts.max_record_bytes / chunk::PARTITION_SHARE;
+        for s in specs {
+            let mut p = PartitionState::created(s.token.clone(), s.parents.clone());
+            p.start_timestamp = s.start_timestamp;
+            p.end_timestamp = s.end_timestamp;
+            p.finished_timestamp = Some(MAX_SAFE_INTEGER);
+            let len = chunk::json_len(&p.shared_to(self.id.clone())) as u64;
+            if len > most {
+                return Err(invalid_partition(format!(
+                    "{} takes {len} bytes of JSON, more than maxRecordBytes / {} ({most})",
+                    s.token,
+                    chunk::PARTITION_SHARE
                 )));
             }
         }

@@ -167,6 +167,14 @@ impl SyncTask {
         self.refresh_at = self
             .refresh_delay()
             .map(|d| self.now.saturating_add(interval).saturating_add(d));
+        if self.reading_chunks() {
+            // it would name a record in the middle of a message: try again soon
+            let retry = self.opts.epoch_ack_timeout.min(interval);
+            if self.refresh_at.is_some() {
+                self.refresh_at = Some(self.now.saturating_add(retry));
+            }
+            return;
+        }
         let (Some(after), Some(mut m)) = (self.last_read.clone(), self.epoch_message()) else {
             return;
         };

@@ -1,5 +1,6 @@
 //! Validation of what a task is given: messages read from the sync topic and their states.
 
+use super::chunk::MAX_CHUNKS;
 use super::*;
 
 pub(super) fn invalid_partition(why: impl std::fmt::Display) -> SyncError {
@@ -70,7 +71,8 @@ pub(super) fn validate_state(s: &TaskState) -> Result<(), SyncError> {
 }
 
 impl SyncTask {
-    pub(super) fn validate_message(&self, msg: &SyncMessage) -> Result<(), SyncError> {
+    /// The fields every record must have right, chunk or whole message.
+    fn validate_header(msg: &SyncMessage) -> Result<(), SyncError> {
         if msg.task_id.is_empty() {
             return Err(malformed("empty taskID"));
         }
@@ -78,6 +80,41 @@ impl SyncTask {
         safe(Some(msg.epoch_generation), "epochGeneration")?;
         safe(msg.rebalance_generation, "rebalanceGeneration")?;
         safe(msg.message_seq, "messageSeq")?;
+        if msg.kind == MessageType::NewEpoch
+            && (msg.sync_epoch.is_empty() || msg.epoch_generation == 0)
+        {
+            return Err(malformed(
+                "a NewEpoch needs a syncEpoch and a positive epochGeneration",
+            ));
+        }
+        if msg.kind == MessageType::RebalanceAnswer && msg.rebalance_generation.is_none() {
+            return Err(malformed("a RebalanceAnswer needs rebalanceGeneration"));
+        }
+        Ok(())
+    }
+
+    /// A chunk of a message (the whole message is checked when its last chunk is read): a
+    /// sound header, `index < count <= MAX_CHUNKS`, at least one state, each state sound.
+    pub(super) fn validate_chunk(&self, msg: &SyncMessage) -> Result<(), SyncError> {
+        Self::validate_header(msg)?;
+        let c = msg.chunk.as_ref().expect("a chunk");
+        if c.count == 0 || c.count > MAX_CHUNKS || c.index >= c.count {
+            return Err(malformed(format!(
+                "chunk {} of {} (at most {MAX_CHUNKS} chunks)",
+                c.index, c.count
+            )));
+        }
+        if msg.connector_state.is_empty() {
+            return Err(malformed("a chunk carries at least one state"));
+        }
+        msg.connector_state.iter().try_for_each(validate_state)
+    }
+
+    pub(super) fn validate_message(&self, msg: &SyncMessage) -> Result<(), SyncError> {
+        Self::validate_header(msg)?;
+        if msg.chunk.is_some() {
+            return Err(malformed("a whole message has no chunk"));
+        }
         match msg.kind {
             MessageType::Regular | MessageType::RebalanceAnswer => {
                 let own: Vec<&TaskState> = msg
@@ -92,16 +129,8 @@ impl SyncTask {
                     )));
                 }
                 validate_state(own[0])?;
-                if msg.kind == MessageType::RebalanceAnswer && msg.rebalance_generation.is_none() {
-                    return Err(malformed("a RebalanceAnswer needs rebalanceGeneration"));
-                }
             }
             MessageType::NewEpoch => {
-                if msg.sync_epoch.is_empty() || msg.epoch_generation == 0 {
-                    return Err(malformed(
-                        "a NewEpoch needs a syncEpoch and a positive epochGeneration",
-                    ));
-                }
                 if !msg.resend && !msg.connector_state.iter().any(|s| s.task_id == msg.task_id) {
                     return Err(malformed("a NewEpoch must carry the state of its leader"));
                 }

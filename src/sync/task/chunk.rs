@@ -1,0 +1,279 @@
+//! A bound on every record: a message whose JSON is larger than `maxRecordBytes` goes out as
+//! numbered chunks, and a reader applies it only once it has read every chunk, in order.
+
+use super::*;
+
+/// Most chunks one message may be split into (a reader refuses more).
+pub const MAX_CHUNKS: u32 = 1 << 16;
+
+/// Smallest `maxRecordBytes` accepted.
+pub const MIN_RECORD_BYTES: u64 = 1024;
+
+/// How much of `maxRecordBytes` one partition (its JSON) may take: a partition larger than this
+/// is refused by `add_partitions`, so that every chunk holds at least one whole partition with
+/// room for the message's header.
+pub const PARTITION_SHARE: u64 = 4;
+
+/// Length of a value's JSON, as the transport publishes it.
+pub(super) fn json_len<T: serde::Serialize>(v: &T) -> usize {
+    serde_json::to_vec(v).map_or(0, |b| b.len())
+}
+
+/// A message read chunk by chunk: what its chunks carried so far.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Partial {
+    /// The first chunk, without its states.
+    header: SyncMessage,
+    /// The states read so far, pieces of a task's state joined.
+    states: Vec<TaskState>,
+    /// The next chunk index expected.
+    next: u32,
+    /// `messageSeq` of the first chunk (chunk `i` has `first_seq + i`).
+    first_seq: Option<u64>,
+    /// The record read before the first chunk (a checkpoint is clean if it names it).
+    pub(super) before: Option<CheckpointRef>,
+    /// Another record was read between its chunks.
+    pub(super) interleaved: bool,
+    /// When the first chunk was read.
+    pub(super) since: u64,
+}
+
+/// Appends the states of a chunk: a state of the same task as the last one continues it.
+fn join(states: &mut Vec<TaskState>, more: &[TaskState]) {
+    for s in more {
+        match states.last_mut() {
+            Some(last) if last.task_id == s.task_id => {
+                last.data
+                    .partitions
+                    .extend(s.data.partitions.iter().cloned());
+                last.share
+                    .partitions
+                    .extend(s.share.partitions.iter().cloned());
+            }
+            _ => states.push(s.clone()),
+        }
+    }
+}
+
+/// Whether chunk `msg` carries the counter that follows the partial's chunks (when both have one).
+fn follows(p: &Partial, msg: &SyncMessage) -> bool {
+    match (p.first_seq, msg.message_seq, &msg.chunk) {
+        (Some(first), Some(seq), Some(c)) => seq == first + u64::from(c.index),
+        _ => true,
+    }
+}
+
+fn same_message(a: &SyncMessage, b: &SyncMessage) -> bool {
+    a.sync_epoch == b.sync_epoch
+        && a.kind == b.kind
+        && a.epoch_generation == b.epoch_generation
+        && a.epoch_attempt == b.epoch_attempt
+        && a.resend == b.resend
+        && a.chunk.as_ref().map(|c| c.count) == b.chunk.as_ref().map(|c| c.count)
+}
+
+/// `msg` as records of at most `max` bytes of JSON each (once `messageSeq` is stamped): itself
+/// if it fits, otherwise chunks `{index, count}` carrying the same header and, in order, the
+/// states' partitions (a task's state split over several chunks is joined again by the reader).
+/// Every chunk carries at least one state (the first piece of a task's state carries its ids and
+/// versions). An item larger than a whole chunk (impossible for partitions `add_partitions`
+/// accepted) goes alone in its chunk.
+pub(super) fn split(msg: SyncMessage, max: u64) -> Vec<SyncMessage> {
+    let max = usize::try_from(max).unwrap_or(usize::MAX);
+    let mut probe = msg.clone();
+    probe.message_seq = Some(MAX_SAFE_INTEGER);
+    if json_len(&probe) <= max {
+        return vec![msg];
+    }
+    let mut header = msg.clone();
+    header.connector_state = Vec::new();
+    header.message_seq = Some(MAX_SAFE_INTEGER);
+    header.chunk = Some(ChunkRef {
+        index: MAX_CHUNKS,
+        count: MAX_CHUNKS,
+    });
+    // the departed list (newest first) is trimmed only if the header would take more than
+    // half of the record (task ids of a kilobyte and more): the other half holds at least
+    // one whole partition (see `PARTITION_SHARE`)
+    while json_len(&header) > max / 2 && !header.departed.is_empty() {
+        header.departed.pop();
+    }
+    let budget = max.saturating_sub(json_len(&header)).max(1);
+    let mut chunks: Vec<Vec<TaskState>> = Vec::new();
+    let mut cur: Vec<TaskState> = Vec::new();
+    let mut size = 0usize;
+    for st in &msg.connector_state {
+        let mut env = st.clone();
+        env.data.partitions.clear();
+        env.share.partitions.clear();
+        let env_len = json_len(&env) + 1;
+        if size + env_len > budget && !cur.is_empty() {
+            chunks.push(std::mem::take(&mut cur));
+            size = 0;
+        }
+        cur.push(env.clone());
+        size += env_len;
+        for p in &st.data.partitions {
+            let l = json_len(p) + 1;
+            if size + l > budget && size > env_len {
+                chunks.push(std::mem::take(&mut cur));
+                cur.push(env.clone());
+                size = env_len;
+            }
+            cur.last_mut()
+                .expect("pushed")
+                .data
+                .partitions
+                .push(p.clone());
+            size += l;
+        }
+        for p in &st.share.partitions {
+            let l = json_len(p) + 1;
+            if size + l > budget && size > env_len {
+                chunks.push(std::mem::take(&mut cur));
+                cur.push(env.clone());
+                size = env_len;
+            }
+            cur.last_mut()
+                .expect("pushed")
+                .share
+                .partitions
+                .push(p.clone());
+            size += l;
+        }
+    }
+    if !cur.is_empty() {
+        chunks.push(cur);
+    }
+    let count = chunks.len() as u32;
+    header.message_seq = None;
+    chunks
+        .into_iter()
+        .enumerate()
+        .map(|(i, states)| SyncMessage {
+            connector_state: states,
+            chunk: Some(ChunkRef {
+                index: i as u32,
+                count,
+            }),
+            ..header.clone()
+        })
+        .collect()
+}
+
+impl SyncTask {
+    /// Every record this task publishes fits `maxRecordBytes` (see [`split`]).
+    pub(super) fn split_records(&self, publish: Vec<SyncMessage>) -> Vec<SyncMessage> {
+        let max = self.opts.max_record_bytes;
+        publish.into_iter().flat_map(|m| split(m, max)).collect()
+    }
+
+    /// What reading chunk `msg` completes, without changing anything: the whole message
+    /// (validated) when `msg` is the last chunk of a message read in order so far.
+    pub(super) fn peek_chunk(&self, msg: &SyncMessage) -> Result<Option<SyncMessage>, SyncError> {
+        let c = msg.chunk.as_ref().expect("a chunk");
+        if c.index + 1 != c.count {
+            return Ok(None);
+        }
+        let whole = if c.count == 1 {
+            let mut m = msg.clone();
+            m.chunk = None;
+            m
+        } else {
+            let Some(p) = self.partials.get(&msg.task_id) else {
+                return Ok(None);
+            };
+            if p.next != c.index || !same_message(&p.header, msg) || !follows(p, msg) {
+                return Ok(None);
+            }
+            let mut states = p.states.clone();
+            join(&mut states, &msg.connector_state);
+            SyncMessage {
+                connector_state: states,
+                chunk: None,
+                message_seq: msg.message_seq,
+                ..p.header.clone()
+            }
+        };
+        self.validate_message(&whole)?;
+        Ok(Some(whole))
+    }
+
+    /// Reads chunk `msg` (validated, its sender's counter checked, not a re-delivery): the first
+    /// chunk opens its sender's partial message (dropping one left open), the next one in order
+    /// extends it, anything else drops it. Returns the
+    /// whole message with the partial's `before` and `interleaved` when `whole` (from
+    /// [`peek_chunk`](Self::peek_chunk)) completes it.
+    pub(super) fn take_chunk(
+        &mut self,
+        msg: &SyncMessage,
+        whole: Option<SyncMessage>,
+        again: bool,
+    ) -> Option<(SyncMessage, Option<CheckpointRef>, bool)> {
+        let c = msg.chunk.clone().expect("a chunk");
+        let before = self.last_read.clone();
+        if again && c.count > 1 {
+            return None; // a re-delivered chunk: read before
+        }
+        if let Some(whole) = whole {
+            let p = self.partials.remove(&msg.task_id);
+            return Some(match p {
+                Some(p) if c.count > 1 => (whole, p.before, p.interleaved),
+                _ => (whole, before, false),
+            });
+        }
+        if c.index == 0 {
+            let mut header = msg.clone();
+            header.connector_state = Vec::new();
+            self.partials.insert(
+                msg.task_id.clone(),
+                Partial {
+                    header,
+                    states: msg.connector_state.clone(),
+                    next: 1,
+                    first_seq: msg.message_seq,
+                    before,
+                    interleaved: false,
+                    since: self.now,
+                },
+            );
+            return None;
+        }
+        let Some(p) = self.partials.get_mut(&msg.task_id) else {
+            return None; // its first chunk was never read here: passed over
+        };
+        if p.next == c.index && same_message(&p.header, msg) && follows(p, msg) {
+            join(&mut p.states, &msg.connector_state);
+            p.next += 1;
+        } else {
+            // missing or out of order: the message is not applied here (nor anywhere: every
+            // reader reads the same records in the same order)
+            self.partials.remove(&msg.task_id);
+        }
+        None
+    }
+
+    /// Every record read: one that is not a chunk means its sender's partial message, if any,
+    /// will never complete (its sender publishes its chunks in one go); any other sender's
+    /// partial message has a record between its chunks.
+    pub(super) fn note_record(&mut self, msg: &SyncMessage) {
+        if msg.chunk.is_none() {
+            self.partials.remove(&msg.task_id);
+        }
+        for (sender, p) in self.partials.iter_mut() {
+            if *sender != msg.task_id {
+                p.interleaved = true;
+            }
+        }
+    }
+
+    /// Whether a checkpoint published now could name a record in the middle of a message still
+    /// being read (a reader starting after that record would miss the message): a partial
+    /// message opened less than `epochAckTimeout` ago (an older one is taken for one whose
+    /// sender died half-way).
+    pub(super) fn reading_chunks(&self) -> bool {
+        self.partials
+            .values()
+            .any(|p| self.now < p.since.saturating_add(self.opts.epoch_ack_timeout))
+    }
+}

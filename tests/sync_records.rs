@@ -1,0 +1,335 @@
+//! A bound on every record (`maxRecordBytes`): no published value is larger once serialized as
+//! the transport publishes it (serde_json), a message larger than the bound goes out in chunks
+//! that every reader joins into the same view as the whole message, and a message whose chunks
+//! did not all land (its author died half-way) is applied by nobody.
+
+use std::collections::BTreeMap;
+
+use partkit::sync::{
+    PartitionSpec, RebalanceEvent, SyncMessage, SyncOptions, SyncTask, TaskState, MIN_RECORD_BYTES,
+};
+
+fn opts(max: u64) -> SyncOptions {
+    SyncOptions {
+        rebalance_timeout: 5_000,
+        epoch_ack_timeout: 1_000,
+        max_record_bytes: max,
+        ..SyncOptions::default()
+    }
+}
+
+/// Tasks reading one log in order; every record appended is checked against the bound.
+struct Group {
+    max: u64,
+    log: Vec<SyncMessage>,
+    tasks: BTreeMap<String, (SyncTask, usize)>,
+    now: u64,
+    largest: usize,
+    bytes: usize,
+}
+
+impl Group {
+    fn new(max: u64, ids: &[&str]) -> Self {
+        let mut g = Group {
+            max,
+            log: vec![],
+            tasks: BTreeMap::new(),
+            now: 1_000,
+            largest: 0,
+            bytes: 0,
+        };
+        for id in ids {
+            g.tasks.insert(
+                id.to_string(),
+                (SyncTask::with_options(id, opts(max)).unwrap(), 0),
+            );
+        }
+        g
+    }
+
+    fn publish(&mut self, msgs: Vec<SyncMessage>) {
+        for m in msgs {
+            let len = serde_json::to_string(&m).unwrap().len();
+            assert!(
+                len as u64 <= self.max,
+                "a record of {len} bytes is larger than maxRecordBytes {}",
+                self.max
+            );
+            self.largest = self.largest.max(len);
+            self.bytes += len;
+            self.log.push(m);
+        }
+    }
+
+    /// Every task reads the log to its end, until nothing new is published.
+    fn settle(&mut self) {
+        loop {
+            let mut quiet = true;
+            let ids: Vec<String> = self.tasks.keys().cloned().collect();
+            for id in ids {
+                let (task, cursor) = self.tasks.get_mut(&id).unwrap();
+                let mut out = vec![];
+                while *cursor < self.log.len() {
+                    let m = self.log[*cursor].clone();
+                    *cursor += 1;
+                    out.extend(task.on_message(&m, self.now).unwrap().publish);
+                }
+                if !out.is_empty() {
+                    quiet = false;
+                }
+                self.publish(out);
+            }
+            if quiet {
+                return;
+            }
+        }
+    }
+
+    fn rebalance(&mut self, generation: u64, leader: &str) {
+        let members: Vec<String> = self.tasks.keys().cloned().collect();
+        for (id, (task, _)) in self.tasks.iter_mut() {
+            let ev = RebalanceEvent {
+                generation,
+                leader: id == leader,
+                members: (id == leader).then(|| members.clone()),
+            };
+            let out = task.on_rebalance(&ev, self.now).unwrap().publish;
+            for m in out {
+                let len = serde_json::to_string(&m).unwrap().len();
+                assert!(len as u64 <= self.max);
+                self.log.push(m);
+            }
+        }
+        self.settle();
+        // the leader publishes when every answer is in (or at its timeout)
+        self.tick(self.now + 10_000);
+    }
+
+    fn tick(&mut self, now: u64) {
+        self.now = now;
+        let ids: Vec<String> = self.tasks.keys().cloned().collect();
+        for id in ids {
+            let out = self.tasks.get_mut(&id).unwrap().0.tick(now).publish;
+            self.publish(out);
+        }
+        self.settle();
+    }
+
+    fn add(&mut self, id: &str, specs: &[PartitionSpec]) {
+        // (left Scheduled: while every change publishes the whole own state, starting each
+        // partition would cost the square of the partitions in this debug-build test)
+        let out = self
+            .tasks
+            .get_mut(id)
+            .unwrap()
+            .0
+            .add_partitions(specs, self.now)
+            .unwrap();
+        self.publish(out.publish);
+        self.settle();
+    }
+
+    /// Every task's view (own state included), without the per-task clocks.
+    fn view(&self, id: &str) -> Vec<TaskState> {
+        let mut v = self.tasks[id].0.known_tasks();
+        for s in &mut v {
+            s.state_timestamp = 0;
+        }
+        v
+    }
+}
+
+fn specs(prefix: &str, n: usize) -> Vec<PartitionSpec> {
+    (0..n)
+        .map(|i| PartitionSpec {
+            token: format!("{prefix}-partition-token-{i:06}"),
+            parents: vec![],
+            start_timestamp: Some(1_700_000_000_000),
+            end_timestamp: None,
+        })
+        .collect()
+}
+
+/// Builds a group of `tasks` tasks owning `per` partitions each, then a rebalance that moves a
+/// departed task's partitions; returns the group.
+fn scenario(max: u64, tasks: usize, per: usize) -> Group {
+    let ids: Vec<String> = (0..tasks).map(|i| format!("task-{i:03}")).collect();
+    let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+    let mut g = Group::new(max, &refs);
+    g.rebalance(1, refs[0]);
+    for id in &ids {
+        assert_eq!(
+            g.tasks[id].0.epoch(),
+            Some(format!("1-{}", refs[0]).as_str())
+        );
+    }
+    // each task finds its own partitions before sharing (a single batch shares round-robin)
+    for id in &ids {
+        g.add(id, &specs(id, per));
+    }
+    // checkpoints
+    g.tick(g.now + SyncOptions::default().state_refresh_interval + 1);
+    // the last task dies: the next epoch hands its partitions on
+    let gone = ids.last().unwrap().clone();
+    g.tasks.remove(&gone);
+    g.rebalance(2, refs[0]);
+    g
+}
+
+#[test]
+fn every_record_fits_and_chunking_changes_no_view() {
+    // large enough for nothing to be split, and small enough that epochs, checkpoints and own
+    // states all go out in many chunks
+    let whole = scenario(64 << 20, 6, 150);
+    let split = scenario(MIN_RECORD_BYTES * 4, 6, 150);
+    assert!(
+        whole.largest as u64 > MIN_RECORD_BYTES * 4,
+        "the scenario needs chunks"
+    );
+    assert!(split.log.iter().any(|m| m.chunk.is_some()));
+    assert!(split.largest as u64 <= MIN_RECORD_BYTES * 4);
+    for id in whole.tasks.keys() {
+        assert_eq!(whole.view(id), split.view(id), "view of {id}");
+        assert_eq!(whole.tasks[id].0.epoch(), split.tasks[id].0.epoch());
+    }
+    // every task agrees, and the dead task's partitions were handed on
+    let first = whole.tasks.keys().next().unwrap().clone();
+    for id in split.tasks.keys() {
+        assert_eq!(split.view(id), split.view(&first));
+    }
+    let owned: usize = split
+        .view(&first)
+        .iter()
+        .map(|s| s.data.partitions.len())
+        .sum();
+    assert_eq!(owned, 6 * 150);
+}
+
+#[test]
+fn the_default_bound_holds_at_scale() {
+    // 4 tasks x 2,600 partitions: an unsplit NewEpoch would be about 1.1 MB (the simulation's
+    // scale mode goes further, in a release build)
+    let g = scenario(SyncOptions::default().max_record_bytes, 4, 2_600);
+    assert!(g.largest as u64 <= 900_000, "largest record {}", g.largest);
+    assert!(g.log.iter().any(|m| m.chunk.is_some()));
+    let first = g.tasks.keys().next().unwrap().clone();
+    for id in g.tasks.keys() {
+        assert_eq!(g.tasks[id].0.epoch(), g.tasks[&first].0.epoch());
+        assert_eq!(g.view(id), g.view(&first));
+    }
+}
+
+#[test]
+fn an_epoch_whose_chunks_did_not_all_land_is_applied_by_nobody() {
+    let max = MIN_RECORD_BYTES * 2;
+    let mut g = Group::new(max, &["a", "b"]);
+    g.rebalance(1, "a");
+    g.add("a", &specs("a", 60));
+    g.add("b", &specs("b", 60));
+    // generation 2: b leads; its NewEpoch goes out in chunks, and b dies after the first ones
+    let ev_a = RebalanceEvent {
+        generation: 2,
+        leader: false,
+        members: None,
+    };
+    let ev_b = RebalanceEvent {
+        generation: 2,
+        leader: true,
+        members: Some(vec!["a".into(), "b".into()]),
+    };
+    let now = g.now;
+    let out = g
+        .tasks
+        .get_mut("a")
+        .unwrap()
+        .0
+        .on_rebalance(&ev_a, now)
+        .unwrap()
+        .publish;
+    g.publish(out);
+    let out = g
+        .tasks
+        .get_mut("b")
+        .unwrap()
+        .0
+        .on_rebalance(&ev_b, now)
+        .unwrap()
+        .publish;
+    g.publish(out);
+    // b reads the answers (its own included) and publishes the epoch
+    let (b, cursor) = g.tasks.get_mut("b").unwrap();
+    let mut published = vec![];
+    while *cursor < g.log.len() {
+        let m = g.log[*cursor].clone();
+        *cursor += 1;
+        published.extend(b.on_message(&m, now).unwrap().publish);
+    }
+    let chunks: Vec<SyncMessage> = published
+        .into_iter()
+        .filter(|m| m.chunk.is_some() && m.sync_epoch == "2-b")
+        .collect();
+    assert!(chunks.len() >= 2, "the epoch needs chunks");
+    g.tasks.remove("b");
+    g.publish(chunks[..chunks.len() - 1].to_vec());
+    g.settle();
+    assert_eq!(g.tasks["a"].0.epoch(), Some("1-a"));
+    // chunks read out of order are not applied either
+    let mut late = Group::new(max, &["c"]);
+    let mut tail = chunks.clone();
+    tail.swap(0, 1);
+    for m in &tail {
+        let _ = late
+            .tasks
+            .get_mut("c")
+            .unwrap()
+            .0
+            .on_message(m, now)
+            .unwrap();
+    }
+    assert_eq!(late.tasks["c"].0.epoch(), None);
+    // all of them, in order: applied
+    let mut fresh = Group::new(max, &["c"]);
+    for m in &chunks {
+        let _ = fresh
+            .tasks
+            .get_mut("c")
+            .unwrap()
+            .0
+            .on_message(m, now)
+            .unwrap();
+    }
+    assert_eq!(fresh.tasks["c"].0.epoch(), Some("2-b"));
+}
+
+#[test]
+fn the_bound_is_checked() {
+    let small = SyncOptions {
+        max_record_bytes: MIN_RECORD_BYTES - 1,
+        ..SyncOptions::default()
+    };
+    assert_eq!(
+        SyncTask::with_options("t", small).unwrap_err().code(),
+        "SYNC_INVALID_OPTIONS"
+    );
+    let mut t = SyncTask::with_options("t", opts(MIN_RECORD_BYTES)).unwrap();
+    let big = PartitionSpec::new("x".repeat(MIN_RECORD_BYTES as usize / 2), &[]);
+    assert_eq!(
+        t.add_partitions(&[big], 0).unwrap_err().code(),
+        "SYNC_INVALID_PARTITION"
+    );
+    // a chunk index beyond its count is malformed
+    let mut g = Group::new(MIN_RECORD_BYTES, &["a"]);
+    g.rebalance(1, "a");
+    let mut m = g.log.last().unwrap().clone();
+    m.chunk = Some(partkit::sync::ChunkRef { index: 3, count: 2 });
+    assert_eq!(
+        g.tasks
+            .get_mut("a")
+            .unwrap()
+            .0
+            .on_message(&m, 0)
+            .unwrap_err()
+            .code(),
+        "SYNC_MALFORMED_MESSAGE"
+    );
+}
