@@ -115,6 +115,33 @@ describe('SyncLogReader', () => {
     expect(actions.filter((a) => a.type === 'deliver')[2].message.messageSeq).toBe(8);
   });
 
+  test('an overtaken chunked checkpoint is applied joined, then read again chunk by chunk', () => {
+    const state = (taskID, tokens) => ({taskID, data: {partitions: tokens.map((token) => ({token}))}, share: {partitions: []}});
+    const chunk = (index, messageSeq, connectorState) =>
+      newEpoch('1-a', '', {taskID: 'b', messageSeq, resend: true, checkpoint: {afterTaskID: 'b', afterSeq: 7}, chunk: {index, count: 2}, connectorState});
+    const log = [
+      newEpoch('1-a', ''),
+      v({type: 'Regular', taskID: 'b', messageSeq: 7}), // 1: named
+      chunk(0, 8, [state('a', ['p1']), state('b', ['p2'])]), // 2
+      v({type: 'Regular', taskID: 'c', messageSeq: 2}), // 3: came between the chunks
+      chunk(1, 9, [state('b', ['p3']), state('c', [])]), // 4
+    ];
+    const d = driver(log);
+    const actions = [];
+    const record = d.reader.record.bind(d.reader);
+    d.reader.record = (o, val) => {
+      const a = record(o, val);
+      actions.push(...a);
+      return a;
+    };
+    d.run();
+    expect(d.delivered).toEqual([2, 2, 3, 4]);
+    const first = actions.find((a) => a.type === 'deliver').message;
+    expect(first).not.toHaveProperty('messageSeq');
+    expect(first).not.toHaveProperty('chunk');
+    expect(first.connectorState.map((s) => [s.taskID, s.data.partitions.map((p) => p.token)])).toEqual([['a', ['p1']], ['b', ['p2', 'p3']], ['c', []]]);
+  });
+
   test('a skipped offset is fetched again (50, 100 ms later); when it comes: a warning, nothing lost, nothing twice', () => {
     const d = driver([newEpoch('1-a', ''), regular(1), regular(2)], {skip: new Map([[1, 2]])}).run();
     expect(d.seeks).toEqual([[0, 0], [1, 50], [1, 100]]);

@@ -119,6 +119,17 @@ describe('findEpochStart: checkpoints', () => {
     expect(findEpochStart(dup, {atLow: false, low: 0})).toEqual({offset: '31', checkpoint: '33'});
   });
 
+  test('a chunked checkpoint stands at its first chunk and counts only whole', () => {
+    const part = (index, count, messageSeq) => ({...checkpoint('b', 4), taskID: 'a', messageSeq, chunk: {index, count}});
+    const records = [rec(20, epoch('2-a', '1-a')), rec(21, regular('b', 4)), rec(22, part(0, 2, 7)), rec(23, part(1, 2, 8))];
+    expect(findEpochStart(records, {atLow: false, low: 0})).toEqual({offset: '22'});
+    // another record between its chunks: applied joined first, then read from after the named one
+    const between = [rec(20, epoch('2-a', '1-a')), rec(21, regular('b', 4)), rec(22, part(0, 2, 7)), rec(23, regular('c', 1)), rec(24, part(1, 2, 8))];
+    expect(findEpochStart(between, {atLow: false, low: 0})).toEqual({offset: '22', checkpoint: '22', chunks: ['22', '24']});
+    // its last chunk never landed (its author died half-way): not a place to start
+    expect(findEpochStart(records.slice(0, 3), {atLow: false, low: 0})).toEqual({extend: true});
+  });
+
   test('checkpoints that cannot be used fall back to the base-epoch rule', () => {
     const records = [
       rec(20, epoch('2-a', '1-a')),

@@ -64,11 +64,16 @@ function snapshotMessage(what, m) {
   if (!isPlainObject(what, m)) throw argError(`${what} must be a SyncMessage object or null, got ${kind(m)}`);
   return readArg(what, () => {
     const str = (v) => (typeof v === 'string' ? v : undefined);
-    const {type, syncEpoch, baseEpoch, resend, taskID, messageSeq, checkpoint, epochGeneration} = m;
+    const {type, syncEpoch, baseEpoch, resend, taskID, messageSeq, checkpoint, epochGeneration, chunk} = m;
     let cp;
     if (checkpoint !== null && typeof checkpoint === 'object' && !Array.isArray(checkpoint)) {
       const {afterTaskID, afterSeq} = checkpoint;
       if (typeof afterTaskID === 'string' && Number.isSafeInteger(afterSeq)) cp = {afterTaskID, afterSeq};
+    }
+    let ch;
+    if (chunk !== null && typeof chunk === 'object' && !Array.isArray(chunk)) {
+      const {index, count} = chunk;
+      if (Number.isSafeInteger(index) && Number.isSafeInteger(count) && index >= 0 && index < count) ch = {index, count};
     }
     return {
       type: str(type),
@@ -79,6 +84,7 @@ function snapshotMessage(what, m) {
       messageSeq: Number.isSafeInteger(messageSeq) ? messageSeq : undefined,
       epochGeneration: Number.isSafeInteger(epochGeneration) ? epochGeneration : 0,
       checkpoint: cp,
+      chunk: ch,
     };
   });
 }
@@ -118,7 +124,10 @@ function epochStartArgs(records, where) {
  *   checkpoint first (`{offset, checkpoint}`: the offset of the checkpoint to apply before
  *   reading from `offset`), so that the records between are read on top of the view they came
  *   after. Either way the records after it (a newer NewEpoch included) are replayed as the
- *   running tasks read them. A checkpoint whose named record is not in the records, or that was
+ *   running tasks read them. A checkpoint larger than `maxRecordBytes` is chunked: it stands at
+ *   its first chunk, is clean if its chunks follow the named record one after the other, counts
+ *   only if every chunk is in the records, and is applied joined (`chunks`: the offsets of its
+ *   chunks, in order). A checkpoint whose named record is not in the records, or that was
  *   written by a task still behind (some record before the named one was written from a later
  *   epoch by a task that had applied it), is passed over;
  * - with no such checkpoint in the records: the latest NewEpoch names the epoch it was computed
@@ -129,7 +138,7 @@ function epochStartArgs(records, where) {
  * - if the latest NewEpoch has no base (the first epoch of the connector), or no NewEpoch is
  *   retained at all, the reader replays the whole retained log.
  *
- * Returns `{offset}` or `{offset, checkpoint}` (strings) or, when the records do not reach back
+ * Returns `{offset}` or `{offset, checkpoint[, chunks]}` (strings) or, when the records do not reach back
  * far enough and more of the log exists before them (`atLow` false), `{extend: true}`. Wrong
  * arguments throw a SyncError with code `INVALID_ARGUMENT`.
  *
@@ -149,6 +158,10 @@ export function findEpochStart(records, where) {
   for (let i = rs.length - 1; i > 0; i--) {
     const m = rs[i].message;
     if (m?.type !== 'NewEpoch' || !m.resend || !m.checkpoint) continue;
+    // a chunked checkpoint stands at its first chunk, and counts only if every chunk is there
+    if (m.chunk && m.chunk.index > 0) continue;
+    const chunks = chunksOf(rs, i);
+    if (!chunks) continue;
     // the record it names, at its first place in the records
     const j = rs.findIndex((r, k) => k < i && r.message?.taskID === m.checkpoint.afterTaskID && r.message.messageSeq === m.checkpoint.afterSeq);
     if (j < 0) continue;
@@ -156,8 +169,11 @@ export function findEpochStart(records, where) {
     if (rs[i].offset - rs[j].offset !== BigInt(i - j)) continue;
     // written by a task still behind an epoch that some task had already written from
     if (m.epochGeneration < ahead[j + 1]) continue;
-    if (j === i - 1) return {offset: String(rs[i].offset)}; // clean
-    return {offset: String(rs[j + 1].offset), checkpoint: String(rs[i].offset)};
+    const contiguous = chunks.every((k, n) => k === i + n);
+    if (j === i - 1 && contiguous) return {offset: String(rs[i].offset)}; // clean
+    const found = {offset: String(rs[j + 1].offset), checkpoint: String(rs[i].offset)};
+    if (chunks.length > 1) found.chunks = chunks.map((k) => String(rs[k].offset));
+    return found;
   }
   const fromLow = () => (atLow ? {offset: String(low)} : {extend: true});
   let last = -1;
@@ -178,6 +194,56 @@ export function findEpochStart(records, where) {
   // the base epoch is no longer retained: start at the latest epoch itself, the best left
   const own = rs.findIndex((r) => r.message?.type === 'NewEpoch' && r.message.syncEpoch === latest.syncEpoch);
   return {offset: String(rs[own].offset)};
+}
+
+/**
+ * The indexes in `rs` of the records of the message whose first record is `rs[i]`: `[i]`, or its
+ * chunks (the records of its sender with the next counters, in order); null if one is missing.
+ */
+function chunksOf(rs, i) {
+  const first = rs[i].message;
+  if (!first.chunk) return [i];
+  if (first.messageSeq === undefined) return null;
+  const out = [i];
+  let at = i;
+  for (let n = 1; n < first.chunk.count; n++) {
+    const seq = first.messageSeq + n;
+    let next = -1;
+    for (let k = at + 1; k < rs.length; k++) {
+      const m = rs[k].message;
+      if (m?.taskID === first.taskID && m.messageSeq === seq) {
+        next = k;
+        break;
+      }
+    }
+    if (next < 0 || rs[next].message.chunk?.index !== n) return null;
+    out.push(next);
+    at = next;
+  }
+  return out;
+}
+
+/**
+ * The whole message of a chunked one, from its chunks' parsed values in order: the first chunk's
+ * header (without `chunk`) and every chunk's `connectorState` joined (a task's state may go on
+ * in the next chunk: its partitions and shares are appended), as the SyncTask joins them.
+ */
+export function joinChunks(messages) {
+  const {chunk: _chunk, ...whole} = messages[0];
+  const states = [];
+  for (const m of messages) {
+    for (const st of m.connectorState ?? []) {
+      const last = states[states.length - 1];
+      if (last && last.taskID === st.taskID) {
+        last.data = {...last.data, partitions: [...(last.data?.partitions ?? []), ...(st.data?.partitions ?? [])]};
+        last.share = {...last.share, partitions: [...(last.share?.partitions ?? []), ...(st.share?.partitions ?? [])]};
+      } else {
+        states.push({...st});
+      }
+    }
+  }
+  whole.connectorState = states;
+  return whole;
 }
 
 /** The value of a record as a parsed SyncMessage-shaped object, or null when it is not one. */
@@ -365,8 +431,9 @@ export class SyncLogReader {
       // applied first (without its counter, which belongs to its place in the log) and then
       // read again where it is
       const at = BigInt(found.checkpoint);
-      const c = this.buffer.find((r) => r.offset === at);
-      const {messageSeq: _seq, ...first} = c.message;
+      const offsets = (found.chunks ?? [found.checkpoint]).map(BigInt);
+      const parts = offsets.map((o) => this.buffer.find((r) => r.offset === o).message);
+      const {messageSeq: _seq, ...first} = parts.length > 1 ? joinChunks(parts) : parts[0];
       actions.push({type: 'deliver', offset: at, message: first});
     }
     for (const r of this.buffer) {
