@@ -2,7 +2,8 @@
 // protocol codec, where a new reader starts on the sync topic, argument checks, the retention
 // rule, and the transport over an in-memory kafkajs stand-in driving partkit's SyncTask.
 const {AssignerProtocol} = require('kafkajs');
-const {KafkaTaskSync, SyncTask, taskSyncAssigner, findEpochStart, kafkaTopicNames, SyncError} = require('partkit');
+const {SyncTask, SyncError} = require('partkit');
+const {KafkaTaskSync, taskSyncAssigner, findEpochStart, kafkaTopicNames} = require('partkit/kafka');
 
 const {MemberMetadata, MemberAssignment} = AssignerProtocol;
 
