@@ -3,8 +3,8 @@
 // for browsers, then the JS entry points. Every step is skipped when its output is current.
 import {execFileSync} from 'node:child_process';
 import {existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync} from 'node:fs';
-import {dirname, join} from 'node:path';
-import {fileURLToPath} from 'node:url';
+import {dirname, join, relative, resolve, sep} from 'node:path';
+import {fileURLToPath, pathToFileURL} from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const run = (cmd, args, opts = {}) => execFileSync(cmd, args, {cwd: root, stdio: 'inherit', ...opts});
@@ -73,15 +73,48 @@ await esbuild.build({
   target: 'es2022',
   plugins: [wasmAlias('web')],
 });
-// partkit/s3 (Node only): the package root and the AWS SDK stay external, so its errors are
-// the root's classes and the caller's SDK copy is used.
-await esbuild.build({
-  ...common,
-  entryPoints: ['js/s3.mjs'],
-  outfile: 'dist/s3.cjs',
-  format: 'cjs',
-  platform: 'node',
-  target: 'node18',
-  external: ['partkit', '@aws-sdk/client-s3'],
+
+// 5. Node-only subpaths: package.json "exports" "./<name>" (with its types in types/<name>.d.ts),
+// from js/<name>/index.mjs, bundled to dist/<name>.cjs (require) and dist/<name>.mjs (import).
+// A subpath's imports of the root's modules (js/*.mjs) are not bundled again but left to
+// dist/index.cjs, so that one partkit instance serves the root and every subpath (one SyncError
+// class for `instanceof`, one wasm instance); its npm dependencies (peer dependencies such as
+// kafkajs) stay external. To add a subpath, add its name here and its "exports" entry:
+//
+//   "./<name>": {"types": "./types/<name>.d.ts",
+//                "node": {"import": "./dist/<name>.mjs", "require": "./dist/<name>.cjs"}}
+//
+// with no "browser" or "default" condition: a browser bundler then refuses the import when it
+// builds (no condition of "./<name>" matches) instead of shipping a module that fails when it
+// runs, and no stub ends up in anyone's bundle. "types" comes first (TypeScript takes the first
+// condition it knows); "typesVersions" maps "<name>" for TypeScript's older `node` resolution.
+const NODE_SUBPATHS = ['kafka', 's3'];
+const sharedRoot = (name) => ({
+  name: 'partkit-shared-root',
+  setup(build) {
+    const own = resolve(root, 'js', name) + sep;
+    build.onResolve({filter: /^\.\.?\//}, ({path, resolveDir}) => {
+      const target = resolve(resolveDir, path);
+      if (target.startsWith(own) || relative(join(root, 'js'), target).includes(sep)) return undefined;
+      return {path: './index.cjs', external: true};
+    });
+  },
 });
+for (const name of NODE_SUBPATHS) {
+  for (const format of ['cjs', 'esm']) {
+    await esbuild.build({
+      ...common,
+      entryPoints: [`js/${name}/index.mjs`],
+      outfile: `dist/${name}.${format === 'cjs' ? 'cjs' : 'mjs'}`,
+      format,
+      platform: 'node',
+      target: 'node18',
+      packages: 'external',
+      plugins: [sharedRoot(name)],
+    });
+  }
+  // Loading the ES module links its named imports against dist/index.cjs' exports: a subpath
+  // that imports a root module's name that the root does not export fails the build here.
+  await import(pathToFileURL(join(root, 'dist', `${name}.mjs`)).href);
+}
 log('done');

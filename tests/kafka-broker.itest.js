@@ -8,6 +8,7 @@
 const {mkdirSync, writeFileSync} = require('node:fs');
 const path = require('node:path');
 const partkit = require('partkit');
+const {KafkaTaskSync} = require('partkit/kafka');
 const {findTansu, startTansu, tansuSupportsStorage} = require('./support/tansu');
 const {TaskCluster, chains, sleep} = require('./support/cluster');
 
@@ -239,7 +240,7 @@ d('KafkaTaskSync on tansu', () => {
     const {Kafka, logLevel} = require('kafkajs');
     const kafka = new Kafka({clientId: 'stall', brokers: broker.brokers, logLevel: logLevel.NOTHING});
     const seen = [];
-    const sync = new partkit.KafkaTaskSync({
+    const sync = new KafkaTaskSync({
       kafka, connectorName: name, taskId: 'stalled', ...transport, syncOptions,
     });
     sync.on('start', (token) => seen.push(['start', token, Date.now()]) && sync.partitionStarted(token));

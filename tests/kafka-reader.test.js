@@ -1,6 +1,7 @@
 // SyncLogReader: the sync-topic reader's state machine (js/kafka/reader.mjs), driven by hand:
 // records in, actions out, no broker, no timers.
-const {SyncLogReader, SyncError} = require('partkit');
+const {SyncError} = require('partkit');
+const {SyncLogReader} = require('partkit/kafka');
 
 const T = 't_sync';
 const v = (m) => JSON.stringify({taskID: 'x', syncEpoch: '', connectorState: [], ...m});

@@ -2,7 +2,8 @@
 // protocol codec, where a new reader starts on the sync topic, argument checks, the retention
 // rule, and the transport over an in-memory kafkajs stand-in driving partkit's SyncTask.
 const {AssignerProtocol} = require('kafkajs');
-const {KafkaTaskSync, SyncTask, taskSyncAssigner, findEpochStart, kafkaTopicNames, SyncError} = require('partkit');
+const {SyncTask, SyncError} = require('partkit');
+const {KafkaTaskSync, taskSyncAssigner, findEpochStart, kafkaTopicNames} = require('partkit/kafka');
 
 const {MemberMetadata, MemberAssignment} = AssignerProtocol;
 
@@ -805,4 +806,42 @@ test("without createSyncTask, KafkaTaskSync drives partkit's SyncTask with the g
   expect(s.task).toBeInstanceOf(SyncTask);
   expect(s.epoch()).toBeUndefined();
   expect(() => new KafkaTaskSync({kafka, connectorName: 'c', taskId: 't1', syncOptions: {bogus: 1}})).toThrow(expect.objectContaining({code: 'SYNC_INVALID_OPTIONS'}));
+});
+
+describe('partkit/kafka: a Node-only subpath', () => {
+  test('the package root exports no Kafka transport', () => {
+    const root = require('partkit');
+    for (const name of ['KafkaTaskSync', 'SyncLogReader', 'taskSyncAssigner', 'findEpochStart', 'kafkaTopicNames']) expect(root[name]).toBeUndefined();
+  });
+
+  test('KafkaTaskSync is an EventEmitter whose emit guards the task', () => {
+    const {EventEmitter} = require('node:events');
+    const kafka = {consumer() {}, producer() {}, admin() {}};
+    const s = new KafkaTaskSync({kafka, connectorName: 'c', taskId: 't1'});
+    expect(s).toBeInstanceOf(EventEmitter);
+    const seen = [];
+    s.once('epoch', function (e) {
+      seen.push(['once', e, this === s]);
+    });
+    s.on('epoch', (e) => seen.push(['on', e]));
+    expect(s.emit('epoch', '1-a')).toBe(true);
+    expect(s.emit('epoch', '2-a')).toBe(true);
+    expect(seen).toEqual([
+      ['once', '1-a', true],
+      ['on', '1-a'],
+      ['on', '2-a'],
+    ]);
+    expect(s.listenerCount('epoch')).toBe(1);
+    // no listener: false, and an 'error' without listeners is not thrown by emit itself
+    expect(s.emit('warning', 'w')).toBe(false);
+    expect(s.emit('error', new Error('e'))).toBe(false);
+    // a listener that throws fails the task instead of throwing to the emitter's caller
+    s.on('warning', () => {
+      throw new Error('boom');
+    });
+    const failed = [];
+    s.fail = (e) => failed.push(e.code);
+    expect(() => s.emit('warning', 'w')).not.toThrow();
+    expect(failed).toEqual(['KAFKA_LISTENER_FAILED']);
+  });
 });

@@ -1,4 +1,6 @@
-// Kafka transport for task coordination (KafkaTaskSync, over kafkajs).
+// partkit/kafka: the Kafka transport for task coordination (KafkaTaskSync, over kafkajs, a peer
+// dependency). Node only.
+import {EventEmitter} from 'node:events';
 import type {Kafka, PartitionAssigner} from 'kafkajs';
 import type {PartitionSpec, PartitionState, RebalanceEvent, SyncOptions, SyncOutput, SyncTask, TaskState} from './sync';
 
@@ -90,7 +92,7 @@ export interface KafkaTaskSyncEvents {
  * One connector task in a multi-task connector, coordinated over Kafka: the heartbeat group's
  * rebalances tell who is alive and who leads, the sync topic carries every task's state.
  */
-export declare class KafkaTaskSync {
+export declare class KafkaTaskSync extends EventEmitter {
   constructor(options: KafkaTaskSyncOptions);
   readonly taskId: string;
   readonly connectorName: string;
@@ -111,7 +113,13 @@ export declare class KafkaTaskSync {
   /** Resolves once every message published so far is acknowledged by the broker. */
   flush(): Promise<void>;
   on<E extends keyof KafkaTaskSyncEvents>(event: E, listener: KafkaTaskSyncEvents[E]): this;
+  once<E extends keyof KafkaTaskSyncEvents>(event: E, listener: KafkaTaskSyncEvents[E]): this;
   off<E extends keyof KafkaTaskSyncEvents>(event: E, listener: KafkaTaskSyncEvents[E]): this;
+  /**
+   * Calls the listeners; returns whether there were any. A listener that throws or rejects fails
+   * the task (KAFKA_LISTENER_FAILED) instead of throwing here.
+   */
+  emit<E extends keyof KafkaTaskSyncEvents>(event: E, ...args: Parameters<KafkaTaskSyncEvents[E]>): boolean;
   ownedPartitions(): PartitionState[];
   knownTasks(): TaskState[];
   epoch(): string | undefined;

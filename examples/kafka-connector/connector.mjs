@@ -13,7 +13,7 @@
 import {randomUUID} from 'node:crypto';
 import {hostname} from 'node:os';
 import {Kafka, logLevel} from 'kafkajs';
-import {KafkaTaskSync} from 'partkit';
+import {KafkaTaskSync} from 'partkit/kafka';
 
 const brokers = (process.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
 const connectorName = process.env.CONNECTOR_NAME ?? 'example';

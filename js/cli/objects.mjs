@@ -46,7 +46,7 @@ function progress() {
 /** `--s3`: list with partkit/s3 and print this partition's keys (or the plan). */
 async function fromS3(api, opts, write) {
   if (opts.prefix !== undefined) throw new Error('--prefix and --s3 exclude each other: the key is the s3:// URL\'s path');
-  const s3 = await import('../s3.mjs');
+  const s3 = await import('../s3/index.mjs');
   const {S3Client} = await import('@aws-sdk/client-s3');
   const {bucket, key} = s3.parseS3Url(opts.s3);
   const src = {...source({...opts, prefix: key}), bucket};

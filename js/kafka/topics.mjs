@@ -1,4 +1,5 @@
-// The sync topic's retention rule, as pure functions of the topic's configs.
+// The topics of KafkaTaskSync: their names, their creation and shape checks through the kafkajs
+// admin client, and the sync topic's retention rule, as pure functions of the topic's configs.
 //
 // The epoch's leader re-publishes the epoch in force as a checkpoint at least every
 // `stateRefreshInterval` (a SyncOptions field), and a new task starts reading at the latest clean
@@ -63,4 +64,90 @@ export function checkSyncTopicConfigs(topic, entries, stateRefreshInterval) {
     warnings.push(`retention.bytes of ${topic} is ${bytes}: size-based retention can delete the latest checkpoint whatever retention.ms says; use -1`);
   }
   return warnings;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Through the admin client.
+
+const CONFIG_RESOURCE_TOPIC = 2; // kafkajs' ConfigResourceTypes.TOPIC
+
+/** The names of the topics of a connector. */
+export function kafkaTopicNames(connectorName) {
+  return {
+    sync: `${connectorName}_connector_sync`,
+    heartbeat: `${connectorName}_connector_heartbeat`,
+  };
+}
+
+/**
+ * Creates the sync topic (one partition, `retention.ms` = `syncRetentionMs`, `cleanup.policy`
+ * delete) and the heartbeat topic when missing; throws KAFKA_TOPIC_MISSING instead when
+ * `createTopics` is false. Another task creating them at the same time is no error.
+ */
+export async function createMissingTopics(admin, {syncTopic, heartbeatTopic, createTopics, heartbeatPartitions, replicationFactor, syncRetentionMs}) {
+  const existing = new Set(await admin.listTopics());
+  const wanted = [];
+  if (!existing.has(syncTopic)) {
+    wanted.push({
+      topic: syncTopic,
+      numPartitions: 1,
+      ...(replicationFactor ? {replicationFactor} : {}),
+      configEntries: [
+        {name: 'retention.ms', value: String(syncRetentionMs)},
+        {name: 'cleanup.policy', value: 'delete'},
+      ],
+    });
+  }
+  if (!existing.has(heartbeatTopic)) {
+    wanted.push({topic: heartbeatTopic, numPartitions: heartbeatPartitions, ...(replicationFactor ? {replicationFactor} : {})});
+  }
+  if (wanted.length) {
+    if (!createTopics) {
+      throw new SyncError(`missing topic(s) ${wanted.map((t) => t.topic).join(', ')} and createTopics is false`, 'KAFKA_TOPIC_MISSING');
+    }
+    try {
+      await admin.createTopics({topics: wanted, waitForLeaders: true});
+    } catch (error) {
+      // another task may have created it at the same time
+      if (error?.type !== 'TOPIC_ALREADY_EXISTS' && !/already exists/i.test(String(error?.message))) throw error;
+    }
+  }
+}
+
+/** Throws if a topic is gone, or the sync topic does not have exactly one partition. */
+export async function checkTopicShape(admin, syncTopic, heartbeatTopic, initial) {
+  const {topics} = await admin.fetchTopicMetadata({topics: [syncTopic, heartbeatTopic]});
+  const byName = new Map(topics.map((t) => [t.name, t]));
+  for (const name of [syncTopic, heartbeatTopic]) {
+    const t = byName.get(name);
+    if (!t || !t.partitions || t.partitions.length === 0) {
+      throw new SyncError(`topic ${name} is missing${initial ? '' : ' (deleted while the task ran)'}`, initial ? 'KAFKA_TOPIC_MISSING' : 'KAFKA_TOPIC_LOST');
+    }
+  }
+  const n = byName.get(syncTopic).partitions.length;
+  if (n !== 1) throw new SyncError(`sync topic ${syncTopic} has ${n} partitions; it must have exactly 1 (total order)`, 'KAFKA_SYNC_TOPIC_PARTITIONS');
+}
+
+/**
+ * Reads the sync topic's configs from the broker (describeConfigs) and checks the retention rule:
+ * throws a SyncError when it is broken; returns the warnings about what cannot be checked (the
+ * broker does not answer describeConfigs, or leaves a config out, as tansu 0.6 does for the ones
+ * not set when the topic was created).
+ */
+export async function checkSyncTopicRetention(admin, syncTopic, stateRefreshInterval) {
+  let entries;
+  try {
+    // every config of the topic (no configNames: tansu 0.6 cannot decode a request that names
+    // them, and drops the connection)
+    const {resources} = await admin.describeConfigs({
+      includeSynonyms: false,
+      resources: [{type: CONFIG_RESOURCE_TOPIC, name: syncTopic}],
+    });
+    const r = (resources ?? []).find((x) => x.resourceName === syncTopic) ?? resources?.[0];
+    if (!r || (r.errorCode && r.errorCode !== 0)) throw new Error(r ? `error code ${r.errorCode}: ${r.errorMessage}` : 'no answer for the topic');
+    entries = r.configEntries ?? [];
+  } catch (error) {
+    return [`could not read the configs of ${syncTopic} (describeConfigs: ${error?.message ?? error}): the retention rule is not checked`];
+  }
+  return checkSyncTopicConfigs(syncTopic, entries, stateRefreshInterval);
 }

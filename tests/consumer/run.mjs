@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Packs partkit with `npm pack`, installs the tarball into this fixture like a connector would,
-// type-checks it with tsc (strict), runs its ts-jest suite, and checks ESM and CJS loading.
+// type-checks it with tsc (strict), runs its ts-jest suite, and checks ESM and CJS loading of the
+// root and of partkit/kafka.
 import {execFileSync} from 'node:child_process';
 import {readdirSync, rmSync} from 'node:fs';
 import {dirname, join} from 'node:path';
@@ -20,4 +21,14 @@ run(process.execPath, ['--input-type=module', '-e',
   "import {bucket} from 'partkit'; if (bucket('test-key', 'test-data', 5) !== 2) process.exit(1); console.log('esm import ok');"]);
 run(process.execPath, ['-e',
   "const {bucket} = require('partkit'); if (bucket('test-key', 'test-data', 5) !== 2) process.exit(1); console.log('cjs require ok');"]);
+// The root loads no kafkajs (it is an optional peer dependency); partkit/kafka does, and shares
+// the root's instance (one SyncError class).
+run(process.execPath, ['-e',
+  "require('partkit'); if (Object.keys(require.cache).some((f) => f.includes('kafkajs'))) { console.error('the package root loaded kafkajs'); process.exit(1); } console.log('root without kafkajs ok');"]);
+run(process.execPath, ['-e',
+  "const {KafkaTaskSync} = require('partkit/kafka'); const {SyncError} = require('partkit'); " +
+  "try { new KafkaTaskSync({}); process.exit(1); } catch (e) { if (!(e instanceof SyncError)) process.exit(1); } console.log('cjs require partkit/kafka ok');"]);
+run(process.execPath, ['--input-type=module', '-e',
+  "import {KafkaTaskSync} from 'partkit/kafka'; import {SyncError} from 'partkit'; " +
+  "try { new KafkaTaskSync({}); process.exit(1); } catch (e) { if (!(e instanceof SyncError)) process.exit(1); } console.log('esm import partkit/kafka ok');"]);
 console.log('consumer fixture: ok');

@@ -189,7 +189,7 @@ class FakeConsumer {
 
 /** The JoinGroup metadata a member with this task id sends (built by the assigner itself). */
 function encodeMember(assigner, taskId) {
-  const {taskSyncAssigner} = require('partkit');
+  const {taskSyncAssigner} = require('partkit/kafka');
   return taskSyncAssigner({taskId})({cluster: {}}).protocol({topics: ['hb']}).metadata;
 }
 

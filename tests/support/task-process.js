@@ -7,7 +7,7 @@
 'use strict';
 
 const {Kafka, logLevel} = require('kafkajs');
-const partkit = require('../../dist/index.cjs');
+const {KafkaTaskSync} = require('../../dist/kafka.cjs');
 
 const cfg = JSON.parse(process.env.PARTKIT_TASK_CONFIG);
 const send = (m) => process.connected && process.send({task: cfg.taskId, t: Date.now(), ...m});
@@ -20,7 +20,7 @@ const kafka = new Kafka({
 });
 
 // partkit's own SyncTask (KafkaTaskSync's default)
-const sync = new partkit.KafkaTaskSync({
+const sync = new KafkaTaskSync({
   kafka,
   connectorName: cfg.connectorName,
   taskId: cfg.taskId,

@@ -1,6 +1,6 @@
 // A connector task coordinated over Kafka: type-checks KafkaTaskSync's declarations against kafkajs'.
 import {Kafka} from 'kafkajs';
-import {KafkaRebalanceEvent, KafkaTaskSync, KafkaTaskSyncOptions, kafkaTopicNames} from 'partkit';
+import {KafkaRebalanceEvent, KafkaTaskSync, KafkaTaskSyncOptions, kafkaTopicNames} from 'partkit/kafka';
 
 export function makeTask(kafka: Kafka, taskId: string, extra: Partial<KafkaTaskSyncOptions> = {}): KafkaTaskSync {
   const sync = new KafkaTaskSync({kafka, connectorName: 'orders', taskId, sessionTimeout: 10000, ...extra});

@@ -1,228 +1,32 @@
-// Kafka transport for task coordination: drives a SyncTask (the sans-IO protocol core) over a
-// Kafka cluster through kafkajs. Membership and leadership come from the consumer group
-// rebalance on the heartbeat topic; task states travel on the single-partition sync topic.
+// partkit/kafka: the Kafka transport for task coordination (Node only). KafkaTaskSync drives a
+// SyncTask (the sans-IO protocol core, from the package root) over a Kafka cluster through
+// kafkajs, a peer dependency: the caller passes its own `Kafka` instance (brokers, SSL, SASL,
+// logging).
 //
-// This module never imports kafkajs: the caller passes its own `Kafka` instance, so the package
-// root loads without it (and in browsers, where KafkaTaskSync is exported but unusable).
-import {SyncError} from './errors.mjs';
-import {SyncTask} from './sync.mjs';
-import {SyncLogReader, findEpochStart, isPlainObject, readArg} from './kafka/reader.mjs';
-import {DEFAULT_STATE_REFRESH_INTERVAL, DEFAULT_SYNC_RETENTION_MS, checkRetention, checkSyncTopicConfigs} from './kafka/topics.mjs';
+//   index.mjs   KafkaTaskSync: options, events, lifecycle, the SyncTask's inputs and outputs
+//               (publishing to the sync topic, driving the sync-topic reader)
+//   group.mjs   the heartbeat group: the partition assigner and the group member (membership,
+//               leadership, generations, the session watchdog)
+//   reader.mjs  the sync-topic reader as a pure state machine, and findEpochStart
+//   topics.mjs  the topics: names, creation, shape checks, the retention rule
+import {EventEmitter} from 'node:events';
+import {SyncError} from '../errors.mjs';
+import {SyncTask} from '../sync.mjs';
+import {HeartbeatGroup, taskSyncAssigner} from './group.mjs';
+import {SyncLogReader, findEpochStart} from './reader.mjs';
+import {
+  DEFAULT_STATE_REFRESH_INTERVAL,
+  DEFAULT_SYNC_RETENTION_MS,
+  checkRetention,
+  checkSyncTopicRetention,
+  checkTopicShape,
+  createMissingTopics,
+  kafkaTopicNames,
+} from './topics.mjs';
 
-export {SyncLogReader, findEpochStart};
-
-export const ASSIGNER_NAME = 'PartkitTaskSync';
-const argError = (message) => new SyncError(message, 'INVALID_ARGUMENT');
-const ASSIGNER_VERSION = 1;
-
-// ---------------------------------------------------------------------------------------------
-// Kafka's consumer protocol (the bytes inside JoinGroup metadata and SyncGroup assignments), as
-// kafkajs' AssignerProtocol encodes it: written here so this module does not import kafkajs.
-
-function buf() {
-  const B = globalThis.Buffer;
-  if (!B) throw new SyncError('KafkaTaskSync needs Node.js (Buffer is missing)', 'KAFKA_UNSUPPORTED_PLATFORM');
-  return B;
-}
-
-class Writer {
-  constructor() {
-    this.parts = [];
-  }
-  int16(v) {
-    const b = buf().alloc(2);
-    b.writeInt16BE(v);
-    this.parts.push(b);
-  }
-  int32(v) {
-    const b = buf().alloc(4);
-    b.writeInt32BE(v);
-    this.parts.push(b);
-  }
-  string(s) {
-    const b = buf().from(s, 'utf8');
-    this.int16(b.length);
-    this.parts.push(b);
-  }
-  bytes(b) {
-    if (b == null) return this.int32(-1);
-    this.int32(b.length);
-    this.parts.push(buf().from(b));
-  }
-  done() {
-    return buf().concat(this.parts);
-  }
-}
-
-class Reader {
-  constructor(b) {
-    this.b = buf().from(b);
-    this.o = 0;
-  }
-  need(n) {
-    if (this.o + n > this.b.length) throw new RangeError('truncated consumer protocol data');
-  }
-  int16() {
-    this.need(2);
-    const v = this.b.readInt16BE(this.o);
-    this.o += 2;
-    return v;
-  }
-  int32() {
-    this.need(4);
-    const v = this.b.readInt32BE(this.o);
-    this.o += 4;
-    return v;
-  }
-  string() {
-    const n = this.int16();
-    if (n < 0) return null;
-    this.need(n);
-    const s = this.b.toString('utf8', this.o, this.o + n);
-    this.o += n;
-    return s;
-  }
-  bytes() {
-    const n = this.int32();
-    if (n < 0) return null;
-    this.need(n);
-    const v = this.b.subarray(this.o, this.o + n);
-    this.o += n;
-    return v;
-  }
-}
-
-/** JoinGroup member metadata: version, subscribed topics, user data. */
-export function encodeMemberMetadata({version = ASSIGNER_VERSION, topics, userData}) {
-  const w = new Writer();
-  w.int16(version);
-  w.int32(topics.length);
-  topics.forEach((t) => w.string(t));
-  w.bytes(userData ?? buf().alloc(0));
-  return w.done();
-}
-
-export function decodeMemberMetadata(bytes) {
-  const r = new Reader(bytes);
-  const version = r.int16();
-  const n = r.int32();
-  const topics = [];
-  for (let i = 0; i < n; i++) topics.push(r.string());
-  const userData = r.bytes();
-  return {version, topics, userData};
-}
-
-/** SyncGroup member assignment: version, {topic: partitions[]}, user data. */
-export function encodeMemberAssignment({version = ASSIGNER_VERSION, assignment, userData}) {
-  const w = new Writer();
-  w.int16(version);
-  const topics = Object.keys(assignment);
-  w.int32(topics.length);
-  for (const t of topics) {
-    w.string(t);
-    w.int32(assignment[t].length);
-    assignment[t].forEach((p) => w.int32(p));
-  }
-  w.bytes(userData ?? buf().alloc(0));
-  return w.done();
-}
-
-export function decodeMemberAssignment(bytes) {
-  const r = new Reader(bytes);
-  const version = r.int16();
-  const n = r.int32();
-  const assignment = {};
-  for (let i = 0; i < n; i++) {
-    const t = r.string();
-    const m = r.int32();
-    const ps = [];
-    for (let j = 0; j < m; j++) ps.push(r.int32());
-    assignment[t] = ps;
-  }
-  const userData = r.bytes();
-  return {version, assignment, userData};
-}
-
-/**
- * The partition assigner of the heartbeat group. Each member announces its task id in its
- * JoinGroup metadata; kafkajs calls `assign` on the group leader only, which is where the leader
- * learns the member list.
- * The heartbeat topic's partitions are dealt round-robin over the members sorted by task id.
- *
- * @param {{taskId: string, onAssign?: (members: {memberId: string, taskId: string}[]) => void}} opts
- * @returns a kafkajs `PartitionAssigner` (a factory taking `{cluster}`)
- */
-export function taskSyncAssigner(options) {
-  const what = 'taskSyncAssigner(options)';
-  if (!isPlainObject(what, options)) throw argError(`${what}: options must be an object {taskId, onAssign?}`);
-  const [taskId, onAssign] = readArg(what, () => [options.taskId, options.onAssign]);
-  if (typeof taskId !== 'string' || taskId === '') throw argError(`${what}: taskId must be a non-empty string`);
-  if (onAssign !== undefined && typeof onAssign !== 'function') throw argError(`${what}: onAssign must be a function`);
-  return (context) => {
-    if (context !== undefined && !isPlainObject('the assigner factory argument', context)) {
-      throw argError('the assigner factory takes kafkajs\' {cluster}');
-    }
-    const cluster = context === undefined ? undefined : readArg('the assigner factory argument', () => context.cluster);
-    return assignerOf(taskId, onAssign, cluster);
-  };
-}
-
-function assignerOf(taskId, onAssign, cluster) {
-  return {
-    name: ASSIGNER_NAME,
-    version: ASSIGNER_VERSION,
-    protocol(request) {
-      const what = 'the assigner\'s protocol({topics})';
-      if (!isPlainObject(what, request)) throw argError(`${what}: expected an object {topics}`);
-      const topicsArg = readArg(what, () => request.topics);
-      if (!readArg(what, () => Array.isArray(topicsArg))) throw argError(`${what}: topics must be an array of strings`);
-      const topics = readArg(what, () => Array.from(topicsArg));
-      if (!topics.every((t) => typeof t === 'string')) throw argError(`${what}: topics must be an array of strings`);
-      const userData = buf().from(JSON.stringify({taskId}), 'utf8');
-      return {name: ASSIGNER_NAME, metadata: encodeMemberMetadata({topics, userData})};
-    },
-    async assign({members, topics}) {
-      const decoded = members.map(({memberId, memberMetadata}) => {
-        let task = null;
-        try {
-          const {userData} = decodeMemberMetadata(memberMetadata);
-          task = JSON.parse(buf().from(userData).toString('utf8')).taskId;
-        } catch {
-          task = null;
-        }
-        // a member that did not say its task id (another client in the group) is known by its member id
-        return {memberId, taskId: typeof task === 'string' && task ? task : memberId};
-      });
-      decoded.sort((a, b) => (a.taskId < b.taskId ? -1 : a.taskId > b.taskId ? 1 : a.memberId < b.memberId ? -1 : 1));
-      const assignment = new Map(decoded.map((m) => [m.memberId, {}]));
-      for (const topic of topics) {
-        const partitions = (cluster?.findTopicPartitionMetadata?.(topic) ?? []).map((p) => p.partitionId).sort((a, b) => a - b);
-        partitions.forEach((p, i) => {
-          const m = decoded[i % decoded.length].memberId;
-          (assignment.get(m)[topic] ??= []).push(p);
-        });
-      }
-      if (onAssign) onAssign(decoded);
-      return decoded.map(({memberId}) => ({
-        memberId,
-        memberAssignment: encodeMemberAssignment({assignment: assignment.get(memberId)}),
-      }));
-    },
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
+export {SyncLogReader, findEpochStart, kafkaTopicNames, taskSyncAssigner};
 
 const EMPTY_OUTPUT = Object.freeze({publish: [], start: [], stop: []});
-const HEARTBEAT_RUN = Object.freeze({autoCommit: false, eachMessage: async () => {}});
-
-/** The names of the topics of a connector. */
-export function kafkaTopicNames(connectorName) {
-  return {
-    sync: `${connectorName}_connector_sync`,
-    heartbeat: `${connectorName}_connector_heartbeat`,
-  };
-}
 
 const DEFAULTS = {
   topicCheckInterval: 5000,
@@ -243,7 +47,6 @@ const MAX_TICK_DELAY = 60000;
 // A deadline that a tick already reached and that pollTimeout() still reports is retried no
 // sooner than this (ms): no busy loop on a core whose pollTimeout() stays in the past.
 const STALE_TICK_DELAY = 50;
-const CONFIG_RESOURCE_TOPIC = 2; // kafkajs' ConfigResourceTypes.TOPIC
 
 /** Resolves to true when `promise` settles within `ms`, to false when `ms` passes first. */
 function bounded(promise, ms) {
@@ -260,8 +63,11 @@ function bounded(promise, ms) {
  *
  * Lifecycle: `await sync.start()` → (events `start`/`stop`; the connector calls `addPartitions`,
  * `partitionStarted`, `partitionFinished`) → `await sync.close()`.
+ *
+ * An EventEmitter (node:events) whose `emit` guards the task: a listener that throws, or returns
+ * a promise that rejects, fails the task instead of unwinding into the transport (see `emit`).
  */
-export class KafkaTaskSync {
+export class KafkaTaskSync extends EventEmitter {
   /**
    * @param {object} options
    * @param {object} options.kafka a kafkajs `Kafka` instance
@@ -271,6 +77,7 @@ export class KafkaTaskSync {
    * @param {(taskId: string, options?: object) => object} [options.createSyncTask] builds the SyncTask
    */
   constructor(options) {
+    super();
     if (options === null || typeof options !== 'object') throw new SyncError('KafkaTaskSync options must be an object', 'INVALID_ARGUMENT');
     const {kafka, connectorName, taskId} = options;
     if (!kafka || typeof kafka.consumer !== 'function' || typeof kafka.producer !== 'function' || typeof kafka.admin !== 'function') {
@@ -312,7 +119,6 @@ export class KafkaTaskSync {
     const factory = o.createSyncTask ?? defaultSyncTaskFactory;
     if (typeof factory !== 'function') throw new SyncError('options.createSyncTask must be a function', 'INVALID_ARGUMENT');
     this.task = factory(taskId, o.syncOptions);
-    this.listeners = new Map();
     for (const [event, key] of [['start', 'onStart'], ['stop', 'onStop'], ['error', 'onError'], ['rebalance', 'onRebalance'], ['epoch', 'onEpoch']]) {
       if (typeof o[key] === 'function') this.on(event, o[key]);
     }
@@ -326,40 +132,33 @@ export class KafkaTaskSync {
     this.published = 0;
     this.log = null; // the SyncLogReader, once reading
     this.started = new Set(); // tokens this task told the connector to start and not to stop
-    this.join = null; // latest GROUP_JOIN not yet turned into a rebalance
-    this.lastGeneration = 0;
-    this.assignedMembers = null;
+    this.group = new HeartbeatGroup(this); // the heartbeat group member (js/kafka/group.mjs)
     this.lastEpoch = undefined;
   }
 
   // ------------------------------------------------------------------------------- events
 
-  /** Subscribes to `start` (token), `stop` (token), `error` (error), `rebalance` (event), `epoch` (id), `warning` (message). */
-  on(event, fn) {
-    if (typeof fn !== 'function') throw new SyncError('listener must be a function', 'INVALID_ARGUMENT');
-    if (!this.listeners.has(event)) this.listeners.set(event, []);
-    this.listeners.get(event).push(fn);
-    return this;
-  }
+  // Events: `start` (token), `stop` (token), `error` (error), `rebalance` (event), `epoch` (id),
+  // `warning` (message). Subscribe with EventEmitter's on/once/off.
 
-  off(event, fn) {
-    const l = this.listeners.get(event);
-    if (l) this.listeners.set(event, l.filter((f) => f !== fn));
-    return this;
-  }
-
+  /**
+   * Calls the listeners of `event` (as EventEmitter's `emit` does, `this` bound to the task) and
+   * returns whether it had any. Unlike EventEmitter's, a listener that throws (or rejects) fails
+   * the task with KAFKA_LISTENER_FAILED rather than throwing into the transport, and an `error`
+   * without listeners is not thrown here (see `reportError`).
+   */
   emit(event, ...args) {
-    const l = this.listeners.get(event) ?? [];
+    const had = this.listenerCount(event) > 0;
     this.emitCollect(event, ...args);
-    return l.length > 0;
+    return had;
   }
 
   /** Calls the listeners; returns the promises they returned. A listener that throws fails the task. */
   emitCollect(event, ...args) {
     const promises = [];
-    for (const fn of [...(this.listeners.get(event) ?? [])]) {
+    for (const fn of this.rawListeners(event)) {
       try {
-        const r = fn(...args);
+        const r = Reflect.apply(fn, this, args);
         if (r && typeof r.then === 'function') {
           promises.push(
             Promise.resolve(r).catch((error) => {
@@ -416,11 +215,11 @@ export class KafkaTaskSync {
       await this.startReader();
       if (this.state !== 'starting') throw aborted();
       // ...then join the heartbeat group, which triggers the rebalance that announces this task.
-      await this.startHeartbeat();
+      await this.group.start();
       if (this.state !== 'starting') throw aborted();
       this.armTick();
       this.timers.push(setInterval(() => this.checkTopics(), this.options.topicCheckInterval));
-      this.timers.push(setInterval(() => this.checkSession(), Math.max(50, Math.floor(this.options.heartbeatInterval / 2))));
+      this.timers.push(setInterval(() => this.group.checkSession(), Math.max(50, Math.floor(this.options.heartbeatInterval / 2))));
       this.state = 'running';
     } catch (error) {
       if (this.state === 'starting') {
@@ -471,7 +270,7 @@ export class KafkaTaskSync {
           this.emit('warning', `${what} did not disconnect within ${this.options.stopTimeout} ms (stopTimeout); going on without it (exit the process to drop its connection)`);
         }
       };
-      await disconnect(this.heartbeat, `the heartbeat group consumer of ${this.groupId}`);
+      await disconnect(this.group.consumer, `the heartbeat group consumer of ${this.groupId}`);
       // 4. Close everything else.
       await disconnect(this.reader, 'the sync topic reader');
       await disconnect(this.producer, 'the producer');
@@ -610,80 +409,24 @@ export class KafkaTaskSync {
 
   async ensureTopics() {
     const {createTopics, heartbeatPartitions, replicationFactor, syncRetentionMs} = this.options;
-    const existing = new Set(await this.admin.listTopics());
-    const wanted = [];
-    if (!existing.has(this.syncTopic)) {
-      wanted.push({
-        topic: this.syncTopic,
-        numPartitions: 1,
-        ...(replicationFactor ? {replicationFactor} : {}),
-        configEntries: [
-          {name: 'retention.ms', value: String(syncRetentionMs)},
-          {name: 'cleanup.policy', value: 'delete'},
-        ],
-      });
-    }
-    if (!existing.has(this.heartbeatTopic)) {
-      wanted.push({topic: this.heartbeatTopic, numPartitions: heartbeatPartitions, ...(replicationFactor ? {replicationFactor} : {})});
-    }
-    if (wanted.length) {
-      if (!createTopics) {
-        throw new SyncError(`missing topic(s) ${wanted.map((t) => t.topic).join(', ')} and createTopics is false`, 'KAFKA_TOPIC_MISSING');
-      }
-      try {
-        await this.admin.createTopics({topics: wanted, waitForLeaders: true});
-      } catch (error) {
-        // another task may have created it at the same time
-        if (error?.type !== 'TOPIC_ALREADY_EXISTS' && !/already exists/i.test(String(error?.message))) throw error;
-      }
-    }
-    await this.checkTopicShape(true);
+    const topics = {syncTopic: this.syncTopic, heartbeatTopic: this.heartbeatTopic};
+    await createMissingTopics(this.admin, {...topics, createTopics, heartbeatPartitions, replicationFactor, syncRetentionMs});
+    await checkTopicShape(this.admin, this.syncTopic, this.heartbeatTopic, true);
     await this.checkRetentionRule();
   }
 
   /**
-   * Reads the sync topic's configs from the broker (describeConfigs) and throws a SyncError when
-   * they break the retention rule (js/kafka/topics.mjs). What cannot be checked (the broker does
-   * not answer describeConfigs, or leaves a config out, as tansu 0.6 does for the ones not set
-   * when the topic was created) is a `warning`, once.
+   * Throws a SyncError when the sync topic's configs break the retention rule
+   * (js/kafka/topics.mjs); what cannot be checked is a `warning`, once.
    */
   async checkRetentionRule() {
-    let entries;
-    try {
-      // every config of the topic (no configNames: tansu 0.6 cannot decode a request that names
-      // them, and drops the connection)
-      const {resources} = await this.admin.describeConfigs({
-        includeSynonyms: false,
-        resources: [{type: CONFIG_RESOURCE_TOPIC, name: this.syncTopic}],
-      });
-      const r = (resources ?? []).find((x) => x.resourceName === this.syncTopic) ?? resources?.[0];
-      if (!r || (r.errorCode && r.errorCode !== 0)) throw new Error(r ? `error code ${r.errorCode}: ${r.errorMessage}` : 'no answer for the topic');
-      entries = r.configEntries ?? [];
-    } catch (error) {
-      this.warnRetention([`could not read the configs of ${this.syncTopic} (describeConfigs: ${error?.message ?? error}): the retention rule is not checked`]);
-      return;
-    }
-    this.warnRetention(checkSyncTopicConfigs(this.syncTopic, entries, this.stateRefreshInterval));
+    this.warnRetention(await checkSyncTopicRetention(this.admin, this.syncTopic, this.stateRefreshInterval));
   }
 
   warnRetention(warnings) {
     if (this.retentionWarned || !warnings.length) return;
     this.retentionWarned = true;
     for (const w of warnings) this.emit('warning', w);
-  }
-
-  /** Throws if a topic is gone, or the sync topic does not have exactly one partition. */
-  async checkTopicShape(initial) {
-    const {topics} = await this.admin.fetchTopicMetadata({topics: [this.syncTopic, this.heartbeatTopic]});
-    const byName = new Map(topics.map((t) => [t.name, t]));
-    for (const name of [this.syncTopic, this.heartbeatTopic]) {
-      const t = byName.get(name);
-      if (!t || !t.partitions || t.partitions.length === 0) {
-        throw new SyncError(`topic ${name} is missing${initial ? '' : ' (deleted while the task ran)'}`, initial ? 'KAFKA_TOPIC_MISSING' : 'KAFKA_TOPIC_LOST');
-      }
-    }
-    const n = byName.get(this.syncTopic).partitions.length;
-    if (n !== 1) throw new SyncError(`sync topic ${this.syncTopic} has ${n} partitions; it must have exactly 1 (total order)`, 'KAFKA_SYNC_TOPIC_PARTITIONS');
   }
 
   async checkTopics() {
@@ -694,7 +437,7 @@ export class KafkaTaskSync {
       for (const name of [this.syncTopic, this.heartbeatTopic]) {
         if (!listed.has(name)) throw new SyncError(`topic ${name} was lost (deleted while the task ran)`, 'KAFKA_TOPIC_LOST');
       }
-      await this.checkTopicShape(false);
+      await checkTopicShape(this.admin, this.syncTopic, this.heartbeatTopic, false);
       await this.checkRetentionRule();
       const [p] = await this.admin.fetchTopicOffsets(this.syncTopic);
       if (p && BigInt(p.high) <= this.lastOffset) {
@@ -786,124 +529,6 @@ export class KafkaTaskSync {
         return EMPTY_OUTPUT;
       }
     });
-  }
-
-  // ------------------------------------------------------------------------------- heartbeat group
-
-  /**
-   * Joins the heartbeat group. The rebalance fed to `SyncTask.onRebalance` is assembled from
-   * three public kafkajs hooks: the assigner's `assign` (leader only: the member list), the
-   * GROUP_JOIN event (leadership; kafkajs 2 does not put the generation in it) and the first
-   * successful HEARTBEAT after the join (which carries `groupGenerationId`, and proves that the
-   * group is stable in that generation). The generation fed to the SyncTask is the group's + 1:
-   * Kafka counts from 1 but tansu from 0, and SyncTask generations are positive.
-   */
-  async startHeartbeat() {
-    const consumer = this.kafka.consumer({
-      groupId: this.groupId,
-      partitionAssigners: [taskSyncAssigner({taskId: this.taskId, onAssign: (members) => (this.assignedMembers = members)})],
-      sessionTimeout: this.options.sessionTimeout,
-      heartbeatInterval: this.options.heartbeatInterval,
-      rebalanceTimeout: this.options.rebalanceTimeout,
-      maxWaitTimeInMs: Math.min(this.options.heartbeatInterval, 1000),
-      allowAutoTopicCreation: false,
-      retry: {retries: 10},
-    });
-    this.heartbeat = consumer;
-    const {GROUP_JOIN, HEARTBEAT, CRASH, REBALANCING} = consumer.events;
-    consumer.on(REBALANCING, () => {
-      this.askedToRejoin = true;
-      this.joining = true;
-      this.lastContact = Date.now();
-    });
-    consumer.on(GROUP_JOIN, ({payload}) => {
-      if (this.state === 'closed' || this.state === 'failed') {
-        // kafkajs can rejoin after a disconnect that came during a rebalance (tulios/kafkajs#1462):
-        // a member with this task's id but no task behind it. Leave again.
-        this.emit('warning', `the heartbeat group consumer of ${this.groupId} rejoined after the task ended; leaving again`);
-        Promise.resolve()
-          .then(() => consumer.disconnect())
-          .catch(() => {});
-        return;
-      }
-      const members = payload.isLeader && this.assignedMembers ? this.assignedMembers.map((m) => m.taskId) : undefined;
-      this.assignedMembers = null;
-      this.join = {memberId: payload.memberId, leader: Boolean(payload.isLeader), members, after: this.lastGeneration, asked: this.askedToRejoin};
-      this.askedToRejoin = false;
-      this.joining = false;
-      this.lastContact = Date.now();
-    });
-    consumer.on(HEARTBEAT, ({payload}) => {
-      this.lastContact = Date.now();
-      const j = this.join;
-      if (!j || payload.memberId !== j.memberId) return;
-      // Kafka counts generations from 1, tansu from 0; SyncTask wants positive ones: feed the
-      // group generation + 1 (the same shift on every member, so order and equality are kept).
-      const generation = Number(payload.groupGenerationId) + 1;
-      if (!Number.isSafeInteger(generation)) return;
-      if (generation === j.after && j.asked) {
-        // The broker asked for a rejoin, and the rejoin kept the generation. tansu 0.6 does this
-        // when it drops a member whose session expired (the group stays formed, without a new
-        // generation nor, if the dead member led it, a leader); Kafka only after a coordinator
-        // move (NOT_COORDINATOR), where this costs one extra rebalance. Leaving and rejoining
-        // makes the broker form a new generation.
-        this.join = null;
-        this.forceNewGeneration(generation);
-        return;
-      }
-      if (!(generation > j.after)) return;
-      this.join = null;
-      this.lastGeneration = generation;
-      const event = j.leader ? {generation, leader: true, members: j.members} : {generation, leader: false};
-      this.emit('rebalance', event);
-      this.input('onRebalance', () => this.task.onRebalance(event, this.clock()));
-    });
-    consumer.on(CRASH, ({payload}) => {
-      if (payload?.restart) return;
-      this.fail(new SyncError(`the heartbeat group consumer crashed: ${payload?.error?.message ?? 'unknown error'}`, 'KAFKA_HEARTBEAT_CRASHED'), payload?.error);
-    });
-    this.joining = true;
-    this.lastContact = Date.now();
-    await consumer.connect();
-    await consumer.subscribe({topics: [this.heartbeatTopic], fromBeginning: false});
-    await consumer.run(HEARTBEAT_RUN);
-  }
-
-  /**
-   * The session watchdog. The broker expels a member it has not heard from for `sessionTimeout`,
-   * and the others then take its partitions over; a task whose process stalled (or lost the
-   * broker) that long may have been expelled without knowing it. Rather than go on reading
-   * partitions that may now run elsewhere, it fails: every partition is stopped at once.
-   * A join in progress does not count (the broker knows a joining member is alive), unless it
-   * lasts longer than `rebalanceTimeout + sessionTimeout`. The limits are a heartbeat interval
-   * short of these, as this task hears of a contact after the broker does.
-   */
-  checkSession() {
-    if (this.state !== 'running') return;
-    const now = Date.now();
-    const silent = now - this.lastContact;
-    // our clock of contact runs behind the broker's (it is read when a response arrives): trip a
-    // heartbeat interval early
-    const {sessionTimeout, heartbeatInterval, rebalanceTimeout} = this.options;
-    const limit = (this.joining || this.rejoining ? rebalanceTimeout + sessionTimeout : sessionTimeout) - heartbeatInterval;
-    if (silent > limit) {
-      this.fail(new SyncError(`no contact with the group coordinator of ${this.groupId} for ${silent} ms (session timeout ${sessionTimeout} ms): this task may have been expelled and its partitions taken over`, 'KAFKA_SESSION_LOST'));
-    }
-  }
-
-  async forceNewGeneration(generation) {
-    if (this.rejoining || this.state !== 'running') return;
-    this.rejoining = true;
-    this.lastContact = Date.now();
-    this.emit('warning', `the broker asked for a rebalance of ${this.groupId} but kept generation ${generation - 1}: leaving and rejoining to form a new one`);
-    try {
-      await this.heartbeat.stop();
-      if (this.state === 'running') await this.heartbeat.run(HEARTBEAT_RUN);
-    } catch (error) {
-      this.fail(new SyncError(`rejoining the heartbeat group failed: ${error?.message ?? error}`, 'KAFKA_HEARTBEAT_CRASHED'), error);
-    } finally {
-      this.rejoining = false;
-    }
   }
 }
 
