@@ -29,7 +29,7 @@
 //! assert_eq!((got[1].start, got[1].end, got[1].head), (0, 5, 4)); // "file" came before
 //! assert_eq!(split.head(), b"file");
 //! assert_eq!(got[1].assignment, p.assign("file2.txt", false));
-//! assert_eq!(got[2].assignment, p.assign("dir/", false));
+//! assert_eq!(got[2].assignment, p.assign("dir/", true)); // a line ending in `/` is a directory
 //! ```
 
 use super::error::ErrorKind;
