@@ -55,6 +55,20 @@ function driver(values, {low = 0, scanWindow = 256, skip = new Map()} = {}) {
   return out;
 }
 
+/** A driver over `log` that also keeps every action its reader returned, run to the end. */
+function recording(log) {
+  const d = driver(log);
+  const actions = [];
+  const record = d.reader.record.bind(d.reader);
+  d.reader.record = (o, val) => {
+    const a = record(o, val);
+    actions.push(...a);
+    return a;
+  };
+  d.run();
+  return {d, actions};
+}
+
 describe('SyncLogReader', () => {
   test('an empty log: seek to the end, ready at once, then every record in order', () => {
     const r = new SyncLogReader({topic: T, low: 5, high: 5, scanWindow: 10});
@@ -100,15 +114,7 @@ describe('SyncLogReader', () => {
       newEpoch('1-a', '', {taskID: 'b', messageSeq: 8, resend: true, checkpoint: {afterTaskID: 'b', afterSeq: 7}}), // 3
       regular(4),
     ];
-    const d = driver(log);
-    const actions = [];
-    const record = d.reader.record.bind(d.reader);
-    d.reader.record = (o, val) => {
-      const a = record(o, val);
-      actions.push(...a);
-      return a;
-    };
-    d.run();
+    const {d, actions} = recording(log);
     expect(d.delivered).toEqual([3, 2, 3, 4]);
     const first = actions.find((a) => a.type === 'deliver');
     expect(first.message).toEqual(expect.objectContaining({type: 'NewEpoch', checkpoint: {afterTaskID: 'b', afterSeq: 7}}));
@@ -127,15 +133,7 @@ describe('SyncLogReader', () => {
       v({type: 'Regular', taskID: 'c', messageSeq: 2}), // 3: came between the chunks
       chunk(1, 9, [state('b', ['p3']), state('c', [])]), // 4
     ];
-    const d = driver(log);
-    const actions = [];
-    const record = d.reader.record.bind(d.reader);
-    d.reader.record = (o, val) => {
-      const a = record(o, val);
-      actions.push(...a);
-      return a;
-    };
-    d.run();
+    const {d, actions} = recording(log);
     expect(d.delivered).toEqual([2, 2, 3, 4]);
     const first = actions.find((a) => a.type === 'deliver').message;
     expect(first).not.toHaveProperty('messageSeq');

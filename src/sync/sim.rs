@@ -754,32 +754,28 @@ impl Sim {
         );
         self.note(l);
         if let Some(msg) = first {
-            let now = self.clock(i);
-            match self.nodes[i].task.on_message(&msg, now) {
-                Ok(out) => {
-                    if let Err(e) = self.apply(i, out) {
-                        self.note(format!("restart replay failed: {e}"));
-                    }
-                }
-                Err(e) => self.note(format!("restart replay error {e}")),
-            }
+            self.replay(i, &msg);
         }
         while self.nodes[i].cursor < self.log.len() {
-            let k = self.nodes[i].cursor;
-            let msg = self.log[k].clone();
+            let msg = self.log[self.nodes[i].cursor].clone();
             self.nodes[i].cursor += 1;
-            let now = self.clock(i);
-            match self.nodes[i].task.on_message(&msg, now) {
-                Ok(out) => {
-                    if let Err(e) = self.apply(i, out) {
-                        self.note(format!("restart replay failed: {e}"));
-                    }
-                }
-                Err(e) => self.note(format!("restart replay error {e}")),
-            }
+            self.replay(i, &msg);
         }
         let at = self.step + self.rng.range(1, 5) as usize;
         self.change_at = Some(self.change_at.map_or(at, |c| c.min(at)));
+    }
+
+    /// One message of a new task's replay (what goes wrong is noted, not a failure).
+    fn replay(&mut self, i: usize, msg: &SyncMessage) {
+        let now = self.clock(i);
+        match self.nodes[i].task.on_message(msg, now) {
+            Ok(out) => {
+                if let Err(e) = self.apply(i, out) {
+                    self.note(format!("restart replay failed: {e}"));
+                }
+            }
+            Err(e) => self.note(format!("restart replay error {e}")),
+        }
     }
 
     // --------------------------------------------------------------------------- actions
