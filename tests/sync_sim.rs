@@ -66,5 +66,8 @@ fn simulation_seeds_that_once_failed() {
 /// the task at the next one.
 #[test]
 fn simulation_with_an_offset_checking_transport() {
-    run_seeds((0..seed_count()).chain([55122, 62223, 69498, 60640, 61651]), true);
+    run_seeds(
+        (0..seed_count()).chain([55122, 62223, 69498, 60640, 61651]),
+        true,
+    );
 }
