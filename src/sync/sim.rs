@@ -1407,19 +1407,10 @@ impl Sim {
             })?;
             contiguous &= next == at + 1;
             at = next;
-            for st in &self.log[next].connector_state {
-                match whole.connector_state.last_mut() {
-                    Some(last) if last.task_id == st.task_id => {
-                        last.data
-                            .partitions
-                            .extend(st.data.partitions.iter().cloned());
-                        last.share
-                            .partitions
-                            .extend(st.share.partitions.iter().cloned());
-                    }
-                    _ => whole.connector_state.push(st.clone()),
-                }
-            }
+            super::task::join_chunk_states(
+                &mut whole.connector_state,
+                &self.log[next].connector_state,
+            );
         }
         Some((whole, contiguous))
     }

@@ -39,7 +39,7 @@ pub(super) struct Partial {
 }
 
 /// Appends the states of a chunk: a state of the same task as the last one continues it.
-fn join(states: &mut Vec<TaskState>, more: &[TaskState]) {
+pub(crate) fn join(states: &mut Vec<TaskState>, more: &[TaskState]) {
     for s in more {
         match states.last_mut() {
             Some(last) if last.task_id == s.task_id => {

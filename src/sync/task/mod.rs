@@ -17,6 +17,8 @@ mod settle;
 mod timer;
 mod validate;
 
+#[cfg(feature = "sim")]
+pub(crate) use chunk::join as join_chunk_states;
 pub use chunk::{MAX_CHUNKS, MIN_RECORD_BYTES};
 use log::{absorb_into, rendezvous, MAX_DEPARTED};
 use timer::{removal_due, RemovalBlockers, Timer};
