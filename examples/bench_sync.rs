@@ -73,6 +73,7 @@ fn message(kind: MessageType, states: Vec<TaskState>) -> SyncMessage {
         checkpoint: None,
         departed: Vec::new(),
         chunk: None,
+        delta: None,
     }
 }
 

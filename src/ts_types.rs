@@ -172,6 +172,7 @@ fn sync(cfg: &Config) -> File {
             decl::<SyncMessage>(cfg),
             decl::<CheckpointRef>(cfg),
             decl::<ChunkRef>(cfg),
+            decl::<Delta>(cfg),
             decl::<PartitionSpec>(cfg),
             decl::<RebalanceEvent>(cfg),
             decl::<SyncOutput>(cfg),

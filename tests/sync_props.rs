@@ -95,6 +95,7 @@ fn message() -> impl Strategy<Value = SyncMessage> {
                 checkpoint: None,
                 departed: Vec::new(),
                 chunk: None,
+                delta: None,
             },
         )
 }

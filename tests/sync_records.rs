@@ -333,3 +333,147 @@ fn the_bound_is_checked() {
         "SYNC_MALFORMED_MESSAGE"
     );
 }
+
+/// Every owner starts each of its partitions, and finishes every `finish`-th one (0: none), one
+/// call at a time (the driver of a connector that reports each partition as it goes); returns
+/// the bytes published meanwhile and the largest record.
+fn start_and_finish_each(g: &mut Group, finish: usize) -> (usize, usize) {
+    let (bytes, largest) = (g.bytes, g.largest);
+    g.largest = 0;
+    let ids: Vec<String> = g.tasks.keys().cloned().collect();
+    for id in &ids {
+        let tokens: Vec<String> = g.tasks[id]
+            .0
+            .owned_partitions()
+            .iter()
+            .map(|p| p.token.clone())
+            .collect();
+        for (i, t) in tokens.iter().enumerate() {
+            let out = g.tasks.get_mut(id).unwrap().0.partition_started(t, g.now);
+            g.publish(out.unwrap().publish);
+            if finish > 0 && i % finish == 0 {
+                let out = g.tasks.get_mut(id).unwrap().0.partition_finished(t, g.now);
+                g.publish(out.unwrap().publish);
+            }
+        }
+        g.settle();
+    }
+    let spent = (g.bytes - bytes, g.largest);
+    g.largest = g.largest.max(largest);
+    spent
+}
+
+#[test]
+fn a_change_costs_what_it_changes() {
+    // one task, as in the measurement that found the quadratic cost: starting 1,000 partitions
+    // one by one took 73 MB when every change published the whole own state
+    let mut cost = vec![];
+    for n in [1_000usize, 3_000] {
+        let mut g = Group::new(900_000, &["a"]);
+        g.rebalance(1, "a");
+        g.add("a", &specs("p", n));
+        let (bytes, largest) = start_and_finish_each(&mut g, 0);
+        assert!(
+            bytes < n * 400,
+            "starting {n} partitions published {bytes} bytes"
+        );
+        assert!(largest < 1_000, "largest change record {largest} bytes");
+        cost.push(bytes);
+    }
+    assert!(
+        cost[0] < 1_000_000,
+        "1,000 starts published {} bytes",
+        cost[0]
+    );
+    // linear: 3 times the partitions, about 3 times the bytes
+    assert!(cost[1] * 10 < cost[0] * 35, "{cost:?}");
+}
+
+#[test]
+fn readers_rebuild_the_sender_state_from_its_changes() {
+    // three tasks sharing partitions: every change goes out as a delta, every reader applies it
+    // to its view, and all views stay identical to the senders' own states
+    let mut g = Group::new(900_000, &["a", "b", "c"]);
+    g.rebalance(1, "a");
+    g.add("a", &specs("p", 300));
+    let deltas = |g: &Group| g.log.iter().filter(|m| m.delta.is_some()).count();
+    let before = deltas(&g);
+    start_and_finish_each(&mut g, 10);
+    assert!(deltas(&g) > before + 300, "changes went out as deltas");
+    // children, then the removal and purge of the finished partitions no child needs (deltas
+    // that drop tokens)
+    let children: Vec<PartitionSpec> = (0..100)
+        .map(|i| PartitionSpec::new(format!("c{i}"), &[&format!("p-partition-token-{i:06}")]))
+        .collect();
+    for (id, (task, _)) in g.tasks.iter_mut() {
+        let mine: Vec<PartitionSpec> = children
+            .iter()
+            .filter(|c| {
+                task.owned_partitions()
+                    .iter()
+                    .any(|p| p.token == c.parents[0])
+            })
+            .cloned()
+            .collect();
+        let out = task.add_partitions(&mine, g.now).unwrap();
+        assert!(out.publish.len() <= 1, "{id}");
+        g.log.extend(out.publish);
+    }
+    g.settle();
+    let found = |g: &Group| {
+        g.tasks
+            .values()
+            .map(|(t, _)| {
+                t.owned_partitions()
+                    .iter()
+                    .filter(|p| p.token.starts_with('c'))
+                    .count()
+            })
+            .sum::<usize>()
+    };
+    assert_eq!(found(&g), 100);
+    let removal = g.tasks["a"].0.options().removal_delay + g.tasks["a"].0.options().tombstone_ttl;
+    g.tick(g.now + removal + 1);
+    g.tick(g.now + removal + 1);
+    assert!(
+        g.log
+            .iter()
+            .any(|m| m.delta.as_ref().is_some_and(|d| !d.removed.is_empty())),
+        "a delta dropped purged tombstones"
+    );
+    let a = g.view("a");
+    for id in ["b", "c"] {
+        assert_eq!(g.view(id), a, "view of {id}");
+    }
+    // a new task replaying the whole log rebuilds the same view
+    let mut late = SyncTask::with_options("z", opts(900_000)).unwrap();
+    for m in &g.log {
+        late.on_message(m, g.now).unwrap();
+    }
+    let mut v = late.known_tasks();
+    v.retain(|s| s.task_id != "z");
+    for s in &mut v {
+        s.state_timestamp = 0;
+    }
+    assert_eq!(v, a);
+}
+
+#[test]
+fn a_delta_is_only_for_regular_messages() {
+    let mut g = Group::new(900_000, &["a"]);
+    g.rebalance(1, "a");
+    let mut m = g
+        .log
+        .iter()
+        .find(|m| m.kind == partkit::sync::MessageType::NewEpoch)
+        .unwrap()
+        .clone();
+    m.delta = Some(partkit::sync::Delta::default());
+    m.sync_epoch = "2-a".into();
+    m.epoch_generation = 2;
+    let t = &mut g.tasks.get_mut("a").unwrap().0;
+    assert_eq!(
+        t.on_message(&m, 0).unwrap_err().code(),
+        "SYNC_MALFORMED_MESSAGE"
+    );
+}

@@ -410,6 +410,7 @@ fn states_stamped_in_the_same_millisecond_are_both_applied() {
             checkpoint: None,
             departed: Vec::new(),
             chunk: None,
+            delta: None,
         }
     };
     t.on_message(&mk(1, &["a"]), 42).unwrap();

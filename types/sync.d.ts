@@ -5,6 +5,9 @@
 // (src/sync) into ./generated/sync.d.ts, so they cannot drift from what the core accepts and
 // produces; this file adds the class.
 import type {
+  CheckpointRef,
+  ChunkRef,
+  Delta,
   MessageType,
   PartitionSpec,
   PartitionState,
@@ -17,6 +20,9 @@ import type {
   TaskState,
 } from './generated/sync';
 export type {
+  CheckpointRef,
+  ChunkRef,
+  Delta,
   MessageType,
   PartitionSpec,
   PartitionState,

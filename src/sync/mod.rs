@@ -16,7 +16,7 @@ pub const MIN_RETENTION_REFRESHES: u64 = 4;
 pub use error::SyncError;
 pub use task::{SyncTask, MAX_CHUNKS, MAX_SAFE_INTEGER, MIN_RECORD_BYTES};
 pub use types::{
-    CheckpointRef, ChunkRef, MessageType, PartitionSpec, PartitionState, PartitionStatus,
+    CheckpointRef, ChunkRef, Delta, MessageType, PartitionSpec, PartitionState, PartitionStatus,
     RebalanceEvent, SharedPartition, SyncMessage, SyncOptions, SyncOutput, TaskData, TaskShare,
     TaskState,
 };

@@ -3,7 +3,8 @@
 //! Field names are those of the Debezium Spanner connector's scaling design (`syncEpoch`,
 //! `taskID`, `messageTimestamp`, `connectorState`, `stateTimestamp`, `data`, `share`) plus the
 //! documented additions `type`, `stateVersion`, `epochGeneration`, `baseEpoch`,
-//! `rebalanceGeneration`, `resend`, `epochAttempt`, `messageSeq`, `checkpoint`, `departed` and `chunk`.
+//! `rebalanceGeneration`, `resend`, `epochAttempt`, `messageSeq`, `checkpoint`, `departed`, `chunk`
+//! and `delta`.
 
 use serde::{Deserialize, Serialize};
 
@@ -280,6 +281,28 @@ pub struct SyncMessage {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(test, ts(optional))]
     pub chunk: Option<ChunkRef>,
+    /// Addition, `Regular` only: the sender's state in `connectorState` is a change, not its
+    /// whole state: it lists only the partitions and shares that changed since the sender's
+    /// previous message (whole, as they are now), and this names the ones it dropped. A reader
+    /// applies it to what it holds for the sender (see the module docs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub delta: Option<Delta>,
+}
+
+/// What a `Regular` message that carries a change (see [`SyncMessage::delta`]) dropped.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct Delta {
+    /// Tokens dropped from the sender's `data` (tombstones it purged).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(test, ts(as = "Option<_>", optional))]
+    pub removed: Vec<String>,
+    /// Tokens dropped from the sender's `share` (shares it cleared once taken).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(test, ts(as = "Option<_>", optional))]
+    pub unshared: Vec<String>,
 }
 
 /// Which chunk of a message a record is.

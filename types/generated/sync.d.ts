@@ -229,7 +229,14 @@ export type SyncMessage = {
    * reader applies the message when it reads its last chunk, having read every other one in
    * order; otherwise it does not apply it (see the module docs).
    */
-  chunk?: ChunkRef, };
+  chunk?: ChunkRef,
+  /**
+   * Addition, `Regular` only: the sender's state in `connectorState` is a change, not its
+   * whole state: it lists only the partitions and shares that changed since the sender's
+   * previous message (whole, as they are now), and this names the ones it dropped. A reader
+   * applies it to what it holds for the sender (see the module docs).
+   */
+  delta?: Delta, };
 
 /**
  * The record a checkpoint was computed after: its sender and that sender's `messageSeq`.
@@ -256,6 +263,19 @@ export type ChunkRef = {
    * How many chunks the message has.
    */
   count: number, };
+
+/**
+ * What a `Regular` message that carries a change (see `SyncMessage::delta`) dropped.
+ */
+export type Delta = {
+  /**
+   * Tokens dropped from the sender's `data` (tombstones it purged).
+   */
+  removed?: Array<string>,
+  /**
+   * Tokens dropped from the sender's `share` (shares it cleared once taken).
+   */
+  unshared?: Array<string>, };
 
 /**
  * A partition found by the caller: initial partitions or children read from a parent.

@@ -433,13 +433,23 @@ impl SyncTask {
     /// bookkeeping of the generations it closed goes.
     fn replay_deferred(&mut self, msg: &SyncMessage) {
         // states published in this epoch that were read before it (it was missed)
+        // (only changes read of a task: applied to the epoch's entry for it)
         let replay: Vec<TaskState> = self
             .future
             .iter()
             .filter(|((e, _), _)| *e == msg.sync_epoch)
-            .map(|(_, (_, st))| st.clone())
+            .map(
+                |(_, (_, st, dropped))| match (dropped, self.cache.get(&st.task_id)) {
+                    (Some(d), Some(entry)) if entry.state_version < st.state_version => {
+                        let mut whole = entry.clone();
+                        delta::patch(&mut whole, st, d);
+                        whole
+                    }
+                    _ => st.clone(),
+                },
+            )
             .collect();
-        self.future.retain(|_, (g, _)| *g > msg.epoch_generation);
+        self.future.retain(|_, (g, _, _)| *g > msg.epoch_generation);
         // bookkeeping of generations this epoch closed is no longer needed (bounded memory)
         let closed = msg.epoch_generation;
         self.answers.retain(|_, a| a.generation > closed);
@@ -548,6 +558,7 @@ impl SyncTask {
             checkpoint: None,
             departed: departed.collect(),
             chunk: None,
+            delta: None,
         })
     }
 }

@@ -9,8 +9,8 @@ impl SyncTask {
         let cur = self.epoch_generation();
         self.future
             .iter()
-            .filter(|(_, (g, _))| *g > cur)
-            .map(|((e, _), (g, _))| (*g, e.clone()))
+            .filter(|(_, (g, _, _))| *g > cur)
+            .map(|((e, _), (g, _, _))| (*g, e.clone()))
             .max()
     }
 
@@ -74,7 +74,8 @@ impl SyncTask {
             .unwrap_or_default();
         // a leader that missed an epoch knows its members' own words from their messages
         let mut cache = self.cache.clone();
-        let mut deferred: Vec<&(u64, TaskState)> = self.future.values().collect();
+        let mut deferred: Vec<(u64, &TaskState)> =
+            self.future.values().map(|(g, st, _)| (*g, st)).collect();
         deferred.sort_by_key(|(g, st)| (*g, st.state_version));
         for (_, st) in &deferred {
             if st.task_id != self.id {
@@ -134,6 +135,7 @@ impl SyncTask {
             checkpoint: None,
             departed: Vec::new(),
             chunk: None,
+            delta: None,
         };
         out.publish.push(msg.clone());
         if let Some(p) = &mut self.pending {

@@ -206,7 +206,10 @@ impl SyncTask {
             }
             return;
         }
-        self.merge(Self::sender_state(msg));
+        if msg.task_id != self.id {
+            let st = self.patched(msg, None);
+            self.merge(&st);
+        }
         self.ack(msg);
     }
 
@@ -397,12 +400,26 @@ impl SyncTask {
         }
         let st = Self::sender_state(msg);
         let key = (msg.sync_epoch.clone(), msg.task_id.clone());
-        let newer = self
-            .future
-            .get(&key)
-            .is_none_or(|(_, s)| st.state_version > s.state_version);
-        if newer {
-            self.future.insert(key, (msg.epoch_generation, st.clone()));
+        let entry = self.future.get(&key);
+        if entry.is_some_and(|(_, s, _)| st.state_version <= s.state_version) {
+            return;
         }
+        // a change applies to the state read before in that epoch; with none, it is kept as
+        // changes only (applied to the epoch's entry for its sender once the epoch is)
+        let (whole, dropped) = match (&msg.delta, entry) {
+            (None, _) => (st.clone(), None),
+            (Some(d), Some((_, s, dropped))) => {
+                let dropped = dropped.as_ref().map(|before| {
+                    let mut all = before.clone();
+                    all.removed.extend(d.removed.iter().cloned());
+                    all.unshared.extend(d.unshared.iter().cloned());
+                    all
+                });
+                (self.patched(msg, Some(s)), dropped)
+            }
+            (Some(d), None) => (st.clone(), Some(d.clone())),
+        };
+        self.future
+            .insert(key, (msg.epoch_generation, whole, dropped));
     }
 }

@@ -10,6 +10,7 @@ use super::error::{malformed, ErrorKind, SyncError};
 use super::types::*;
 
 mod chunk;
+mod delta;
 mod epoch;
 mod leader;
 mod log;
@@ -120,8 +121,10 @@ pub struct SyncTask {
     lead: Option<Lead>,
     behind: bool,
     /// Newest state per (epoch, task) read from epochs not applied yet (a task that missed a
-    /// NewEpoch replays them once it gets the epoch; bounded by epochs × tasks).
-    future: BTreeMap<(String, String), (u64, TaskState)>,
+    /// NewEpoch replays them once it gets the epoch; bounded by epochs × tasks). With no whole
+    /// state of the task read in that epoch, only the changes read: what they list, and what they
+    /// dropped.
+    future: BTreeMap<(String, String), (u64, TaskState, Option<Delta>)>,
     dirty: bool,
     resent_for: BTreeSet<(String, u64)>,
     /// Tasks whose cached state is their own word (read from their message), not a leader's
@@ -156,6 +159,9 @@ pub struct SyncTask {
     departed: VecDeque<String>,
     /// Messages read chunk by chunk, per sender, not complete yet.
     partials: BTreeMap<String, chunk::Partial>,
+    /// What this task last published of its own state (its next Regular message carries the
+    /// change from it).
+    sent: Option<delta::Sent>,
 }
 
 impl SyncTask {
@@ -237,6 +243,7 @@ impl SyncTask {
             checkpoint_seen: None,
             departed: VecDeque::new(),
             partials: BTreeMap::new(),
+            sent: None,
         })
     }
 
@@ -685,15 +692,43 @@ impl SyncTask {
         v
     }
 
+    /// Publishes the own state: a `Regular` message in the epoch of the previous one carries only
+    /// what changed since (see `delta`); the others carry it whole.
     fn publish_own(&mut self, kind: MessageType, out: &mut SyncOutput) {
         self.own.state_version += 1;
         self.own.state_timestamp = self.now;
+        let epoch = self.cur_id();
+        let change = match (&self.sent, kind, &self.epoch) {
+            (Some(sent), MessageType::Regular, Some(_)) => sent
+                .change(&epoch, &self.own)
+                .filter(|c| c.worth(&self.own, self.opts.max_record_bytes)),
+            _ => None,
+        };
+        let (state, delta) = match (change, &mut self.sent) {
+            (Some(c), Some(sent)) => {
+                sent.apply(&c);
+                let st = TaskState {
+                    task_id: self.id.clone(),
+                    state_timestamp: self.own.state_timestamp,
+                    state_version: self.own.state_version,
+                    data: TaskData { partitions: c.data },
+                    share: TaskShare {
+                        partitions: c.share,
+                    },
+                };
+                (st, Some(c.delta))
+            }
+            _ => {
+                self.sent = Some(delta::Sent::whole(&epoch, &self.own));
+                (self.own.clone(), None)
+            }
+        };
         out.publish.push(SyncMessage {
-            sync_epoch: self.cur_id(),
+            sync_epoch: epoch,
             task_id: self.id.clone(),
             message_timestamp: self.now,
             kind,
-            connector_state: vec![self.own.clone()],
+            connector_state: vec![state],
             epoch_generation: self.epoch_generation(),
             base_epoch: None,
             rebalance_generation: match kind {
@@ -706,6 +741,7 @@ impl SyncTask {
             checkpoint: None,
             departed: Vec::new(),
             chunk: None,
+            delta,
         });
         self.dirty = false;
     }

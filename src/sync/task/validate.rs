@@ -115,6 +115,17 @@ impl SyncTask {
         if msg.chunk.is_some() {
             return Err(malformed("a whole message has no chunk"));
         }
+        if let Some(d) = &msg.delta {
+            if msg.kind != MessageType::Regular {
+                return Err(malformed(format!(
+                    "a {:?} message carries no delta",
+                    msg.kind
+                )));
+            }
+            if d.removed.iter().chain(&d.unshared).any(|t| t.is_empty()) {
+                return Err(malformed("a delta drops an empty token"));
+            }
+        }
         match msg.kind {
             MessageType::Regular | MessageType::RebalanceAnswer => {
                 let own: Vec<&TaskState> = msg
