@@ -101,6 +101,7 @@ fn message() -> impl Strategy<Value = SyncMessage> {
 }
 
 #[derive(Debug, Clone)]
+#[allow(clippy::large_enum_variant)] // test inputs, built once per case
 enum Input {
     Msg(SyncMessage),
     Rebalance(u64, bool, Option<Vec<String>>),
