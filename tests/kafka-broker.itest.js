@@ -349,6 +349,8 @@ d('KafkaTaskSync on tansu', () => {
     const {findEpochStart} = require('partkit/kafka');
     const before = await cluster.waitFor('a chunked checkpoint of every partition', async () => {
       const records = await readTopic(kafka, topic);
+      const over = records.find((r) => r.size > 900000);
+      if (over) throw new Error(`the record at offset ${over.offset} of ${topic} (${over.message?.type}) has a value of ${over.size} bytes, over maxRecordBytes (900,000)`);
       const messages = joinChunks(records);
       const full = messages.filter((m) => m.message.checkpoint && m.chunks > 1 && m.partitions === tokens.length);
       return full.length ? records : null;
