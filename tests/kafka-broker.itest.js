@@ -388,6 +388,9 @@ d('KafkaTaskSync on tansu', () => {
     expect(largest).toBeLessThanOrEqual(900000);
     expect(Math.max(...records.map((r) => r.batchBytes))).toBeLessThan(1048588);
     const messages = joinChunks(records);
+    // (a NewEpoch carries every member's whole state today; were epochs to carry only what
+    // changed since their base, these two would be small and the chunked checkpoints above the
+    // messages to check)
     const epochs = [second.epoch, third.epoch].map((epoch) => {
       const m = messages.find((x) => x.message.type === 'NewEpoch' && x.message.syncEpoch === epoch && !x.message.resend);
       expect(m && m.chunks).toBeGreaterThan(1);
