@@ -306,6 +306,133 @@ d('KafkaTaskSync on tansu', () => {
     for (const id of [...live, 'd']) await cluster.close(id);
   }, LONG_TEST_TIMEOUT);
 
+  // Issue "Sync at scale": a NewEpoch carries every member's state, and 4 tasks × 4,000
+  // partitions (40-character tokens) make one of about 1.4 MB, over Kafka's default
+  // max.message.bytes (1,048,588 bytes) and the Java producer's max.request.size (1 MiB). The sync
+  // topic is the one KafkaTaskSync creates (no max.message.bytes: the broker default). tansu 0.6
+  // enforces neither max.message.bytes nor a request size (and kafkajs has no max.request.size
+  // check), so the test reads every record back and checks the bound itself: no value over
+  // maxRecordBytes (900,000), and the large messages really went out in chunks. The tasks hold
+  // their partitions Scheduled (they never start them), so that no task publishes a state per
+  // partition.
+  test('an epoch larger than max.message.bytes goes out in chunks under 900,000 bytes: every task applies it; a task joining later rebuilds the same view', async () => {
+    const TASKS = ['a', 'b', 'c', 'd'];
+    const PER_TASK = 4000;
+    const tokens = Array.from({length: TASKS.length * PER_TASK}, (_, i) => `scale-${String(i).padStart(5, '0')}-`.padEnd(40, 'x'));
+    const topic = `${name}_connector_sync`;
+    const t0 = Date.now();
+    make({}, {}, 60000);
+    cluster.o.hold = true;
+    // checkpoints every 5 s (a chunked one once the partitions are spread), and time to read a
+    // large epoch before its leader re-publishes it
+    cluster.o.syncOptions = {...syncOptions, epochAckTimeout: 10000, stateRefreshInterval: 5000};
+    for (const id of TASKS) cluster.spawn(id);
+    const first = await cluster.waitForEpoch(TASKS, 60000);
+    // the sync topic has the broker's default max.message.bytes
+    const {Kafka, logLevel} = require('kafkajs');
+    const kafka = new Kafka({brokers: broker.brokers, logLevel: logLevel.NOTHING});
+    const admin = kafka.admin();
+    await admin.connect();
+    const {resources} = await admin.describeConfigs({includeSynonyms: false, resources: [{type: 2, name: topic}]});
+    await admin.disconnect();
+    const maxMessageBytes = resources[0].configEntries.find((e) => e.configName === 'max.message.bytes')?.configValue;
+    expect(maxMessageBytes === undefined || Number(maxMessageBytes) === 1048588).toBe(true);
+
+    // the leader finds every partition; sharing spreads them over the four tasks
+    cluster.send(first.leader, {cmd: 'add', specs: tokens.map((token) => ({token, parents: []}))});
+    const spread = await waitForOneView(TASKS, (st) => ownedOnce(st, tokens) && TASKS.every((id) => st[id].owned.length === PER_TASK), 'the partitions spread, four views alike');
+    expect(spread.view.partitions).toBe(tokens.length);
+    expect(spread.epoch).toBe(first.epoch);
+    const tSpread = Date.now();
+
+    // a chunked checkpoint of the whole state in the log: where a task joining now starts
+    const {findEpochStart} = require('partkit/kafka');
+    const before = await cluster.waitFor('a chunked checkpoint of every partition', async () => {
+      const records = await readTopic(kafka, topic);
+      const over = records.find((r) => r.size > 900000);
+      if (over) throw new Error(`the record at offset ${over.offset} of ${topic} (${over.message?.type}) has a value of ${over.size} bytes, over maxRecordBytes (900,000)`);
+      const messages = joinChunks(records);
+      const full = messages.filter((m) => m.message.checkpoint && m.chunks > 1 && m.partitions === tokens.length);
+      return full.length ? records : null;
+    }, 60000);
+    const start = findEpochStart(before.map((r) => ({offset: r.offset, message: r.message})), {atLow: true, low: before[0].offset});
+    const at = before.find((r) => String(r.offset) === (start.checkpoint ?? start.offset));
+    expect(at.message).toMatchObject({type: 'NewEpoch', resend: true, chunk: {index: 0}});
+    expect(at.message.checkpoint).toBeTruthy();
+
+    // a task joining later replays from findEpochStart: a new epoch of five tasks, over 1 MB
+    cluster.spawn('e');
+    const five = [...TASKS, 'e'];
+    const second = await cluster.waitForEpoch(five, 60000, first.epoch);
+    const joined = await waitForOneView(five, (st) => ownedOnce(st, tokens) && st.e.owned.length === 0 && five.every((id) => st[id].epoch === second.epoch), 'the five views alike');
+    expect(joined.view.tasks).toBe(5);
+    const tJoined = Date.now();
+
+    // a task leaves: its partitions go to the least-loaded member (the new one)
+    const leaving = TASKS.find((id) => id !== second.leader);
+    await cluster.close(leaving);
+    const live = five.filter((id) => id !== leaving);
+    const third = await cluster.waitForEpoch(live, 60000, second.epoch);
+    const moved = await waitForOneView(live, (st) => ownedOnce(st, tokens) && live.every((id) => st[id].epoch === third.epoch), 'the partitions of the task that left owned once, four views alike');
+    expect(moved.statuses.e.owned.length).toBe(PER_TASK);
+    await cluster.waitFor('the new task told to start what it took over', () => cluster.of('start').filter((e) => e.task === 'e').length >= PER_TASK, 30000);
+
+    // no publish failed, no task fenced, no partition on two tasks at once
+    expect(cluster.of('error')).toEqual([]);
+    expect(cluster.of('warn').filter((w) => /fenc|publish/i.test(w.message))).toEqual([]);
+    expect(cluster.overlaps()).toEqual([]);
+
+    // every record on the topic: within the bound, and the large messages in chunks
+    const records = await readTopic(kafka, topic);
+    const largest = Math.max(...records.map((r) => r.size));
+    expect(largest).toBeLessThanOrEqual(900000);
+    expect(Math.max(...records.map((r) => r.batchBytes))).toBeLessThan(1048588);
+    const messages = joinChunks(records);
+    // (a NewEpoch carries every member's whole state today; were epochs to carry only what
+    // changed since their base, these two would be small and the chunked checkpoints above the
+    // messages to check)
+    const epochs = [second.epoch, third.epoch].map((epoch) => {
+      const m = messages.find((x) => x.message.type === 'NewEpoch' && x.message.syncEpoch === epoch && !x.message.resend);
+      expect(m && m.chunks).toBeGreaterThan(1);
+      expect(m.bytes).toBeGreaterThan(1048588);
+      expect(m.partitions).toBe(tokens.length);
+      return `${epoch}: ${m.bytes} bytes in ${m.chunks} chunks`;
+    });
+    for (const id of live) await cluster.close(id);
+    expect(cluster.of('error')).toEqual([]);
+    const chunked = messages.filter((m) => m.chunks > 1);
+    console.log(
+      `max.message.bytes of ${topic}: ${maxMessageBytes ?? 'not reported (the default)'}; ${tokens.length} partitions over ${TASKS.length} tasks: spread in ${tSpread - t0} ms; a chunked checkpoint at offset ${at.offset} (findEpochStart ${JSON.stringify(start)}); ` +
+        `e joined, epoch ${second.epoch} applied by five in ${tJoined - tSpread} ms; ${leaving} left, epoch ${third.epoch}; NewEpochs ${epochs.join(', ')}; ` +
+        `${records.length} records, largest value ${largest} bytes, ${chunked.length} messages in chunks (${JSON.stringify(countBy(chunked.map((m) => ({k: `${m.message.type}${m.message.checkpoint ? '/checkpoint' : ''}`})), 'k'))}), ` +
+        `largest unsplit ${Math.max(...messages.map((m) => m.bytes))} bytes; ${Date.now() - t0} ms in all`,
+    );
+  });
+
+  // Polls the statuses (with views) of `ids` until `pred(statuses)` holds and every task has
+  // the same view; returns the statuses, the epoch and the view.
+  async function waitForOneView(ids, pred, what) {
+    return cluster.waitFor(what, async () => {
+      const st = await cluster.statuses(ids, true);
+      if (ids.some((id) => !st[id])) return null;
+      const views = new Set(ids.map((id) => st[id].view.digest));
+      if (views.size !== 1 || new Set(ids.map((id) => st[id].epoch)).size !== 1 || !pred(st)) return null;
+      return {statuses: st, epoch: st[ids[0]].epoch, view: st[ids[0]].view};
+    }, 60000);
+  }
+
+  // Every token owned by exactly one of the tasks, and nothing else.
+  function ownedOnce(st, tokens) {
+    const owners = new Map();
+    for (const [id, s] of Object.entries(st)) {
+      for (const p of s.owned) {
+        if (owners.has(p.token)) return false;
+        owners.set(p.token, id);
+      }
+    }
+    return owners.size === tokens.length && tokens.every((t) => owners.has(t));
+  }
+
   test('examples/kafka-connector: two tasks share the example source, then leave on SIGTERM', async () => {
     const {spawn} = require('node:child_process');
     const script = path.join(__dirname, '..', 'examples', 'kafka-connector', 'connector.mjs');
@@ -329,6 +456,90 @@ d('KafkaTaskSync on tansu', () => {
     }
   });
 });
+
+// Every record of `topic`, read back with a consumer of its own: offset, value size, the size
+// the record takes in a batch of its own (value, key, headers and their framing: what
+// max.message.bytes bounds), and the parsed message (null if not JSON).
+async function readTopic(kafka, topic) {
+  const admin = kafka.admin();
+  await admin.connect();
+  const [p] = await admin.fetchTopicOffsets(topic);
+  await admin.disconnect();
+  const high = BigInt(p.high);
+  const records = [];
+  if (high <= BigInt(p.low)) return records;
+  const consumer = kafka.consumer({groupId: `check-${topic}-${Date.now()}`, maxWaitTimeInMs: 250});
+  await consumer.connect();
+  try {
+    await consumer.subscribe({topics: [topic], fromBeginning: true});
+    let done;
+    const all = new Promise((resolve) => (done = resolve));
+    await consumer.run({
+      autoCommit: false,
+      eachMessage: async ({message}) => {
+        const offset = BigInt(message.offset);
+        if (offset >= high) return;
+        let parsed = null;
+        try {
+          parsed = JSON.parse(message.value.toString('utf8'));
+        } catch {}
+        // a batch of one record: 61 bytes of batch header, at most 21 of record framing (varints),
+        // the key, the value, and each header with at most 10 bytes of framing
+        const headers = Object.entries(message.headers ?? {}).reduce((n, [k, v]) => n + Buffer.byteLength(k) + (v ? v.length : 0) + 10, 0);
+        const size = message.value.length;
+        records.push({offset, size, batchBytes: 61 + 21 + size + (message.key ? message.key.length : 0) + headers, message: parsed});
+        if (offset === high - 1n) done();
+      },
+    });
+    let timer;
+    const finished = await Promise.race([all.then(() => true), new Promise((r) => (timer = setTimeout(() => r(false), 30000)))]);
+    clearTimeout(timer);
+    if (!finished) throw new Error(`read ${records.length} records of ${topic} before the timeout, not up to offset ${high - 1n}`);
+  } finally {
+    await consumer.disconnect();
+  }
+  return records.sort((x, y) => (x.offset < y.offset ? -1 : 1));
+}
+
+// The messages of the records, chunks joined (as a reader joins them: a chunk's first state
+// continues the previous chunk's last one when it is the same task's): `{message, chunks,
+// bytes, partitions}`, where `bytes` is the length of the message's JSON had it gone out whole.
+function joinChunks(records) {
+  const out = [];
+  const open = new Map(); // taskID -> the message being joined
+  for (const {message: m} of records) {
+    if (!m || typeof m !== 'object') continue;
+    if (!m.chunk) {
+      out.push(sized({message: m, chunks: 1}));
+      continue;
+    }
+    if (m.chunk.index === 0) open.set(m.taskID, {message: {...m, connectorState: []}, chunks: 0});
+    const p = open.get(m.taskID);
+    if (!p || p.chunks !== m.chunk.index) {
+      open.delete(m.taskID);
+      continue;
+    }
+    for (const s of m.connectorState ?? []) {
+      const last = p.message.connectorState[p.message.connectorState.length - 1];
+      if (last && last.taskID === s.taskID) {
+        last.data.partitions.push(...s.data.partitions);
+        last.share.partitions.push(...s.share.partitions);
+      } else p.message.connectorState.push(structuredClone(s));
+    }
+    p.chunks++;
+    if (p.chunks === m.chunk.count) {
+      open.delete(m.taskID);
+      delete p.message.chunk;
+      out.push(sized(p));
+    }
+  }
+  return out;
+}
+
+function sized(m) {
+  const states = m.message.connectorState ?? [];
+  return {...m, bytes: Buffer.byteLength(JSON.stringify(m.message)), partitions: states.reduce((n, s) => n + s.data.partitions.length, 0)};
+}
 
 function countBy(list, key) {
   const c = {};

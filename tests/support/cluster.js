@@ -19,6 +19,7 @@ class TaskCluster {
    * @param {Record<string, string[]>} [o.tree] children of each partition
    * @param {Record<string, number>} [o.work] ms of work per partition
    * @param {number} [o.workMs] default ms of work
+   * @param {boolean} [o.hold] tasks leave the partitions they are told to start Scheduled (see task-process.js)
    * @param {number} [o.deadline] epoch ms at which every wait gives up (see waitFor)
    */
   constructor(o) {
@@ -29,8 +30,8 @@ class TaskCluster {
   }
 
   spawn(taskId) {
-    const {brokers, connectorName, syncOptions, transport, tree, work, workMs = 500} = this.o;
-    const config = {brokers, connectorName, taskId, syncOptions, transport, tree, work, workMs};
+    const {brokers, connectorName, syncOptions, transport, tree, work, workMs = 500, hold = false} = this.o;
+    const config = {brokers, connectorName, taskId, syncOptions, transport, tree, work, workMs, hold};
     const child = fork(TASK, [], {env: {...process.env, PARTKIT_TASK_CONFIG: JSON.stringify(config)}, stdio: ['ignore', 'inherit', 'inherit', 'ipc']});
     const proc = {id: taskId, child, alive: true, exited: new Promise((resolve) => child.once('exit', resolve))};
     child.on('message', (m) => {
@@ -76,7 +77,8 @@ class TaskCluster {
     this.procs.get(taskId).child.send(msg);
   }
 
-  status(taskId, timeoutMs = 5000) {
+  /** The task's status; with `view`, also a digest of its whole view (see task-process.js). */
+  status(taskId, timeoutMs = 5000, view = false) {
     const p = this.procs.get(taskId);
     if (!p || !p.alive) return Promise.resolve(null);
     return new Promise((resolve) => {
@@ -88,7 +90,7 @@ class TaskCluster {
         clearTimeout(t);
         resolve(m);
       });
-      p.child.send({cmd: 'status'});
+      p.child.send({cmd: 'status', view});
     });
   }
 
@@ -96,8 +98,8 @@ class TaskCluster {
     return [...this.procs.values()].filter((p) => p.alive).map((p) => p.id);
   }
 
-  async statuses(ids = this.alive()) {
-    return Object.fromEntries(await Promise.all(ids.map(async (id) => [id, await this.status(id)])));
+  async statuses(ids = this.alive(), view = false) {
+    return Object.fromEntries(await Promise.all(ids.map(async (id) => [id, await this.status(id, 5000, view)])));
   }
 
   /**

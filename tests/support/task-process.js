@@ -1,11 +1,14 @@
 // One connector task in its own process, for the broker tests: a KafkaTaskSync and a simulated
 // connector that "reads" each partition it is told to start for `work[token]` ms (default
 // `workMs`), finds the partition's children (`tree[token]`) halfway through, and reports every
-// start, stop and finish to the parent over IPC with its wall-clock time.
+// start, stop and finish to the parent over IPC with its wall-clock time. With `hold` set, it
+// only reports the start and leaves the partition Scheduled (never started, never finished): a
+// task that owns thousands of partitions without publishing a state per partition.
 //
 // Killing this process (SIGKILL) is a task that dies without leaving the group.
 'use strict';
 
+const {createHash} = require('node:crypto');
 const {Kafka, logLevel} = require('kafkajs');
 const {KafkaTaskSync} = require('../../dist/kafka.cjs');
 
@@ -31,6 +34,7 @@ const sync = new KafkaTaskSync({
 const timers = new Map();
 sync.on('start', (token) => {
   send({ev: 'start', token});
+  if (cfg.hold) return;
   const ms = cfg.work?.[token] ?? cfg.workMs;
   const t1 = setTimeout(() => {
     try {
@@ -66,21 +70,38 @@ sync.on('error', (e) => {
   setTimeout(() => process.exit(3), 50);
 });
 
-function status() {
-  return {
+function status(withView) {
+  const known = sync.knownTasks();
+  const out = {
     ev: 'status',
     epoch: sync.epoch(),
     leader: sync.isLeader(),
     running: sync.runningPartitions(),
     owned: sync.ownedPartitions().map((p) => ({token: p.token, state: p.state})),
-    known: sync.knownTasks().map((s) => s.taskID),
+    known: known.map((s) => s.taskID),
   };
+  if (withView) out.view = view(known);
+  return out;
+}
+
+// What this task knows of every task (whose partitions, in which state, and the shares), as a
+// digest: tasks that read the same log have the same one.
+function view(known) {
+  const tasks = known
+    .map((s) => [
+      s.taskID,
+      s.data.partitions.map((p) => `${p.token}:${p.state}`).sort(),
+      s.share.partitions.map((p) => `${p.token}>${p.assignee ?? ''}`).sort(),
+    ])
+    .sort((x, y) => (x[0] < y[0] ? -1 : 1));
+  const partitions = tasks.reduce((n, t) => n + t[1].length, 0);
+  return {digest: createHash('sha256').update(JSON.stringify(tasks)).digest('hex').slice(0, 16), tasks: tasks.length, partitions};
 }
 
 process.on('message', async (m) => {
   try {
     if (m.cmd === 'add') sync.addPartitions(m.specs);
-    else if (m.cmd === 'status') send(status());
+    else if (m.cmd === 'status') send(status(m.view));
     else if (m.cmd === 'close') {
       await sync.close();
       send({ev: 'closed'});
