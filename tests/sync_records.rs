@@ -368,7 +368,7 @@ fn a_change_costs_what_it_changes() {
     // one task, as in the measurement that found the quadratic cost: starting 1,000 partitions
     // one by one took 73 MB when every change published the whole own state
     let mut cost = vec![];
-    for n in [1_000usize, 3_000] {
+    for n in [1_000usize, 2_000] {
         let mut g = Group::new(900_000, &["a"]);
         g.rebalance(1, "a");
         g.add("a", &specs("p", n));
@@ -380,13 +380,14 @@ fn a_change_costs_what_it_changes() {
         assert!(largest < 1_000, "largest change record {largest} bytes");
         cost.push(bytes);
     }
+    eprintln!("bytes published starting 1,000 and 2,000 partitions: {cost:?}");
     assert!(
         cost[0] < 1_000_000,
         "1,000 starts published {} bytes",
         cost[0]
     );
-    // linear: 3 times the partitions, about 3 times the bytes
-    assert!(cost[1] * 10 < cost[0] * 35, "{cost:?}");
+    // linear: twice the partitions, about twice the bytes
+    assert!(cost[1] * 10 < cost[0] * 23, "{cost:?}");
 }
 
 #[test]

@@ -4,14 +4,16 @@
 
 use super::*;
 
-/// What a task last published of its own state, to compute its next change from.
+/// What a task last published of its own state, to compute its next change from: its items in
+/// the order it holds them (a task changes items in place and appends new ones, so the next
+/// change is found by one walk over both lists, without hashing).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(super) struct Sent {
     /// The epoch in force when it was published: a change is relative to a message of the same
     /// epoch (the first message in an epoch is whole).
     epoch: String,
-    data: HashMap<String, PartitionState>,
-    share: HashMap<String, SharedPartition>,
+    data: Vec<PartitionState>,
+    share: Vec<SharedPartition>,
 }
 
 /// A change of a task's state: the partitions and shares that differ from what it last
@@ -22,95 +24,139 @@ pub(super) struct Change {
     pub(super) delta: Delta,
 }
 
+/// Items with a token, compared as published.
+trait Item: Clone + PartialEq {
+    fn token(&self) -> &str;
+    /// Whether the item differs from `other`, which has the same token (the fields that change
+    /// in place first).
+    fn differs(&self, other: &Self) -> bool;
+}
+
+impl Item for PartitionState {
+    fn token(&self) -> &str {
+        &self.token
+    }
+
+    fn differs(&self, o: &Self) -> bool {
+        self.state != o.state
+            || self.finished_timestamp != o.finished_timestamp
+            || self.start_timestamp != o.start_timestamp
+            || self.end_timestamp != o.end_timestamp
+            || self.parents != o.parents
+    }
+}
+
+impl Item for SharedPartition {
+    fn token(&self) -> &str {
+        &self.token
+    }
+
+    fn differs(&self, o: &Self) -> bool {
+        self.assignee != o.assignee
+            || self.state != o.state
+            || self.finished_timestamp != o.finished_timestamp
+            || self.start_timestamp != o.start_timestamp
+            || self.end_timestamp != o.end_timestamp
+            || self.parents != o.parents
+    }
+}
+
+/// String equality by 8-byte words: wasm's `memcmp` compares byte by byte, and tokens are
+/// compared once per owned partition on every change.
+pub(super) fn same_text(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let (wa, wb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let (ra, rb) = (wa.remainder(), wb.remainder());
+    wa.zip(wb).all(|(x, y)| {
+        u64::from_ne_bytes(x.try_into().expect("8 bytes"))
+            == u64::from_ne_bytes(y.try_into().expect("8 bytes"))
+    }) && ra == rb
+}
+
+/// Positions (in `now`) of the items that differ from `before`, if `now` is `before` changed in
+/// place and maybe extended (same tokens at the same positions); `None` otherwise.
+fn in_place<T: Item>(before: &[T], now: &[T]) -> Option<Vec<usize>> {
+    if now.len() < before.len() {
+        return None;
+    }
+    let mut changed = Vec::new();
+    for (i, (a, b)) in before.iter().zip(now).enumerate() {
+        if !same_text(a.token(), b.token()) {
+            return None;
+        }
+        if a.differs(b) {
+            changed.push(i);
+        }
+    }
+    Some(changed)
+}
+
+/// The items of `now` that differ from `before` (or are new) and the tokens of `before` not in
+/// `now` (sorted, so that every task computes the same message); then `before` is brought to
+/// `now`. In the common case (`now` is `before` changed in place, maybe with items appended) one
+/// walk without hashing, and only what changed is copied.
+fn diff<T: Item>(before: &mut Vec<T>, now: &[T]) -> (Vec<T>, Vec<String>) {
+    if let Some(at) = in_place(before, now) {
+        for &i in &at {
+            before[i] = now[i].clone();
+        }
+        let n = before.len();
+        before.extend(now[n..].iter().cloned());
+        let changed = at
+            .into_iter()
+            .map(|i| now[i].clone())
+            .chain(now[n..].iter().cloned())
+            .collect();
+        return (changed, Vec::new());
+    }
+    let old: HashMap<&str, &T> = before.iter().map(|p| (p.token(), p)).collect();
+    let changed = now
+        .iter()
+        .filter(|p| old.get(p.token()).is_none_or(|q| q.differs(p)))
+        .cloned()
+        .collect();
+    let kept: HashSet<&str> = now.iter().map(|p| p.token()).collect();
+    let mut dropped: Vec<String> = before
+        .iter()
+        .map(|p| p.token())
+        .filter(|t| !kept.contains(t))
+        .map(str::to_string)
+        .collect();
+    dropped.sort();
+    *before = now.to_vec();
+    (changed, dropped)
+}
+
 impl Sent {
     /// What `st` publishes, whole, in `epoch`.
     pub(super) fn whole(epoch: &str, st: &TaskState) -> Self {
         Sent {
             epoch: epoch.to_string(),
-            data: st
-                .data
-                .partitions
-                .iter()
-                .map(|p| (p.token.clone(), p.clone()))
-                .collect(),
-            share: st
-                .share
-                .partitions
-                .iter()
-                .map(|p| (p.token.clone(), p.clone()))
-                .collect(),
+            data: st.data.partitions.clone(),
+            share: st.share.partitions.clone(),
         }
     }
 
-    /// The change from what was published to `st`, if it was published in `epoch` (O(size of
-    /// the state) to find, O(what changed) to build).
-    pub(super) fn change(&self, epoch: &str, st: &TaskState) -> Option<Change> {
-        if self.epoch != epoch {
-            return None;
-        }
-        let data: Vec<PartitionState> = st
-            .data
-            .partitions
-            .iter()
-            .filter(|p| self.data.get(&p.token) != Some(*p))
-            .cloned()
-            .collect();
-        let share: Vec<SharedPartition> = st
-            .share
-            .partitions
-            .iter()
-            .filter(|p| self.share.get(&p.token) != Some(*p))
-            .cloned()
-            .collect();
-        let kept_data = st.data.partitions.len() - data.len();
-        let kept_share = st.share.partitions.len() - share.len();
-        let mut delta = Delta::default();
-        if kept_data < self.data.len() {
-            let now: HashSet<&str> = st
-                .data
-                .partitions
-                .iter()
-                .map(|p| p.token.as_str())
-                .collect();
-            delta.removed = dropped(self.data.keys(), &now);
-        }
-        if kept_share < self.share.len() {
-            let now: HashSet<&str> = st
-                .share
-                .partitions
-                .iter()
-                .map(|p| p.token.as_str())
-                .collect();
-            delta.unshared = dropped(self.share.keys(), &now);
-        }
-        Some(Change { data, share, delta })
+    /// Whether this was published in `epoch`.
+    pub(super) fn is_of(&self, epoch: &str) -> bool {
+        self.epoch == epoch
     }
 
-    /// `change` went out: what was published is now the state it was computed from.
-    pub(super) fn apply(&mut self, change: &Change) {
-        for t in &change.delta.removed {
-            self.data.remove(t);
-        }
-        for t in &change.delta.unshared {
-            self.share.remove(t);
-        }
-        for p in &change.data {
-            self.data.insert(p.token.clone(), p.clone());
-        }
-        for p in &change.share {
-            self.share.insert(p.token.clone(), p.clone());
+    /// The change from what was published to `st` (O(size of the state) comparisons to find,
+    /// O(what changed) copies to build); what was published is `st` from now on (the caller
+    /// publishes the change, or `st` whole).
+    pub(super) fn change(&mut self, st: &TaskState) -> Change {
+        let (data, removed) = diff(&mut self.data, &st.data.partitions);
+        let (share, unshared) = diff(&mut self.share, &st.share.partitions);
+        Change {
+            data,
+            share,
+            delta: Delta { removed, unshared },
         }
     }
-}
-
-/// The tokens of `before` not in `now`, sorted (every task computes the same message).
-fn dropped<'a>(before: impl Iterator<Item = &'a String>, now: &HashSet<&str>) -> Vec<String> {
-    let mut v: Vec<String> = before
-        .filter(|t| !now.contains(t.as_str()))
-        .cloned()
-        .collect();
-    v.sort();
-    v
 }
 
 impl Change {

@@ -653,7 +653,7 @@ impl SyncTask {
             .data
             .partitions
             .iter()
-            .position(|p| p.token == token)
+            .position(|p| delta::same_text(&p.token, token))
             .ok_or_else(|| {
                 SyncError::new(
                     ErrorKind::UnknownPartition,
@@ -698,15 +698,18 @@ impl SyncTask {
         self.own.state_version += 1;
         self.own.state_timestamp = self.now;
         let epoch = self.cur_id();
-        let change = match (&self.sent, kind, &self.epoch) {
-            (Some(sent), MessageType::Regular, Some(_)) => sent
-                .change(&epoch, &self.own)
-                .filter(|c| c.worth(&self.own, self.opts.max_record_bytes)),
-            _ => None,
+        let max = self.opts.max_record_bytes;
+        // (`change` brings `sent` to the own state: whichever goes out, the change or the whole)
+        let change = match (&mut self.sent, kind, &self.epoch) {
+            (Some(sent), MessageType::Regular, Some(_)) if sent.is_of(&epoch) => {
+                Some(sent.change(&self.own))
+                    .filter(|c| c.worth(&self.own, max))
+                    .ok_or(())
+            }
+            _ => Err(()),
         };
-        let (state, delta) = match (change, &mut self.sent) {
-            (Some(c), Some(sent)) => {
-                sent.apply(&c);
+        let (state, delta) = match change {
+            Ok(c) => {
                 let st = TaskState {
                     task_id: self.id.clone(),
                     state_timestamp: self.own.state_timestamp,
@@ -718,7 +721,7 @@ impl SyncTask {
                 };
                 (st, Some(c.delta))
             }
-            _ => {
+            Err(()) => {
                 self.sent = Some(delta::Sent::whole(&epoch, &self.own));
                 (self.own.clone(), None)
             }

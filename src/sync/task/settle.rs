@@ -183,16 +183,25 @@ impl SyncTask {
     /// delayed removal of finished partitions and the purge of tombstones. Each step scans the
     /// whole view only when the own state gives it something to look for, and copies no token.
     pub(super) fn settle_with(&mut self, out: &mut SyncOutput, timers: bool) {
-        let own_tokens: HashSet<&str> = self
-            .own
-            .data
-            .partitions
-            .iter()
-            .map(|p| p.token.as_str())
-            .collect();
+        // (the own tokens are hashed only when shares give them something to be checked against)
+        let shares_to_me = self.in_epoch
+            && self
+                .cache
+                .values()
+                .any(|s| s.share.partitions.iter().any(|sh| sh.assignee == self.id));
+        let own_tokens: HashSet<&str> = if shares_to_me || !self.own.share.partitions.is_empty() {
+            self.own
+                .data
+                .partitions
+                .iter()
+                .map(|p| p.token.as_str())
+                .collect()
+        } else {
+            HashSet::new()
+        };
         // pick up shares addressed to this task
         let mut picked: Vec<PartitionState> = Vec::new();
-        if self.in_epoch {
+        if shares_to_me {
             let mut candidates: Vec<&SharedPartition> = Vec::new();
             let mut seen: HashSet<&str> = HashSet::new();
             for s in self.cache.values() {
