@@ -46,6 +46,13 @@ fn run_shape(tasks: usize, per_task: usize, max_record_bytes: Option<u64>) -> Ve
         }
     }
     let chunks: usize = reports.iter().map(|r| r.chunk_records).sum();
+    eprintln!(
+        "{tasks} tasks × {per_task} partitions, {} seeds: {} records ({chunks} chunks), largest {} B, {} tasks died half-way through a chunked publish",
+        reports.len(),
+        reports.iter().map(|r| r.messages).sum::<usize>(),
+        reports.iter().map(|r| r.max_message_bytes).max().unwrap_or(0),
+        reports.iter().map(|r| r.chunk_deaths).sum::<usize>(),
+    );
     assert!(
         chunks > 0,
         "{tasks} × {per_task}: no record went out in chunks"
