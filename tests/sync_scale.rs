@@ -40,6 +40,7 @@ fn run_shape(tasks: usize, per_task: usize, max_record_bytes: Option<u64>) -> Ve
                     r.max_message_bytes
                 );
                 assert_eq!(r.partitions_known, tasks * per_task, "seed {seed}");
+                assert!(r.chunk_deaths > 0, "seed {seed}: no task died mid-publish");
                 reports.push(r);
             }
             Err(f) => panic!("scale run {tasks} tasks × {per_task} partitions failed:\n{f}"),

@@ -196,7 +196,8 @@ impl SimConfig {
     /// partitions, every one of them added at once by the first task in an epoch (as a connector
     /// finds its initial partitions), with the default `maxRecordBytes` (900,000 bytes): the
     /// first own state, every NewEpoch and every checkpoint go out in chunks, and a task dies
-    /// half-way through a chunked publish with a probability of 30–60 %, besides crashes,
+    /// half-way through a chunked publish (always the first one published while faults are on,
+    /// then with a probability of 30–60 %), besides crashes,
     /// leader deaths, missed epochs, duplicates and restarts. A scale run checks safety, no loss
     /// and the record bound as an ordinary run does (safety every few steps, see
     /// [`SimConfig::check_every`]); its liveness is that the group converges with every
@@ -606,7 +607,17 @@ impl Sim {
 
     fn run_all(&mut self) -> Check {
         let every = self.cfg.check_every();
-        for _ in 0..self.cfg.chaos_steps {
+        // (a scale run's chaos lasts until a task has died half-way through a chunked publish,
+        // up to four times as long)
+        let most = if self.scale() {
+            self.cfg.chaos_steps * 4
+        } else {
+            self.cfg.chaos_steps
+        };
+        for k in 0..most {
+            if k >= self.cfg.chaos_steps && self.report.chunk_deaths > 0 {
+                break;
+            }
             self.chaos_step()?;
             if self.step % every == 0 {
                 self.check()?;
@@ -974,9 +985,12 @@ impl Sim {
             self.nodes[i].running.insert(t.clone(), Phase::Scheduled);
         }
         let mut publish = out.publish;
+        // (in a scale run, the first message in chunks published with faults on always dies
+        // half-way, so that every scale run has one)
+        let forced = self.scale() && self.report.chunk_deaths == 0;
         if self.chaos
             && publish.iter().any(|m| m.chunk.is_some())
-            && self.rng.chance(self.cfg.faults.chunk_death)
+            && (forced || self.rng.chance(self.cfg.faults.chunk_death))
         {
             // the task dies half-way through a chunked publish: the chunks before land
             let k = publish
