@@ -4,8 +4,17 @@
 // completes the answers computes the epoch and returns the NewEpoch message as JS objects); and
 // bytes per message as the number of tasks grows (partkit sends only the sender's own state on
 // every change and every state once per rebalance; the Debezium Spanner connector's
-// design sends every state in every message).
+// design sends every state in every message). Then, at scale (T tasks × P partitions per task,
+// 10/100/1,000 × 100/1,000): the leader's computation and publication of a new epoch (the
+// onMessage call that reads the last answer) and a member's application of it (its onMessage
+// calls for the epoch's records), the largest record and all of them in JSON bytes, natively
+// and in wasm; and one task that adds N partitions, then starts each (records, bytes, CPU).
+// BENCH_SYNC_SHAPES (e.g. "10x100,100x1000") and BENCH_SYNC_ONE_TASK (e.g. "100,1000") pick
+// others; 1,000 × 1,000 is left out by default (its setup alone takes minutes).
 import {native} from './_util.mjs';
+
+const SHAPES = process.env.BENCH_SYNC_SHAPES ?? '10x100,10x1000,100x100,100x1000,1000x100';
+const ONE_TASK = process.env.BENCH_SYNC_ONE_TASK ?? '100,1000,3000,10000';
 
 const PARTITIONS = Number(process.env.BENCH_SYNC_PARTITIONS ?? 100_000);
 const TASKS = Number(process.env.BENCH_SYNC_TASKS ?? 1_000);
@@ -55,22 +64,97 @@ function wasmNewEpoch(api) {
   const start = process.hrtime.bigint();
   const result = leader.onMessage(msg, now);
   const epochMs = Number(process.hrtime.bigint() - start) / 1e6;
-  const epoch = result.publish.find((m) => m.type === 'NewEpoch');
-  if (!epoch) throw new Error('bench: the last answer did not produce the new epoch');
-  const count = epoch.connectorState.reduce((n, s) => n + s.data.partitions.length, 0);
+  // (every chunk of it: the epoch goes out in records of at most maxRecordBytes)
+  const epoch = result.publish.filter((m) => m.type === 'NewEpoch');
+  if (!epoch.length) throw new Error('bench: the last answer did not produce the new epoch');
+  const count = epoch.reduce((n, m) => n + m.connectorState.reduce((k, s) => k + s.data.partitions.length, 0), 0);
   leader.free();
-  return {epochMs, feedMsPerMessage: feedMs / (TASKS - 1), partitions: count, bytes: JSON.stringify(epoch).length};
+  return {epochMs, feedMsPerMessage: feedMs / (TASKS - 1), partitions: count, bytes: bytesOf(epoch).reduce((a, b) => a + b, 0)};
 }
 
+const token = (i) => i.toString(16).padStart(40, '0');
+const bytesOf = (records) => records.map((m) => JSON.stringify(m).length);
+
+// A leader and a member that read every task's state and answer (as examples/bench_sync.rs).
+function wasmEpochAtScale(api, tasks, per) {
+  const ids = Array.from({length: tasks}, (_, i) => `connector_task-${String(i).padStart(4, '0')}`);
+  const opts = {rebalanceTimeout: 3_600_000, epochAckTimeout: 3_600_000};
+  const leader = new api.SyncTask(ids[0], opts);
+  const member = new api.SyncTask(ids[1], opts);
+  let now = 1_700_000_000_000;
+  const log = [];
+  [leader, member].forEach((t, k) => {
+    const specs = Array.from({length: per}, (_, i) => ({token: token(k * per + i)}));
+    log.push(...t.addPartitions(specs, now).publish);
+  });
+  const state = (t, version) => ({
+    taskID: ids[t],
+    stateTimestamp: now,
+    stateVersion: version,
+    data: {partitions: Array.from({length: per}, (_, i) => ({token: token(t * per + i), parents: [], state: 'Running', startTimestamp: now}))},
+    share: {partitions: []},
+  });
+  for (let t = 2; t < tasks; t++) log.push({syncEpoch: '', taskID: ids[t], messageTimestamp: now, type: 'Regular', connectorState: [state(t, 1)]});
+  now++;
+  log.push(...leader.onRebalance({generation: 1, leader: true, members: ids}, now).publish);
+  log.push(...member.onRebalance({generation: 1, leader: false}, now).publish);
+  const answer = (t) => ({syncEpoch: '', taskID: ids[t], messageTimestamp: now, type: 'RebalanceAnswer', rebalanceGeneration: 1, connectorState: [state(t, 2)]});
+  for (let t = 2; t < tasks - 1; t++) log.push(answer(t));
+  for (let k = 0; k < log.length; k++) {
+    for (const t of [leader, member]) log.push(...t.onMessage(log[k], now).publish);
+  }
+  const last = answer(tasks - 1);
+  const mine = member.onMessage(last, now).publish;
+  for (let k = 0; k < mine.length; k++) mine.push(...member.onMessage(mine[k], now).publish);
+  let start = process.hrtime.bigint();
+  const out = leader.onMessage(last, now);
+  const leaderMs = Number(process.hrtime.bigint() - start) / 1e6;
+  const epoch = out.publish.filter((m) => m.type === 'NewEpoch');
+  if (!epoch.length) throw new Error('bench: the last answer did not produce the new epoch');
+  start = process.hrtime.bigint();
+  for (const m of out.publish) member.onMessage(m, now);
+  const memberMs = Number(process.hrtime.bigint() - start) / 1e6;
+  if (member.epoch() !== epoch[0].syncEpoch) throw new Error('bench: the member did not apply the epoch');
+  const bytes = bytesOf(epoch);
+  leader.free();
+  member.free();
+  return {leaderMs, memberMs, records: epoch.length, largestRecordBytes: Math.max(...bytes), epochBytes: bytes.reduce((a, b) => a + b, 0)};
+}
+
+// One task adds n partitions, then starts each, reading its own records back.
+function wasmOneTask(api, n) {
+  const start = process.hrtime.bigint();
+  const t = new api.SyncTask('connector_task-0');
+  let now = 1_700_000_000_000;
+  const log = [...t.onRebalance({generation: 1, leader: true, members: ['connector_task-0']}, now).publish];
+  let k = 0;
+  for (; k < log.length; k++) log.push(...t.onMessage(log[k], now).publish);
+  const setup = log.length;
+  const out = t.addPartitions(Array.from({length: n}, (_, i) => ({token: token(i)})), ++now);
+  log.push(...out.publish);
+  for (const tok of out.start) {
+    log.push(...t.partitionStarted(tok, ++now).publish);
+    for (; k < log.length; k++) log.push(...t.onMessage(log[k], now).publish);
+  }
+  const cpuMs = Number(process.hrtime.bigint() - start) / 1e6;
+  t.free();
+  const bytes = bytesOf(log.slice(setup));
+  return {records: bytes.length, bytes: bytes.reduce((a, b) => a + b, 0), largestRecordBytes: Math.max(...bytes), cpuMs};
+}
+
+const num = (x) => x.toLocaleString('en');
+const mb = (b) => (b >= 1e6 ? `${(b / 1e6).toFixed(1)} MB` : `${(b / 1e3).toFixed(1)} KB`);
+const secs = (x) => (x >= 1000 ? `${(x / 1000).toFixed(1)} s` : `${x.toFixed(1)} ms`);
+
 export async function run(api, report) {
-  const nat = native('bench_sync', ['--partitions', PARTITIONS, '--tasks', TASKS, '--json']);
+  const nat = native('bench_sync', ['--partitions', PARTITIONS, '--tasks', TASKS, '--epoch-shapes', SHAPES, '--one-task', ONE_TASK, '--json']);
   const w = wasmNewEpoch(api);
   report(
     `sync: the leader's new epoch, ${PARTITIONS.toLocaleString('en')} partitions over ${TASKS.toLocaleString('en')} tasks, ${nat.departed} departed`,
     ['implementation', 'time', 'partitions in the epoch', 'NewEpoch message'],
     [
       ['native Rust (`compute_epoch`)', ms(nat.newEpochMs), nat.partitionsInEpoch.toLocaleString('en'), kb(nat.newEpochMessageBytes)],
-      ['wasm via `SyncTask.onMessage` (compute + message to JS)', ms(w.epochMs), w.partitions.toLocaleString('en'), kb(w.bytes)],
+      ['wasm via `SyncTask.onMessage` (compute + message to JS)', ms(w.epochMs), w.partitions.toLocaleString('en'), `${kb(w.bytes)} (all chunks)`],
       [`wasm, one ordinary message into the leader's view of ${TASKS} tasks`, ms(w.feedMsPerMessage), '', ''],
     ],
   );
@@ -78,5 +162,31 @@ export async function run(api, report) {
     'sync: JSON bytes per message, tasks of 100 partitions each',
     ['tasks', 'Regular (partkit: every change)', 'NewEpoch (partkit: once per rebalance)', 'Spanner connector design (every state, every message)'],
     nat.sizes.map((s) => [String(s.tasks), kb(s.regularBytes), kb(s.newEpochBytes), kb(s.everyStateEveryMessageBytes)]),
+  );
+  const rows = [];
+  for (const n of nat.epochs) {
+    const x = wasmEpochAtScale(api, n.tasks, n.perTask);
+    rows.push([
+      `${num(n.tasks)} × ${num(n.perTask)}`,
+      `${ms(n.leaderMs)} / ${ms(x.leaderMs)}`,
+      `${ms(n.memberMs)} / ${ms(x.memberMs)}`,
+      String(n.records),
+      `${num(n.largestRecordBytes)} B`,
+      mb(n.epochBytes),
+    ]);
+  }
+  report(
+    'sync: a new epoch at scale, tasks × partitions per task (native / wasm; the default maxRecordBytes, 900,000 bytes)',
+    ['tasks × partitions per task', "leader: compute + publish", 'member: apply', 'records', 'largest record', 'bytes per epoch'],
+    rows,
+  );
+  report(
+    'sync: one task adds N partitions, then starts each (its own records read back; native / wasm)',
+    ['partitions', 'records', 'bytes published', 'largest record', 'CPU time'],
+    nat.oneTask.map((n) => {
+      if (n.skipped) return [num(n.partitions), 'skipped: the size before, scaled quadratically, predicts over a minute natively', '', '', ''];
+      const x = wasmOneTask(api, n.partitions);
+      return [num(n.partitions), num(n.records), mb(n.bytes), `${num(n.largestRecordBytes)} B`, `${secs(n.cpuMs)} / ${secs(x.cpuMs)}`];
+    }),
   );
 }

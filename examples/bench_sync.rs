@@ -12,11 +12,21 @@
 //!   of the format of the Debezium Spanner connector's design, which sends every state in every
 //!   message, for N tasks of 100
 //!   partitions each (Spanner-like 40-character tokens, one share per task).
+//! - **Epochs at scale** (`epochs`): for T tasks × P partitions per task (10/100/1,000 ×
+//!   100/1,000; `--epoch-shapes 10x100,100x1000` picks others), a leader and a member that have
+//!   read every task's state and answer: the time of the leader's `on_message` that reads the
+//!   last answer, computes the epoch and returns its records (chunks of at most the default
+//!   `maxRecordBytes`, 900,000 bytes), the time of the member's `on_message` calls that apply
+//!   them, the largest record and all of them, in JSON bytes.
+//! - **One task** (`oneTask`): `add_partitions` of N partitions, then `partition_started` for
+//!   each (100 / 1,000 / 3,000 / 10,000): records published, their JSON bytes, the largest one,
+//!   and the CPU time of those calls.
 
 use std::time::Instant;
 
 use partkit::sync::{
-    compute_epoch, MessageType, PartitionState, PartitionStatus, SyncMessage, TaskState,
+    compute_epoch, MessageType, PartitionSpec, PartitionState, PartitionStatus, RebalanceEvent,
+    SyncMessage, SyncOptions, SyncTask, TaskState,
 };
 use serde_json::json;
 
@@ -77,6 +87,206 @@ fn message(kind: MessageType, states: Vec<TaskState>) -> SyncMessage {
     }
 }
 
+/// JSON bytes of each record.
+fn record_bytes(records: &[SyncMessage]) -> Vec<usize> {
+    records
+        .iter()
+        .map(|m| serde_json::to_string(m).map_or(0, |s| s.len()))
+        .collect()
+}
+
+/// A leader and a member of `tasks` tasks of `per` partitions each: the new epoch's
+/// computation and publication, and its application by the member.
+fn epoch_at_scale(tasks: usize, per: usize) -> serde_json::Value {
+    let ids: Vec<String> = (0..tasks)
+        .map(|t| format!("connector_task-{t:04}"))
+        .collect();
+    let opts = SyncOptions {
+        rebalance_timeout: 3_600_000,
+        epoch_ack_timeout: 3_600_000,
+        ..SyncOptions::default()
+    };
+    let mut leader = SyncTask::with_options(&ids[0], opts.clone()).expect("options");
+    let mut member = SyncTask::with_options(&ids[1], opts).expect("options");
+    let mut now = 1_700_000_000_000u64;
+    let mut log: Vec<SyncMessage> = Vec::new();
+    // the two tasks' own partitions, then every other task's state as read from the topic
+    for (k, t) in [&mut leader, &mut member].into_iter().enumerate() {
+        let specs: Vec<PartitionSpec> = (0..per)
+            .map(|i| PartitionSpec::new(token(k * per + i), &[]))
+            .collect();
+        log.extend(t.add_partitions(&specs, now).expect("add").publish);
+    }
+    let states: Vec<TaskState> = (0..tasks)
+        .map(|t| {
+            let mut s = TaskState::empty(ids[t].clone());
+            s.state_version = 1;
+            s.state_timestamp = now;
+            for i in t * per..(t + 1) * per {
+                let mut p = PartitionState::created(token(i), vec![]);
+                p.state = PartitionStatus::Running;
+                p.start_timestamp = Some(now);
+                s.data.partitions.push(p);
+            }
+            s
+        })
+        .collect();
+    let regular = |s: &TaskState, kind: MessageType, now: u64| SyncMessage {
+        sync_epoch: String::new(),
+        task_id: s.task_id.clone(),
+        message_timestamp: now,
+        kind,
+        connector_state: vec![s.clone()],
+        epoch_generation: 0,
+        base_epoch: None,
+        rebalance_generation: (kind == MessageType::RebalanceAnswer).then_some(1),
+        resend: false,
+        epoch_attempt: 0,
+        message_seq: None,
+        checkpoint: None,
+        departed: Vec::new(),
+        chunk: None,
+    };
+    for s in &states[2..] {
+        log.push(regular(s, MessageType::Regular, now));
+    }
+    now += 1;
+    let ev = RebalanceEvent {
+        generation: 1,
+        leader: true,
+        members: Some(ids.clone()),
+    };
+    log.extend(leader.on_rebalance(&ev, now).expect("rebalance").publish);
+    let ev = RebalanceEvent {
+        generation: 1,
+        leader: false,
+        members: None,
+    };
+    log.extend(member.on_rebalance(&ev, now).expect("rebalance").publish);
+    for s in &states[2..tasks - 1] {
+        let mut s = s.clone();
+        s.state_version = 2;
+        log.push(regular(&s, MessageType::RebalanceAnswer, now));
+    }
+    // both read the log so far (their own records included)
+    let mut k = 0;
+    while k < log.len() {
+        let m = log[k].clone();
+        for t in [&mut leader, &mut member] {
+            let out = t.on_message(&m, now).expect("message");
+            log.extend(out.publish);
+        }
+        k += 1;
+    }
+    let mut last = states[tasks - 1].clone();
+    last.state_version = 2;
+    let last = regular(&last, MessageType::RebalanceAnswer, now);
+    let mut mine = member.on_message(&last, now).expect("message").publish;
+    let mut k = 0;
+    while k < mine.len() {
+        let m = mine[k].clone();
+        mine.extend(member.on_message(&m, now).expect("message").publish);
+        k += 1;
+    }
+    let start = Instant::now();
+    let out = leader.on_message(&last, now).expect("the last answer");
+    let leader_ms = start.elapsed().as_secs_f64() * 1e3;
+    let epoch: Vec<SyncMessage> = out
+        .publish
+        .iter()
+        .filter(|m| m.kind == MessageType::NewEpoch)
+        .cloned()
+        .collect();
+    assert!(
+        !epoch.is_empty(),
+        "the last answer did not produce the epoch"
+    );
+    let start = Instant::now();
+    for m in &out.publish {
+        member.on_message(m, now).expect("epoch");
+    }
+    let member_ms = start.elapsed().as_secs_f64() * 1e3;
+    assert_eq!(
+        member.epoch(),
+        Some(epoch[0].sync_epoch.as_str()),
+        "the member applied the epoch"
+    );
+    let bytes = record_bytes(&epoch);
+    json!({
+        "tasks": tasks,
+        "perTask": per,
+        "leaderMs": leader_ms,
+        "memberMs": member_ms,
+        "records": epoch.len(),
+        "largestRecordBytes": bytes.iter().max(),
+        "epochBytes": bytes.iter().sum::<usize>(),
+    })
+}
+
+/// One task: `add_partitions` of `n` partitions, then `partition_started` for each.
+fn one_task(n: usize) -> serde_json::Value {
+    let start = Instant::now();
+    let mut t = SyncTask::new("connector_task-0").expect("task");
+    let mut log: Vec<SyncMessage> = Vec::new();
+    let mut now = 1_700_000_000_000u64;
+    let ev = RebalanceEvent {
+        generation: 1,
+        leader: true,
+        members: Some(vec!["connector_task-0".into()]),
+    };
+    log.extend(t.on_rebalance(&ev, now).expect("rebalance").publish);
+    let mut k = 0;
+    while k < log.len() {
+        let m = log[k].clone();
+        log.extend(t.on_message(&m, now).expect("message").publish);
+        k += 1;
+    }
+    let setup = log.len();
+    let specs: Vec<PartitionSpec> = (0..n).map(|i| PartitionSpec::new(token(i), &[])).collect();
+    now += 1;
+    let out = t.add_partitions(&specs, now).expect("add");
+    log.extend(out.publish);
+    for tok in out.start {
+        now += 1;
+        log.extend(t.partition_started(&tok, now).expect("started").publish);
+        // its own records read back, as a transport does
+        while k < log.len() {
+            let m = log[k].clone();
+            log.extend(t.on_message(&m, now).expect("message").publish);
+            k += 1;
+        }
+    }
+    let cpu_ms = start.elapsed().as_secs_f64() * 1e3;
+    let bytes = record_bytes(&log[setup..]);
+    json!({
+        "partitions": n,
+        "records": bytes.len(),
+        "bytes": bytes.iter().sum::<usize>(),
+        "largestRecordBytes": bytes.iter().max(),
+        "cpuMs": cpu_ms,
+    })
+}
+
+/// The one-task rows; a size is skipped when the previous one, scaled quadratically (as the
+/// cost grows while every change publishes the whole own state), predicts more than a minute.
+fn one_task_rows(sizes: &[usize]) -> Vec<serde_json::Value> {
+    let mut prev: Option<(usize, f64)> = None;
+    sizes
+        .iter()
+        .map(|&n| {
+            if let Some((m, ms)) = prev {
+                let ratio = n as f64 / m.max(1) as f64;
+                if ms * ratio * ratio > 60_000.0 {
+                    return json!({"partitions": n, "skipped": true});
+                }
+            }
+            let row = one_task(n);
+            prev = Some((n, row["cpuMs"].as_f64().unwrap_or(0.0)));
+            row
+        })
+        .collect()
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let arg = |name: &str, default: usize| {
@@ -89,6 +299,27 @@ fn main() {
     let partitions = arg("--partitions", 100_000);
     let tasks = arg("--tasks", 1_000).max(2);
     let as_json = args.iter().any(|a| a == "--json");
+    let shapes: Vec<(usize, usize)> = args
+        .iter()
+        .position(|a| a == "--epoch-shapes")
+        .and_then(|i| args.get(i + 1))
+        .map_or("10x100,10x1000,100x100,100x1000,1000x100".into(), |s| {
+            s.clone()
+        })
+        .split(',')
+        .filter_map(|s| {
+            let (t, p) = s.split_once('x')?;
+            Some((t.parse::<usize>().ok()?.max(2), p.parse().ok()?))
+        })
+        .collect();
+    let one_task_sizes: Vec<usize> = args
+        .iter()
+        .position(|a| a == "--one-task")
+        .and_then(|i| args.get(i + 1))
+        .map_or("100,1000,3000,10000".into(), |s| s.clone())
+        .split(',')
+        .filter_map(|s| s.parse().ok())
+        .collect();
 
     // the leader's view: every task's state; the last tenth departed
     let per = partitions / tasks;
@@ -160,6 +391,8 @@ fn main() {
         "partitionsInEpoch": moved,
         "newEpochMessageBytes": epoch_bytes,
         "sizes": sizes,
+        "epochs": shapes.iter().map(|&(t, p)| epoch_at_scale(t, p)).collect::<Vec<_>>(),
+        "oneTask": one_task_rows(&one_task_sizes),
     });
     if as_json {
         println!("{result}");

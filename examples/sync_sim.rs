@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! cargo run --release --features sim --example sync_sim -- [--seeds N] [--from S] [--seed S] [--trace] [--jobs J] [--strict-reruns] [--no-miss] [--offsets]
+//! cargo run --release --features sim --example sync_sim -- --scale [--shape TxP] [--seeds N] [--from S] [--seed S] [--jobs J]
 //! ```
 //!
 //! `--seeds N` (default 1000) seeds from `--from S` (default 0), spread over `--jobs` threads
@@ -10,6 +11,18 @@
 //! finished partition is started again; `--no-miss` turns off the "task misses a NewEpoch"
 //! fault (message loss, which a Kafka consumer does not see); `--offsets` models a transport that
 //! checks log offsets as `KafkaTaskSync` does (a missed message fences the task at the next one).
+//!
+//! `--scale` runs the scale mode (`SimConfig::scale`) instead: every seed in both of the shapes
+//! 100 tasks × 1,000 partitions each and 1,000 tasks × 100 partitions each (`--shape 100x1000`
+//! runs one shape, any `TxP`), with the default `maxRecordBytes` (900,000 bytes), so that the
+//! first own state, every NewEpoch and every checkpoint go out in chunks, tasks that die half-way
+//! through a chunked publish, and the largest record checked against the bound; `--seeds`
+//! defaults to 2 there. Scale runs are heavy, as every simulated task reads every record and
+//! holds the whole view: one seed of 100 × 1,000 took 14 minutes and 5.9 GB on a shared 2-core
+//! machine (before Regular messages carried only what changed), and 1,000 × 100 holds a
+//! thousand views of 100,000 partitions, about ten times that memory. `tests/sync_scale.rs`
+//! runs the same mode scaled down.
+//!
 //! The last line is `N passed, M failed`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -25,6 +38,9 @@ fn main() {
     let mut strict = false;
     let mut no_miss = false;
     let mut offsets = false;
+    let mut scale = false;
+    let mut seeds_given = false;
+    let mut shapes: Vec<(usize, usize)> = vec![(100, 1_000), (1_000, 100)];
     let mut jobs: usize = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1);
@@ -41,6 +57,7 @@ fn main() {
         match args[i].as_str() {
             "--seeds" => {
                 seeds = val(i);
+                seeds_given = true;
                 i += 1;
             }
             "--from" => {
@@ -50,6 +67,21 @@ fn main() {
             "--seed" => {
                 from = val(i);
                 seeds = 1;
+                seeds_given = true;
+                i += 1;
+            }
+            "--scale" => scale = true,
+            "--shape" => {
+                let shape = args.get(i + 1).and_then(|v| {
+                    let (t, p) = v.split_once('x')?;
+                    Some((t.parse().ok()?, p.parse().ok()?))
+                });
+                let Some(shape) = shape else {
+                    eprintln!("--shape needs TASKSxPARTITIONS, e.g. 100x1000");
+                    std::process::exit(2)
+                };
+                shapes = vec![shape];
+                scale = true;
                 i += 1;
             }
             "--jobs" => {
@@ -68,27 +100,62 @@ fn main() {
         }
         i += 1;
     }
+    if scale && !seeds_given {
+        seeds = 2;
+    }
+    if !scale {
+        shapes = vec![(0, 0)];
+    }
     let started = std::time::Instant::now();
-    let next = Arc::new(AtomicU64::new(from));
+    let next = Arc::new(AtomicU64::new(0));
     let results: Arc<Mutex<(Vec<SimReport>, Vec<SimFailure>)>> =
         Arc::new(Mutex::new((Vec::new(), Vec::new())));
     let end = from + seeds;
+    let runs = seeds * shapes.len() as u64;
+    let shapes = Arc::new(shapes);
     let threads: Vec<_> = (0..jobs)
         .map(|_| {
-            let (next, results) = (next.clone(), results.clone());
+            let (next, results, shapes) = (next.clone(), results.clone(), shapes.clone());
             std::thread::spawn(move || loop {
-                let seed = next.fetch_add(1, Ordering::Relaxed);
-                if seed >= end {
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                if k >= runs {
                     break;
                 }
-                let mut cfg = SimConfig::from_seed(seed);
+                let seed = from + k / shapes.len() as u64;
+                let mut cfg = if scale {
+                    let (tasks, per_task) = shapes[(k % shapes.len() as u64) as usize];
+                    let mut cfg = SimConfig::scale(seed, tasks, per_task);
+                    if offsets {
+                        cfg.check_offsets = true;
+                    }
+                    cfg
+                } else {
+                    let mut cfg = SimConfig::from_seed(seed);
+                    cfg.check_offsets = offsets;
+                    cfg
+                };
                 cfg.full_trace = full_trace;
                 cfg.strict_reruns = strict;
-                cfg.check_offsets = offsets;
                 if no_miss {
                     cfg.faults.miss_epoch = 0;
                 }
+                let one = std::time::Instant::now();
                 let r = run(&cfg);
+                if scale {
+                    eprintln!(
+                        "scale seed {seed}, {} tasks × {} partitions: {}, {:.1?}",
+                        cfg.tasks,
+                        cfg.per_task,
+                        match &r {
+                            Ok(rep) => format!(
+                                "ok, {} steps, {} records ({} chunks), largest {} B, {} partitions known, {} crashes ({} half-way through a chunked publish)",
+                                rep.steps, rep.messages, rep.chunk_records, rep.max_message_bytes, rep.partitions_known, rep.crashes, rep.chunk_deaths
+                            ),
+                            Err(_) => "FAILED".into(),
+                        },
+                        one.elapsed()
+                    );
+                }
                 let mut g = results.lock().expect("lock");
                 match r {
                     Ok(rep) => g.0.push(rep),
@@ -102,6 +169,7 @@ fn main() {
                     }
                 }
                 let done = (g.0.len() + g.1.len()) as u64;
+                let seeds = runs;
                 if seeds >= 10_000 && done % 10_000 == 0 {
                     eprintln!(
                         "... {done} seeds, {} failed, {:.0?}",
@@ -118,11 +186,23 @@ fn main() {
     let (ok, mut failed) = std::mem::take(&mut *results.lock().expect("lock"));
     failed.sort_by_key(|f| f.seed);
     if let Some(f) = failed.first() {
-        eprintln!("\nfirst failing seed, replay with: cargo run --release --features sim --example sync_sim -- --seed {} --trace\n{f}", f.seed);
+        eprintln!("\nfirst failing seed, replay with: cargo run --release --features sim --example sync_sim -- {}--seed {} --trace\n{f}", if scale { "--scale " } else { "" }, f.seed);
     }
     let sum = |f: fn(&SimReport) -> usize| ok.iter().map(f).sum::<usize>();
     println!(
-        "sync simulation: seeds {from}..{end}, {} steps, {} messages, {} partitions finished, {} crashes, {} reruns of finished partitions, {} tasks fenced, largest message {} B, {:.1?}",
+        "sync simulation{}: seeds {from}..{end}, {} steps, {} messages, {} partitions finished, {} crashes, {} reruns of finished partitions, {} tasks fenced, largest record {} B, {:.1?}",
+        if scale {
+            format!(
+                " (scale: {})",
+                shapes
+                    .iter()
+                    .map(|(t, p)| format!("{t} tasks × {p} partitions"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        } else {
+            String::new()
+        },
         sum(|r| r.steps),
         sum(|r| r.messages),
         sum(|r| r.partitions_finished),

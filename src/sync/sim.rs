@@ -24,6 +24,7 @@
 //! ```
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::rc::Rc;
 
 use super::{
     MessageType, PartitionSpec, RebalanceEvent, SyncMessage, SyncOptions, SyncOutput, SyncTask,
@@ -86,6 +87,9 @@ pub struct Faults {
     /// A task finishes a partition and leaves the group cleanly before its records land (they
     /// land some steps later, possibly after the next epoch).
     pub leave: u64,
+    /// A task dies half-way through publishing a message in chunks (the chunks before land),
+    /// per mille of such publishes.
+    pub chunk_death: u64,
 }
 
 /// One simulation run.
@@ -93,7 +97,7 @@ pub struct Faults {
 pub struct SimConfig {
     /// Seed of everything.
     pub seed: u64,
-    /// Tasks at start (1–12).
+    /// Tasks at start (1–12; any number in a scale run).
     pub tasks: usize,
     /// Partitions in the split/merge DAG.
     pub partitions: usize,
@@ -124,6 +128,9 @@ pub struct SimConfig {
     /// Largest clock skew of a task (each task's clock runs ahead of the simulation's by a
     /// fixed amount drawn up to this).
     pub max_skew: u64,
+    /// A scale run ([`SimConfig::scale`]): each task's share of the partitions, all of them
+    /// added at once; 0 for an ordinary run.
+    pub per_task: usize,
 }
 
 impl SimConfig {
@@ -148,6 +155,7 @@ impl SimConfig {
                 garbage: r.range(0, 10),
                 duplicate_record: 0,
                 leave: 0,
+                chunk_death: 0,
             },
             options: SyncOptions {
                 rebalance_timeout: r.range(50, 400),
@@ -162,6 +170,7 @@ impl SimConfig {
             check_offsets: false,
             retention: 0,
             max_skew: 0,
+            per_task: 0,
         };
         // drawn after the rest, so that older seeds keep their other settings
         // (as in production, several times the rebalance and acknowledgement timeouts)
@@ -179,7 +188,73 @@ impl SimConfig {
         if r.chance(120) {
             cfg.tasks = 1; // a one-task connector
         }
+        cfg.faults.chunk_death = cfg.faults.crash * 20;
         cfg
+    }
+
+    /// A scale run drawn from `seed`: `tasks` tasks (any number) sharing `tasks * per_task`
+    /// partitions, every one of them added at once by the first task in an epoch (as a connector
+    /// finds its initial partitions), with the default `maxRecordBytes` (900,000 bytes): the
+    /// first own state, every NewEpoch and every checkpoint go out in chunks, and a task dies
+    /// half-way through a chunked publish (always the first one published while faults are on,
+    /// then with a probability of 30–60 %), besides crashes,
+    /// leader deaths, missed epochs, duplicates and restarts. A scale run checks safety, no loss
+    /// and the record bound as an ordinary run does (safety every few steps, see
+    /// [`SimConfig::check_every`]); its liveness is that the group converges with every
+    /// partition known and owned by (or shared to) a live task: the partitions are long-running
+    /// (a change stream's), only the ones a task happens to work on finish.
+    pub fn scale(seed: u64, tasks: usize, per_task: usize) -> Self {
+        let mut r = Rng::new(seed.wrapping_mul(31).wrapping_add(0x5CA1E));
+        let tasks = tasks.max(1);
+        let mut options = SyncOptions {
+            rebalance_timeout: r.range(200, 400),
+            epoch_ack_timeout: r.range(200, 300),
+            removal_delay: r.range(0, 200),
+            tombstone_ttl: r.range(30_000, 60_000),
+            ..SyncOptions::default()
+        };
+        options.state_refresh_interval =
+            r.range(2, 6) * (options.rebalance_timeout + options.epoch_ack_timeout);
+        let retention =
+            options.state_refresh_interval * super::MIN_RETENTION_REFRESHES + r.range(0, 500);
+        SimConfig {
+            seed,
+            tasks,
+            partitions: tasks * per_task.max(1),
+            chaos_steps: r.range(150, 300) as usize,
+            heal_budget: 400_000,
+            balance_partitions: 0,
+            faults: Faults {
+                crash: r.range(1, 4),
+                restart: r.range(0, 3),
+                quick_rebalance: r.range(0, 2),
+                duplicate: r.range(0, 50),
+                miss_epoch: r.range(0, 50),
+                leader_death: r.range(0, 30),
+                garbage: 0,
+                duplicate_record: r.range(0, 10),
+                leave: r.range(0, 2),
+                chunk_death: r.range(300, 600),
+            },
+            options,
+            full_trace: false,
+            strict_reruns: false,
+            check_offsets: r.chance(500),
+            retention,
+            max_skew: r.range(0, 50),
+            per_task: per_task.max(1),
+        }
+    }
+
+    /// How often the harness checks safety and no loss: every step in an ordinary run, every
+    /// 16th step (and at the end of each phase) in a scale run, where one check walks every
+    /// partition of every task.
+    pub fn check_every(&self) -> usize {
+        if self.per_task > 0 {
+            16
+        } else {
+            1
+        }
     }
 }
 
@@ -200,8 +275,16 @@ pub struct SimReport {
     pub tasks_started: usize,
     /// Crashes.
     pub crashes: usize,
-    /// Largest message, in JSON bytes.
+    /// Largest record published, in JSON bytes (every record is checked against
+    /// `maxRecordBytes` as it is published).
     pub max_message_bytes: usize,
+    /// Records published that are one chunk of a message.
+    pub chunk_records: usize,
+    /// Tasks that died half-way through publishing a message in chunks.
+    pub chunk_deaths: usize,
+    /// Partitions known to the group at the end (every one owned by or shared to a live task,
+    /// or finished).
+    pub partitions_known: usize,
     /// Finished partitions started again (see [`SimConfig::strict_reruns`]).
     pub reruns: usize,
     /// Tasks that fenced themselves (they read the log with a hole) and were replaced.
@@ -272,7 +355,7 @@ struct Sim {
     rng: Rng,
     now: u64,
     step: usize,
-    log: Vec<SyncMessage>,
+    log: Vec<Rc<SyncMessage>>,
     nodes: Vec<Node>,
     dag: BTreeMap<String, Part>,
     roots: Vec<String>,
@@ -366,6 +449,23 @@ fn build_dag(rng: &mut Rng, n: usize) -> (BTreeMap<String, Part>, Vec<String>) {
     (dag, roots)
 }
 
+/// A scale run's partitions: `n` roots, none split or merged (they are long-running).
+fn flat_dag(rng: &mut Rng, n: usize) -> (BTreeMap<String, Part>, Vec<String>) {
+    let roots: Vec<String> = (0..n).map(|i| format!("p{i:06}")).collect();
+    let dag = roots
+        .iter()
+        .map(|t| {
+            let part = Part {
+                parents: vec![],
+                children: vec![],
+                work: rng.range(1, 6) as u32,
+            };
+            (t.clone(), part)
+        })
+        .collect();
+    (dag, roots)
+}
+
 /// Runs one simulation; `Err` describes the first violated property.
 pub fn run(cfg: &SimConfig) -> Result<SimReport, SimFailure> {
     let mut sim = Sim::new(cfg.clone());
@@ -376,6 +476,7 @@ pub fn run(cfg: &SimConfig) -> Result<SimReport, SimFailure> {
             sim.report.epochs = sim.epochs.len();
             sim.report.generations = sim.generation;
             sim.report.partitions_finished = sim.finished.len();
+            sim.report.partitions_known = sim.created.len();
             Ok(sim.report)
         }
         Err(message) => Err(SimFailure {
@@ -390,7 +491,11 @@ pub fn run(cfg: &SimConfig) -> Result<SimReport, SimFailure> {
 impl Sim {
     fn new(cfg: SimConfig) -> Self {
         let mut rng = Rng::new(cfg.seed);
-        let (dag, roots) = build_dag(&mut rng, cfg.partitions.max(1));
+        let (dag, roots) = if cfg.per_task > 0 {
+            flat_dag(&mut rng, cfg.partitions.max(1))
+        } else {
+            build_dag(&mut rng, cfg.partitions.max(1))
+        };
         let mut sim = Sim {
             rng,
             now: 0,
@@ -419,10 +524,36 @@ impl Sim {
             chaos: true,
             cfg,
         };
-        for _ in 0..sim.cfg.tasks.clamp(1, 12) {
+        let tasks = if sim.scale() {
+            sim.cfg.tasks.max(1)
+        } else {
+            sim.cfg.tasks.clamp(1, 12)
+        };
+        for _ in 0..tasks {
             sim.spawn();
         }
         sim
+    }
+
+    /// A scale run ([`SimConfig::scale`]).
+    fn scale(&self) -> bool {
+        self.cfg.per_task > 0
+    }
+
+    /// Whether each task's owned set is compared before and after every input, for the trace
+    /// (not in a scale run, unless the full trace is kept: it copies every owned token twice).
+    fn trace_owned(&self) -> bool {
+        !self.scale() || self.cfg.full_trace
+    }
+
+    /// At most `n` tasks that have ever run (ordinary runs cap restarts; a scale run counts on
+    /// top of its tasks).
+    fn cap(&self, n: usize) -> usize {
+        if self.scale() {
+            self.cfg.tasks + n
+        } else {
+            n
+        }
     }
 
     fn note(&mut self, line: String) {
@@ -475,14 +606,35 @@ impl Sim {
     // --------------------------------------------------------------------------- main loop
 
     fn run_all(&mut self) -> Check {
-        for _ in 0..self.cfg.chaos_steps {
+        let every = self.cfg.check_every();
+        // (a scale run's chaos lasts until a task has died half-way through a chunked publish,
+        // up to four times as long)
+        let most = if self.scale() {
+            self.cfg.chaos_steps * 4
+        } else {
+            self.cfg.chaos_steps
+        };
+        for k in 0..most {
+            if k >= self.cfg.chaos_steps && self.report.chunk_deaths > 0 {
+                break;
+            }
             self.chaos_step()?;
-            self.check()?;
+            if self.step % every == 0 {
+                self.check()?;
+            }
         }
+        self.check()?;
         self.note("== heal".into());
         self.chaos = false;
         for n in &mut self.nodes {
             n.slow = false;
+        }
+        if self.scale() {
+            // long-running partitions, no more work: the group converges with every partition
+            // known (the last check then finds each owned by or shared to a live task)
+            self.frozen = true;
+            self.heal_until(|s| s.converged() && s.created.len() >= s.dag.len())?;
+            return self.check();
         }
         self.heal_until(|s| s.converged())?;
         if self.cfg.balance_partitions > 0 {
@@ -509,9 +661,11 @@ impl Sim {
             }
             budget -= 1;
             self.heal_step()?;
-            self.check()?;
+            if self.step % self.cfg.check_every() == 0 {
+                self.check()?;
+            }
         }
-        Ok(())
+        self.check()
     }
 
     fn describe(&self) -> String {
@@ -721,7 +875,7 @@ impl Sim {
     }
 
     fn restart(&mut self) {
-        self.restart_capped(64);
+        self.restart_capped(self.cap(64));
     }
 
     fn restart_capped(&mut self, cap: usize) {
@@ -757,7 +911,7 @@ impl Sim {
             self.replay(i, &msg);
         }
         while self.nodes[i].cursor < self.log.len() {
-            let msg = self.log[self.nodes[i].cursor].clone();
+            let msg = Rc::clone(&self.log[self.nodes[i].cursor]);
             self.nodes[i].cursor += 1;
             self.replay(i, &msg);
         }
@@ -804,7 +958,7 @@ impl Sim {
             self.note(l);
             let at = self.step + self.rng.range(1, 30) as usize;
             self.change_at = Some(self.change_at.map_or(at, |c| c.min(at)));
-            self.restart_capped(256);
+            self.restart_capped(self.cap(256));
             return Ok(());
         }
         for t in &out.start {
@@ -831,9 +985,12 @@ impl Sim {
             self.nodes[i].running.insert(t.clone(), Phase::Scheduled);
         }
         let mut publish = out.publish;
+        // (in a scale run, the first message in chunks published with faults on always dies
+        // half-way, so that every scale run has one)
+        let forced = self.scale() && self.report.chunk_deaths == 0;
         if self.chaos
             && publish.iter().any(|m| m.chunk.is_some())
-            && self.rng.chance(self.cfg.faults.crash * 20)
+            && (forced || self.rng.chance(self.cfg.faults.chunk_death))
         {
             // the task dies half-way through a chunked publish: the chunks before land
             let k = publish
@@ -852,6 +1009,7 @@ impl Sim {
             self.nodes[i].events.clear();
             self.nodes[i].running.clear();
             self.report.crashes += 1;
+            self.report.chunk_deaths += 1;
             let at = self.step + self.rng.range(1, 30) as usize;
             self.change_at = Some(self.change_at.map_or(at, |c| c.min(at)));
         }
@@ -870,6 +1028,8 @@ impl Sim {
                 return Err(format!("json round trip changed a message: {json}"));
             }
             self.report.max_message_bytes = self.report.max_message_bytes.max(json.len());
+            self.report.chunk_records += usize::from(m.chunk.is_some());
+            let scale = self.scale();
             if m.kind == MessageType::NewEpoch {
                 let l = format!(
                     "{} publishes NewEpoch {} base {:?}{} {}",
@@ -884,15 +1044,19 @@ impl Sim {
                     },
                     m.connector_state
                         .iter()
-                        .map(|s| format!(
-                            "{}:{:?}",
-                            s.task_id,
-                            s.data
-                                .partitions
-                                .iter()
-                                .map(|p| p.token.as_str())
-                                .collect::<Vec<_>>()
-                        ))
+                        .map(|s| if scale {
+                            format!("{}:{}", s.task_id, s.data.partitions.len())
+                        } else {
+                            format!(
+                                "{}:{:?}",
+                                s.task_id,
+                                s.data
+                                    .partitions
+                                    .iter()
+                                    .map(|p| p.token.as_str())
+                                    .collect::<Vec<_>>()
+                            )
+                        })
                         .collect::<Vec<_>>()
                         .join(" ")
                 );
@@ -921,6 +1085,9 @@ impl Sim {
     }
 
     fn deliver(&mut self, faults: bool) -> Check {
+        if self.scale() {
+            return self.deliver_all(faults);
+        }
         let alive: Vec<usize> = self
             .alive()
             .into_iter()
@@ -936,6 +1103,23 @@ impl Sim {
         self.deliver_to(i, burst, faults)
     }
 
+    /// A scale run's delivery: every live task reads a burst of what it has not read yet (as
+    /// Kafka consumers fetch continuously; a slow task now and then), so that reading keeps up
+    /// with time as the log grows by view-sized records.
+    fn deliver_all(&mut self, faults: bool) -> Check {
+        let burst = self.rng.range(1, 64);
+        for i in self.alive() {
+            if !self.nodes[i].alive || self.nodes[i].cursor >= self.log.len() {
+                continue;
+            }
+            if self.nodes[i].slow && !self.rng.chance(150) {
+                continue;
+            }
+            self.deliver_to(i, burst, faults)?;
+        }
+        Ok(())
+    }
+
     /// Up to `burst` records of the log to task `i`, with the delivery faults when `faults`.
     fn deliver_to(&mut self, i: usize, burst: u64, faults: bool) -> Check {
         for _ in 0..burst {
@@ -943,7 +1127,7 @@ impl Sim {
             if k >= self.log.len() {
                 break;
             }
-            let msg = self.log[k].clone();
+            let msg = Rc::clone(&self.log[k]);
             self.nodes[i].cursor += 1;
             // a task misses a NewEpoch (it was not reading when it was published); copies and
             // re-publications of an epoch it missed reach it
@@ -982,7 +1166,7 @@ impl Sim {
                 && !self.cfg.check_offsets
                 && self.rng.chance(self.cfg.faults.duplicate)
             {
-                let dup = self.log[k - 1].clone();
+                let dup = Rc::clone(&self.log[k - 1]);
                 self.feed(i, k - 1, &dup)?;
             }
         }
@@ -990,6 +1174,9 @@ impl Sim {
     }
 
     fn owned_set(&self, i: usize) -> BTreeSet<String> {
+        if !self.trace_owned() {
+            return BTreeSet::new();
+        }
         let t = &self.nodes[i].task;
         t.owned_partitions()
             .iter()
@@ -1207,10 +1394,19 @@ impl Sim {
                     .add_partitions(&specs, now)
                     .map_err(|e| format!("roots: {e}"))?;
                 self.roots_added = true;
-                let l = format!("{} adds roots {:?}", self.nodes[i].id, self.roots);
+                let l = if self.scale() {
+                    format!("{} adds {} roots", self.nodes[i].id, self.roots.len())
+                } else {
+                    format!("{} adds roots {:?}", self.nodes[i].id, self.roots)
+                };
                 self.note(l);
                 self.note_owned(i, &BTreeSet::new(), "roots");
                 self.apply(i, out)?;
+                if self.scale() && !self.nodes[i].alive {
+                    // it died half-way through publishing them: they are known to nobody, and
+                    // the connector's next task finds its initial partitions again
+                    self.roots_added = false;
+                }
             }
         }
         Ok(())
@@ -1276,7 +1472,7 @@ impl Sim {
                 self.created.entry(t).or_insert(at);
             }
         }
-        self.log.push(m);
+        self.log.push(Rc::new(m));
         self.log_time.push(self.now);
     }
 
@@ -1393,10 +1589,10 @@ impl Sim {
     fn assemble(&self, k: usize) -> Option<(SyncMessage, bool)> {
         let first = &self.log[k];
         let Some(c) = &first.chunk else {
-            return Some((first.clone(), true));
+            return Some((SyncMessage::clone(first), true));
         };
         let seq0 = first.message_seq?;
-        let mut whole = first.clone();
+        let mut whole = SyncMessage::clone(first);
         whole.chunk = None;
         let mut at = k;
         let mut contiguous = true;
@@ -1421,7 +1617,7 @@ impl Sim {
             return Ok(());
         };
         let mut msg = match self.log.last() {
-            Some(m) => m.clone(),
+            Some(m) => SyncMessage::clone(m),
             None => return Ok(()),
         };
         match self.rng.below(4) {
