@@ -160,8 +160,8 @@ export async function run(api, report) {
   );
   report(
     'sync: JSON bytes per message, tasks of 100 partitions each',
-    ['tasks', 'Regular (partkit: every change)', 'NewEpoch (partkit: once per rebalance)', 'Spanner connector design (every state, every message)'],
-    nat.sizes.map((s) => [String(s.tasks), kb(s.regularBytes), kb(s.newEpochBytes), kb(s.everyStateEveryMessageBytes)]),
+    ['tasks', 'Regular change, one partition started (partkit: every change)', 'Regular, whole own state (partkit: once per epoch)', 'NewEpoch (partkit: once per rebalance)', 'Spanner connector design (every state, every message)'],
+    nat.sizes.map((s) => [String(s.tasks), kb(s.changeBytes), kb(s.regularBytes), kb(s.newEpochBytes), kb(s.everyStateEveryMessageBytes)]),
   );
   const rows = [];
   for (const n of nat.epochs) {

@@ -146,6 +146,7 @@ fn epoch_at_scale(tasks: usize, per: usize) -> serde_json::Value {
         checkpoint: None,
         departed: Vec::new(),
         chunk: None,
+        delta: None,
     };
     for s in &states[2..] {
         log.push(regular(s, MessageType::Regular, now));
@@ -377,10 +378,16 @@ fn main() {
             serde_json::to_string(&message(MessageType::Regular, vec![states[0].clone()]))
                 .unwrap()
                 .len();
+        // a change: one partition started
+        let mut one = states[0].clone();
+        one.data.partitions.truncate(1);
+        let mut change = message(MessageType::Regular, vec![one]);
+        change.delta = Some(partkit::sync::Delta::default());
+        let change = serde_json::to_string(&change).unwrap().len();
         let all = serde_json::to_string(&message(MessageType::NewEpoch, states))
             .unwrap()
             .len();
-        sizes.push(json!({"tasks": n, "regularBytes": regular, "newEpochBytes": all, "everyStateEveryMessageBytes": all}));
+        sizes.push(json!({"tasks": n, "changeBytes": change, "regularBytes": regular, "newEpochBytes": all, "everyStateEveryMessageBytes": all}));
     }
 
     let result = json!({
