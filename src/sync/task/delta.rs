@@ -76,6 +76,20 @@ pub(super) fn same_text(a: &str, b: &str) -> bool {
     }) && ra == rb
 }
 
+/// Positions of the items that differ from `before`, when nothing was dropped from `now` since it
+/// was `before` (so the same tokens stand at the same positions, and only fields can differ).
+fn changed_fields<T: Item>(before: &[T], now: &[T]) -> Vec<usize> {
+    debug_assert!(now.len() >= before.len());
+    debug_assert!(before.iter().zip(now).all(|(a, b)| a.token() == b.token()));
+    before
+        .iter()
+        .zip(now)
+        .enumerate()
+        .filter(|(_, (a, b))| a.differs(b))
+        .map(|(i, _)| i)
+        .collect()
+}
+
 /// Positions (in `now`) of the items that differ from `before`, if `now` is `before` changed in
 /// place and maybe extended (same tokens at the same positions); `None` otherwise.
 fn in_place<T: Item>(before: &[T], now: &[T]) -> Option<Vec<usize>> {
@@ -98,8 +112,13 @@ fn in_place<T: Item>(before: &[T], now: &[T]) -> Option<Vec<usize>> {
 /// `now` (sorted, so that every task computes the same message); then `before` is brought to
 /// `now`. In the common case (`now` is `before` changed in place, maybe with items appended) one
 /// walk without hashing, and only what changed is copied.
-fn diff<T: Item>(before: &mut Vec<T>, now: &[T]) -> (Vec<T>, Vec<String>) {
-    if let Some(at) = in_place(before, now) {
+fn diff<T: Item>(before: &mut Vec<T>, now: &[T], reshaped: bool) -> (Vec<T>, Vec<String>) {
+    let at = if reshaped {
+        in_place(before, now)
+    } else {
+        Some(changed_fields(before, now))
+    };
+    if let Some(at) = at {
         for &i in &at {
             before[i] = now[i].clone();
         }
@@ -148,9 +167,10 @@ impl Sent {
     /// The change from what was published to `st` (O(size of the state) comparisons to find,
     /// O(what changed) copies to build); what was published is `st` from now on (the caller
     /// publishes the change, or `st` whole).
-    pub(super) fn change(&mut self, st: &TaskState) -> Change {
-        let (data, removed) = diff(&mut self.data, &st.data.partitions);
-        let (share, unshared) = diff(&mut self.share, &st.share.partitions);
+    /// `reshaped`: whether an item was dropped from `st` (or its lists rebuilt) since.
+    pub(super) fn change(&mut self, st: &TaskState, reshaped: bool) -> Change {
+        let (data, removed) = diff(&mut self.data, &st.data.partitions, reshaped);
+        let (share, unshared) = diff(&mut self.share, &st.share.partitions, reshaped);
         Change {
             data,
             share,

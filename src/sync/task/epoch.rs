@@ -362,6 +362,7 @@ impl SyncTask {
             .flat_map(|s| s.data.partitions.iter().map(|p| p.token.as_str()))
             .collect();
         let mut stop = Vec::new();
+        self.reshaped = true;
         self.own.data.partitions.retain(|p| {
             if elsewhere.contains(p.token.as_str()) {
                 if p.state.is_active() {
@@ -426,6 +427,7 @@ impl SyncTask {
             }
             self.own.data.partitions.clear();
             self.own.share.partitions.clear();
+            self.reshaped = true;
         }
     }
 

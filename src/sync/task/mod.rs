@@ -162,6 +162,13 @@ pub struct SyncTask {
     /// What this task last published of its own state (its next Regular message carries the
     /// change from it).
     sent: Option<delta::Sent>,
+    /// Whether an own partition or share was dropped (or the lists rebuilt) since the last
+    /// publication: otherwise the own lists are what was published, changed in place and
+    /// extended, and a change is found without comparing tokens.
+    reshaped: bool,
+    /// Where `own_index` found the last partition (callers start and finish partitions mostly in
+    /// the order they were scheduled).
+    last_index: usize,
 }
 
 impl SyncTask {
@@ -244,6 +251,8 @@ impl SyncTask {
             departed: VecDeque::new(),
             partials: BTreeMap::new(),
             sent: None,
+            reshaped: false,
+            last_index: 0,
         })
     }
 
@@ -648,18 +657,22 @@ impl SyncTask {
         self.epoch.as_ref().map_or(String::new(), |e| e.id.clone())
     }
 
-    fn own_index(&self, token: &str) -> Result<usize, SyncError> {
-        self.own
-            .data
-            .partitions
-            .iter()
-            .position(|p| delta::same_text(&p.token, token))
-            .ok_or_else(|| {
-                SyncError::new(
-                    ErrorKind::UnknownPartition,
-                    format!("unknown partition: {token} is not owned by {}", self.id),
-                )
-            })
+    fn own_index(&mut self, token: &str) -> Result<usize, SyncError> {
+        let parts = &self.own.data.partitions;
+        let at = |i: usize| parts.get(i).is_some_and(|p| p.token == token);
+        let hinted = [self.last_index + 1, self.last_index]
+            .into_iter()
+            .find(|&i| at(i));
+        let found = hinted.or_else(|| parts.iter().position(|p| delta::same_text(&p.token, token)));
+        if let Some(i) = found {
+            self.last_index = i;
+        }
+        found.ok_or_else(|| {
+            SyncError::new(
+                ErrorKind::UnknownPartition,
+                format!("unknown partition: {token} is not owned by {}", self.id),
+            )
+        })
     }
 
     fn bad_transition(&self, token: &str, s: PartitionStatus, what: &str) -> SyncError {
@@ -702,7 +715,7 @@ impl SyncTask {
         // (`change` brings `sent` to the own state: whichever goes out, the change or the whole)
         let change = match (&mut self.sent, kind, &self.epoch) {
             (Some(sent), MessageType::Regular, Some(_)) if sent.is_of(&epoch) => {
-                Some(sent.change(&self.own))
+                Some(sent.change(&self.own, self.reshaped))
                     .filter(|c| c.worth(&self.own, max))
                     .ok_or(())
             }
@@ -726,6 +739,7 @@ impl SyncTask {
                 (self.own.clone(), None)
             }
         };
+        self.reshaped = false;
         out.publish.push(SyncMessage {
             sync_epoch: epoch,
             task_id: self.id.clone(),

@@ -262,6 +262,7 @@ impl SyncTask {
                 .partitions
                 .retain(|s| !cleared.contains(&s.token));
             self.dirty = true;
+            self.reshaped = true;
         }
         // a share addressed to a task that left the epoch goes to the least-loaded member
         if self.sharing_enabled()
@@ -277,6 +278,7 @@ impl SyncTask {
                 .iter()
                 .map(|m| (m.clone(), self.load_of(m)))
                 .collect();
+            self.reshaped = true;
             let mut shares = std::mem::take(&mut self.own.share.partitions);
             for sh in &mut shares {
                 if self.members.contains(&sh.assignee) {
@@ -423,6 +425,9 @@ impl SyncTask {
             // it in the same pass, so that no deadline is left in the past)
             !(due(p) && blockers.allow(p))
         });
+        if self.own.data.partitions.len() != before {
+            self.reshaped = true;
+        }
         if changed || self.own.data.partitions.len() != before {
             self.dirty = true;
         }
