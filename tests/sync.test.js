@@ -275,6 +275,7 @@ describe('SyncTask: bad input', () => {
         type: fc.oneof(fc.constantFrom('Regular', 'RebalanceAnswer', 'NewEpoch'), fc.string()),
         connectorState: fc.array(fc.anything(), {maxLength: 3}),
         epochGeneration: fc.oneof(fc.nat(5), fc.anything()),
+        delta: fc.oneof(fc.anything(), fc.record({removed: fc.array(fc.string(), {maxLength: 3}), unshared: fc.array(fc.anything(), {maxLength: 3})}, {requiredKeys: []})),
       },
       {requiredKeys: []},
     );
