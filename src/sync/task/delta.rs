@@ -79,7 +79,6 @@ pub(super) fn same_text(a: &str, b: &str) -> bool {
 /// Positions of the items that differ from `before`, when nothing was dropped from `now` since it
 /// was `before` (so the same tokens stand at the same positions, and only fields can differ).
 fn changed_fields<T: Item>(before: &[T], now: &[T]) -> Vec<usize> {
-    debug_assert!(now.len() >= before.len());
     debug_assert!(before.iter().zip(now).all(|(a, b)| a.token() == b.token()));
     before
         .iter()
@@ -113,7 +112,8 @@ fn in_place<T: Item>(before: &[T], now: &[T]) -> Option<Vec<usize>> {
 /// `now`. In the common case (`now` is `before` changed in place, maybe with items appended) one
 /// walk without hashing, and only what changed is copied.
 fn diff<T: Item>(before: &mut Vec<T>, now: &[T], reshaped: bool) -> (Vec<T>, Vec<String>) {
-    let at = if reshaped {
+    // (a shorter list was reshaped, flag or not: never index past its end)
+    let at = if reshaped || now.len() < before.len() {
         in_place(before, now)
     } else {
         Some(changed_fields(before, now))
