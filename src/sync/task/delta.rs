@@ -204,51 +204,41 @@ impl Change {
 /// `delta`: the tokens it dropped) to `base`, what the reader holds for that sender: dropped
 /// tokens go, listed items replace those of the same token or are appended, in order.
 pub(super) fn patch(base: &mut TaskState, change: &TaskState, delta: &Delta) {
-    if !delta.removed.is_empty() {
-        let gone: HashSet<&str> = delta.removed.iter().map(String::as_str).collect();
-        base.data
-            .partitions
-            .retain(|p| !gone.contains(p.token.as_str()));
-    }
-    if !delta.unshared.is_empty() {
-        let gone: HashSet<&str> = delta.unshared.iter().map(String::as_str).collect();
-        base.share
-            .partitions
-            .retain(|p| !gone.contains(p.token.as_str()));
-    }
-    if !change.data.partitions.is_empty() {
-        let at: HashMap<String, usize> = base
-            .data
-            .partitions
-            .iter()
-            .enumerate()
-            .map(|(i, p)| (p.token.clone(), i))
-            .collect();
-        for p in &change.data.partitions {
-            match at.get(&p.token) {
-                Some(&i) => base.data.partitions[i] = p.clone(),
-                None => base.data.partitions.push(p.clone()),
-            }
-        }
-    }
-    if !change.share.partitions.is_empty() {
-        let at: HashMap<String, usize> = base
-            .share
-            .partitions
-            .iter()
-            .enumerate()
-            .map(|(i, p)| (p.token.clone(), i))
-            .collect();
-        for p in &change.share.partitions {
-            match at.get(&p.token) {
-                Some(&i) => base.share.partitions[i] = p.clone(),
-                None => base.share.partitions.push(p.clone()),
-            }
-        }
-    }
+    patch_items(
+        &mut base.data.partitions,
+        &change.data.partitions,
+        &delta.removed,
+    );
+    patch_items(
+        &mut base.share.partitions,
+        &change.share.partitions,
+        &delta.unshared,
+    );
     base.task_id = change.task_id.clone();
     base.state_version = change.state_version;
     base.state_timestamp = change.state_timestamp;
+}
+
+/// One list of `patch`: `dropped` tokens go, then `listed` items replace or are appended.
+fn patch_items<T: Item>(base: &mut Vec<T>, listed: &[T], dropped: &[String]) {
+    if !dropped.is_empty() {
+        let gone: HashSet<&str> = dropped.iter().map(String::as_str).collect();
+        base.retain(|p| !gone.contains(p.token()));
+    }
+    if listed.is_empty() {
+        return;
+    }
+    let at: HashMap<String, usize> = base
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.token().to_string(), i))
+        .collect();
+    for p in listed {
+        match at.get(p.token()) {
+            Some(&i) => base[i] = p.clone(),
+            None => base.push(p.clone()),
+        }
+    }
 }
 
 impl SyncTask {
