@@ -76,28 +76,19 @@ pub(super) fn same_text(a: &str, b: &str) -> bool {
     }) && ra == rb
 }
 
-/// Positions of the items that differ from `before`, when nothing was dropped from `now` since it
-/// was `before` (so the same tokens stand at the same positions, and only fields can differ).
-fn changed_fields<T: Item>(before: &[T], now: &[T]) -> Vec<usize> {
-    debug_assert!(before.iter().zip(now).all(|(a, b)| a.token() == b.token()));
-    before
-        .iter()
-        .zip(now)
-        .enumerate()
-        .filter(|(_, (a, b))| a.differs(b))
-        .map(|(i, _)| i)
-        .collect()
-}
-
 /// Positions (in `now`) of the items that differ from `before`, if `now` is `before` changed in
-/// place and maybe extended (same tokens at the same positions); `None` otherwise.
-fn in_place<T: Item>(before: &[T], now: &[T]) -> Option<Vec<usize>> {
+/// place and maybe extended (same tokens at the same positions); `None` otherwise. With
+/// `known_in_place` (nothing was dropped from `now` since it was `before`) tokens are not compared
+/// (debug builds check that they match).
+fn in_place<T: Item>(before: &[T], now: &[T], known_in_place: bool) -> Option<Vec<usize>> {
     if now.len() < before.len() {
         return None;
     }
     let mut changed = Vec::new();
     for (i, (a, b)) in before.iter().zip(now).enumerate() {
-        if !same_text(a.token(), b.token()) {
+        if known_in_place {
+            debug_assert_eq!(a.token(), b.token());
+        } else if !same_text(a.token(), b.token()) {
             return None;
         }
         if a.differs(b) {
@@ -112,13 +103,7 @@ fn in_place<T: Item>(before: &[T], now: &[T]) -> Option<Vec<usize>> {
 /// `now`. In the common case (`now` is `before` changed in place, maybe with items appended) one
 /// walk without hashing, and only what changed is copied.
 fn diff<T: Item>(before: &mut Vec<T>, now: &[T], reshaped: bool) -> (Vec<T>, Vec<String>) {
-    // (a shorter list was reshaped, flag or not: never index past its end)
-    let at = if reshaped || now.len() < before.len() {
-        in_place(before, now)
-    } else {
-        Some(changed_fields(before, now))
-    };
-    if let Some(at) = at {
+    if let Some(at) = in_place(before, now, !reshaped) {
         for &i in &at {
             before[i] = now[i].clone();
         }

@@ -715,14 +715,12 @@ impl SyncTask {
         // (`change` brings `sent` to the own state: whichever goes out, the change or the whole)
         let change = match (&mut self.sent, kind, &self.epoch) {
             (Some(sent), MessageType::Regular, Some(_)) if sent.is_of(&epoch) => {
-                Some(sent.change(&self.own, self.reshaped))
-                    .filter(|c| c.worth(&self.own, max))
-                    .ok_or(())
+                Some(sent.change(&self.own, self.reshaped)).filter(|c| c.worth(&self.own, max))
             }
-            _ => Err(()),
+            _ => None,
         };
         let (state, delta) = match change {
-            Ok(c) => {
+            Some(c) => {
                 let st = TaskState {
                     task_id: self.id.clone(),
                     state_timestamp: self.own.state_timestamp,
@@ -734,7 +732,7 @@ impl SyncTask {
                 };
                 (st, Some(c.delta))
             }
-            Err(()) => {
+            None => {
                 self.sent = Some(delta::Sent::whole(&epoch, &self.own));
                 (self.own.clone(), None)
             }
