@@ -84,6 +84,7 @@ fn message(kind: MessageType, states: Vec<TaskState>) -> SyncMessage {
         departed: Vec::new(),
         chunk: None,
         delta: None,
+        rejected: Vec::new(),
     }
 }
 
@@ -147,6 +148,7 @@ fn epoch_at_scale(tasks: usize, per: usize) -> serde_json::Value {
         departed: Vec::new(),
         chunk: None,
         delta: None,
+        rejected: Vec::new(),
     };
     for s in &states[2..] {
         log.push(regular(s, MessageType::Regular, now));

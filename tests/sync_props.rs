@@ -96,6 +96,7 @@ fn message() -> impl Strategy<Value = SyncMessage> {
                 departed: Vec::new(),
                 chunk: None,
                 delta: None,
+                rejected: Vec::new(),
             },
         )
 }

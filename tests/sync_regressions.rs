@@ -411,6 +411,7 @@ fn states_stamped_in_the_same_millisecond_are_both_applied() {
             departed: Vec::new(),
             chunk: None,
             delta: None,
+            rejected: Vec::new(),
         }
     };
     t.on_message(&mk(1, &["a"]), 42).unwrap();
@@ -842,4 +843,70 @@ fn wire_format_uses_the_spanner_design_field_names() {
         "connectorState":[{"taskID":"x","stateTimestamp":1,"data":{"partitions":[]},"share":{}}]}"#;
     let m: SyncMessage = serde_json::from_str(spanner).unwrap();
     assert_eq!(m.connector_state[0].state_version, 0);
+}
+
+/// What an epoch gives a task starts only once every member of the epoch is known to have
+/// applied it: a task that silently missed a NewEpoch and applied a fork built on the same base
+/// learns of it from the others before it runs anything the fork gave it.
+#[test]
+fn what_an_epoch_gives_starts_once_every_member_applied_it() {
+    let mut n = three_tasks();
+    for t in ["t1", "t2", "t3"] {
+        n.start_all(t);
+    }
+    n.settle();
+    let before: BTreeMap<String, Vec<String>> = ["t1", "t2"]
+        .iter()
+        .map(|t| (t.to_string(), n.owned(t)))
+        .collect();
+    n.tasks.remove("t3");
+    n.rebalance(2, "t1", &["t1", "t2"]);
+    // t2 answers and the leader publishes the epoch and applies it; nobody has read t2's
+    // acknowledgement yet
+    let mut leader_applied = false;
+    while !leader_applied {
+        n.step("t2");
+        n.step("t1");
+        leader_applied = n.task("t1").epoch() == Some("2-t1");
+        if !leader_applied && n.log.len() > 200 {
+            panic!("no epoch 2");
+        }
+    }
+    let started = |n: &Net, t: &str| n.started.get(t).cloned().unwrap_or_default();
+    let gained = |n: &Net, t: &str| -> Vec<String> {
+        n.owned(t)
+            .into_iter()
+            .filter(|p| !before[t].contains(p))
+            .collect()
+    };
+    let held_by_leader = gained(&n, "t1");
+    assert!(
+        !held_by_leader.is_empty(),
+        "the leader took some of t3's partitions"
+    );
+    assert!(
+        held_by_leader
+            .iter()
+            .all(|p| !started(&n, "t1").contains(p)),
+        "the leader starts nothing new before t2 applied its epoch"
+    );
+    // t2 applies the epoch: the leader's acknowledgement may not be read yet either
+    while n.task("t2").epoch() != Some("2-t1") {
+        assert!(n.step("t2"));
+    }
+    n.settle();
+    let all_gained: Vec<String> = gained(&n, "t1")
+        .into_iter()
+        .chain(gained(&n, "t2"))
+        .collect();
+    assert!(!all_gained.is_empty(), "t3's partitions went to t1 and t2");
+    for t in ["t1", "t2"] {
+        for p in gained(&n, t) {
+            assert!(
+                started(&n, t).contains(&p),
+                "{t} starts {p} once both applied the epoch"
+            );
+        }
+    }
+    n.assert_unique(&["t1", "t2"]);
 }

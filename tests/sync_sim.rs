@@ -2,11 +2,15 @@
 //! (`npm run sim -- --seeds N` or `cargo run --release --features sim --example sync_sim -- --seeds N` for more;
 //! `SYNC_SIM_SEEDS=N` changes the count here).
 //!
-//! Known open failures (docs/sync.md, "Results"): the core alone, seeds 8864 and 24059 of
-//! 0–29,999 (a task silently missed a NewEpoch and acted on, or checkpointed, a view forked from
-//! it; each passes with `--offsets` and with `--no-miss`). Fixed by the start rule of
-//! `findEpochStart` (an overtaken checkpoint applied as of the record it names; checkpoints of a
-//! task still behind passed over): 60640 and 61651 with offset checking, now regression seeds.
+//! Fixed by the start rule of `findEpochStart` (an overtaken checkpoint applied as of the record
+//! it names; checkpoints of a task still behind passed over): 60640 and 61651 with offset
+//! checking. Fixed in the core alone: 3583, 8864, 20499, 24059, 30784 and 38823 (a checkpoint
+//! computed before its author read back its own NewEpoch; a fork read by the running tasks but
+//! not by a task starting at the checkpoint; late records of a departed task read by a task that
+//! never applied an epoch it was a member of, or kept only in a member's entry that the next
+//! epoch, computed without them, replaced), and the seeds that intermediate versions of those
+//! fixes broke. All are regression seeds below. Still open with the core alone (docs/sync.md,
+//! "Results"): 13429, 25574, 26976 of 0–29,999.
 
 use partkit::sync::sim::{run, SimConfig};
 
@@ -52,12 +56,14 @@ fn simulation_is_deterministic() {
 }
 
 /// Seeds that once broke safety or convergence (a task that missed a NewEpoch and later applied,
-/// or led, an epoch forked from it; a task stuck behind forever). They must keep passing.
+/// or led, an epoch forked from it; a task stuck behind forever; a departed task's late record
+/// lost; a fresh leader fencing in a loop). They must keep passing.
 #[test]
 fn simulation_seeds_that_once_failed() {
     let seeds = [
         658, 1173, 1390, 1713, 2095, 2925, 3196, 3420, 4037, 4395, 4447, 4876, 5019, 5185, 5482,
-        5808, 6457, 7191, 8117, 8502, 8786, 37753,
+        5808, 6457, 7191, 8117, 8502, 8786, 37753, 3583, 8864, 20499, 24059, 30784, 38823, 695,
+        1511, 11399, 13561, 16087, 19767, 24504, 25693,
     ];
     run_seeds(seeds, false);
 }

@@ -3,8 +3,8 @@
 //! Field names are those of the Debezium Spanner connector's scaling design (`syncEpoch`,
 //! `taskID`, `messageTimestamp`, `connectorState`, `stateTimestamp`, `data`, `share`) plus the
 //! documented additions `type`, `stateVersion`, `epochGeneration`, `baseEpoch`,
-//! `rebalanceGeneration`, `resend`, `epochAttempt`, `messageSeq`, `checkpoint`, `departed`, `chunk`
-//! and `delta`.
+//! `rebalanceGeneration`, `resend`, `epochAttempt`, `messageSeq`, `checkpoint`, `departed`, `chunk`,
+//! `delta` and `rejected`.
 
 use serde::{Deserialize, Serialize};
 
@@ -268,8 +268,8 @@ pub struct SyncMessage {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(test, ts(optional))]
     pub checkpoint: Option<CheckpointRef>,
-    /// Addition, `NewEpoch` with `resend` only: tasks that were members of earlier epochs and
-    /// left (the latest ones), so that a task starting from this re-publication still takes in
+    /// Addition, `NewEpoch` only: tasks that were members of earlier epochs and left (the
+    /// latest ones), so that a task starting from this epoch or re-publication still takes in
     /// their records that land late (e.g. a finish published while leaving).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub departed: Vec<String>,
@@ -288,6 +288,13 @@ pub struct SyncMessage {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(test, ts(optional))]
     pub delta: Option<Delta>,
+    /// Addition, `NewEpoch` with `checkpoint` only: ids of NewEpochs of later generations that
+    /// its author read and rejected (not built on the epoch in force; the latest ones), so that
+    /// a task starting from this checkpoint knows, as the running tasks do, that messages of
+    /// those epochs come from a fork and not from an epoch it missed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(test, ts(as = "Option<_>", optional))]
+    pub rejected: Vec<String>,
 }
 
 /// What a `Regular` message that carries a change (see [`SyncMessage::delta`]) dropped.

@@ -217,8 +217,8 @@ export type SyncMessage = {
    */
   checkpoint?: CheckpointRef,
   /**
-   * Addition, `NewEpoch` with `resend` only: tasks that were members of earlier epochs and
-   * left (the latest ones), so that a task starting from this re-publication still takes in
+   * Addition, `NewEpoch` only: tasks that were members of earlier epochs and left (the
+   * latest ones), so that a task starting from this epoch or re-publication still takes in
    * their records that land late (e.g. a finish published while leaving).
    */
   departed?: Array<string>,
@@ -236,7 +236,14 @@ export type SyncMessage = {
    * previous message (whole, as they are now), and this names the ones it dropped. A reader
    * applies it to what it holds for the sender (see the module docs).
    */
-  delta?: Delta, };
+  delta?: Delta,
+  /**
+   * Addition, `NewEpoch` with `checkpoint` only: ids of NewEpochs of later generations that
+   * its author read and rejected (not built on the epoch in force; the latest ones), so that
+   * a task starting from this checkpoint knows, as the running tasks do, that messages of
+   * those epochs come from a fork and not from an epoch it missed.
+   */
+  rejected?: Array<string>, };
 
 /**
  * The record a checkpoint was computed after: its sender and that sender's `messageSeq`.

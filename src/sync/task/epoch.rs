@@ -13,14 +13,29 @@ pub(super) fn epoch_leader(id: &str, generation: u64, attempt: u32) -> String {
     rest.to_string()
 }
 
+/// The generation named in an epoch id (`"<generation>-<leader>..."`).
+pub(super) fn generation_of(id: &str) -> Option<u64> {
+    id.split('-').next()?.parse().ok()
+}
+
 /// How many departed task ids a re-publication of an epoch carries (the latest ones).
 pub(super) const RESENT_DEPARTED: usize = 64;
+
+/// How many rejected epoch ids a checkpoint carries (the latest ones).
+pub(super) const MAX_REJECTED: usize = 64;
 
 impl SyncTask {
     pub(super) fn on_new_epoch(&mut self, msg: &SyncMessage, out: &mut SyncOutput) {
         let cur_id = self.cur_id();
         if msg.sync_epoch == cur_id {
-            return; // duplicate or re-publication of the epoch in force
+            // duplicate or re-publication of the epoch in force: it changes nothing, but a
+            // member's unfinished partition it names that this view does not know at all (this
+            // task started from an older checkpoint, whose author had not read it) is that
+            // member's
+            if msg.resend {
+                self.take_unknown(msg);
+            }
+            return;
         }
         let base = msg.base_epoch.as_deref().unwrap_or("");
         let newer = msg.epoch_generation > self.epoch_generation();
@@ -92,6 +107,10 @@ impl SyncTask {
         if !valid {
             if newer {
                 self.behind = true;
+                if base != cur_id && self.history.iter().any(|h| h == base) {
+                    self.forks
+                        .insert((msg.epoch_generation, msg.sync_epoch.clone()));
+                }
             }
             // built on an epoch older than ours: its leader missed ours; show it (once)
             if newer
@@ -117,6 +136,28 @@ impl SyncTask {
         self.apply_epoch(msg, base, superseded && !valid_on_base, out);
     }
 
+    /// The unfinished partitions a re-publication of the epoch in force gives other members
+    /// and that no state of this view knows (owned or shared) go to those members' entries.
+    fn take_unknown(&mut self, msg: &SyncMessage) {
+        let mut known: Option<HashSet<String>> = None;
+        for st in &msg.connector_state {
+            if st.task_id == self.id || !self.members.contains(&st.task_id) {
+                continue;
+            }
+            for p in &st.data.partitions {
+                if p.state.is_done() {
+                    continue;
+                }
+                let known = known.get_or_insert_with(|| self.all_tokens().into_iter().collect());
+                if known.insert(p.token.clone()) {
+                    if let Some(entry) = self.cache.get_mut(&st.task_id) {
+                        entry.data.partitions.push(p.clone());
+                    }
+                }
+            }
+        }
+    }
+
     /// Applies an epoch, in named steps. `replacing` is set when it replaces an attempt of the
     /// same generation by the same leader (computed from a stale view): what the replaced
     /// attempt gave is not a member's own word, so the new attempt is authoritative on owners.
@@ -137,7 +178,15 @@ impl SyncTask {
             Some(entry) => self.take_assignment(msg, entry, orphans_mine, &done_before, out),
             None => self.left_out(msg, out),
         }
-        self.replay_deferred(msg);
+        let older = self.replay_deferred(msg);
+        // states of older epochs read before this one (a task that started reading the log
+        // before its first epoch) still count for what their senders say of their own
+        // partitions, as when read after it: finishes, and late records of departed tasks
+        for st in &older {
+            self.absorb(st);
+            self.take_finishes(st, out);
+            self.adopt_departed(st);
+        }
         self.acknowledge(msg, out);
     }
 
@@ -181,8 +230,23 @@ impl SyncTask {
         while self.departed.len() > MAX_DEPARTED {
             self.departed.pop_front();
         }
+        // who is known to have applied it: everyone, for an epoch re-published by a member that
+        // applied it; otherwise this task, until the others' acknowledgements are read
+        self.acked = if msg.resend {
+            self.members.clone()
+        } else {
+            BTreeSet::from([self.id.clone()])
+        };
         let applied = msg.epoch_generation;
         self.read_epochs.retain(|(g, _)| *g > applied);
+        self.forks.retain(|(g, _)| *g > applied);
+        // the forks its author read (a task starting here did not read their NewEpochs)
+        for e in &msg.rejected {
+            if let Some(g) = generation_of(e).filter(|g| *g > applied) {
+                self.read_epochs.insert((g, e.clone()));
+                self.forks.insert((g, e.clone()));
+            }
+        }
         // counters of departed senders are no longer needed (bounded memory)
         let (members, me) = (&self.members, &self.id);
         self.heard.retain(|t, _| members.contains(t) || t == me);
@@ -311,7 +375,25 @@ impl SyncTask {
         }
         let member_list: Vec<String> = self.members.iter().cloned().collect();
         for st in prev.values() {
-            if self.members.contains(&st.task_id) || member_list.is_empty() {
+            if member_list.is_empty() {
+                continue;
+            }
+            if self.members.contains(&st.task_id) {
+                // a member's unfinished partition the epoch does not know (its leader computed
+                // from a view that lacked it, e.g. a re-publication gave it to the member after
+                // a departed task's late record) stays that member's
+                if let Some(t) = self.cache.get_mut(&st.task_id) {
+                    for p in &st.data.partitions {
+                        if p.state.is_done()
+                            || known.contains(&p.token)
+                            || done_before.contains_key(&p.token)
+                        {
+                            continue;
+                        }
+                        known.insert(p.token.clone());
+                        t.data.partitions.push(p.clone());
+                    }
+                }
                 continue;
             }
             let shares = st
@@ -336,8 +418,16 @@ impl SyncTask {
                 };
                 if target == self.id {
                     orphans_mine.push(p);
-                } else if let Some(t) = self.cache.get_mut(&target) {
-                    t.data.partitions.push(p);
+                } else {
+                    // kept in the departed task's entry as a share to the member it falls to
+                    // (as `adopt_departed` does), not as that member's own word: an epoch that
+                    // comes before the member has taken it resolves it again
+                    self.cache
+                        .entry(st.task_id.clone())
+                        .or_insert_with(|| TaskState::empty(st.task_id.clone()))
+                        .share
+                        .partitions
+                        .push(p.shared_to(&target));
                 }
             }
         }
@@ -432,8 +522,9 @@ impl SyncTask {
     }
 
     /// States published in this epoch that were read before it (it was missed) are merged;
-    /// bookkeeping of the generations it closed goes.
-    fn replay_deferred(&mut self, msg: &SyncMessage) {
+    /// bookkeeping of the generations it closed goes. Returns the states read of older epochs
+    /// (oldest first).
+    fn replay_deferred(&mut self, msg: &SyncMessage) -> Vec<TaskState> {
         // states published in this epoch that were read before it (it was missed)
         // (only changes read of a task: applied to the epoch's entry for it)
         let replay: Vec<TaskState> = self
@@ -451,6 +542,13 @@ impl SyncTask {
                 },
             )
             .collect();
+        let mut older: Vec<(u64, TaskState)> = self
+            .future
+            .iter()
+            .filter(|((e, _), (g, _, _))| *g <= msg.epoch_generation && *e != msg.sync_epoch)
+            .map(|(_, (g, st, _))| (*g, st.clone()))
+            .collect();
+        older.sort_by_key(|(g, st)| (*g, st.state_version));
         self.future.retain(|_, (g, _, _)| *g > msg.epoch_generation);
         // bookkeeping of generations this epoch closed is no longer needed (bounded memory)
         let closed = msg.epoch_generation;
@@ -458,6 +556,7 @@ impl SyncTask {
         self.resent_for.retain(|(_, g)| *g > closed);
         for st in &replay {
             self.merge(st);
+            self.acked.insert(st.task_id.clone());
         }
         if let Some(p) = &mut self.pending {
             if p.generation <= msg.epoch_generation {
@@ -469,6 +568,7 @@ impl SyncTask {
                 p.published = None;
             }
         }
+        older.into_iter().map(|(_, st)| st).collect()
     }
 
     /// The leader of the epoch starts collecting acknowledgements, checkpoints are scheduled,
@@ -561,6 +661,7 @@ impl SyncTask {
             departed: departed.collect(),
             chunk: None,
             delta: None,
+            rejected: Vec::new(),
         })
     }
 }

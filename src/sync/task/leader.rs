@@ -1,5 +1,6 @@
 //! The leader of a rebalance: when and from what view it computes and publishes the new epoch.
 
+use super::epoch::RESENT_DEPARTED;
 use super::*;
 
 impl SyncTask {
@@ -115,6 +116,23 @@ impl SyncTask {
                 s.state_version = self.own.state_version;
             }
         }
+        // tasks of the view that this epoch leaves out, and those left out before, are named:
+        // a task that starts reading at this epoch (it never read the base) still takes in
+        // their records that land late (e.g. a finish or children found while leaving)
+        let mut departed: Vec<String> = cache
+            .keys()
+            .filter(|t| **t != self.id && !members.contains(*t))
+            .cloned()
+            .collect();
+        for d in self.departed.iter().rev() {
+            if departed.len() >= RESENT_DEPARTED {
+                break;
+            }
+            if !members.contains(d) && !departed.contains(d) {
+                departed.push(d.clone());
+            }
+        }
+        departed.truncate(RESENT_DEPARTED);
         let id = if attempt == 0 {
             format!("{generation}-{}", self.id)
         } else {
@@ -133,9 +151,10 @@ impl SyncTask {
             epoch_attempt: attempt,
             message_seq: None,
             checkpoint: None,
-            departed: Vec::new(),
+            departed,
             chunk: None,
             delta: None,
+            rejected: Vec::new(),
         };
         out.publish.push(msg.clone());
         if let Some(p) = &mut self.pending {

@@ -188,9 +188,14 @@ impl SyncTask {
     }
 
     pub(super) fn ack(&mut self, msg: &SyncMessage) {
-        if let (Some(l), Some(e)) = (&mut self.lead, &self.epoch) {
+        if let Some(e) = &self.epoch {
             if msg.sync_epoch == e.id {
-                l.acked.insert(msg.task_id.clone());
+                if let Some(l) = &mut self.lead {
+                    l.acked.insert(msg.task_id.clone());
+                }
+                if !self.acked.contains(&msg.task_id) {
+                    self.acked.insert(msg.task_id.clone());
+                }
             }
         }
     }

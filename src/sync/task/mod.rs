@@ -142,6 +142,15 @@ pub struct SyncTask {
     own_read: u64,
     /// NewEpoch ids read (applied or not) of generations above the epoch in force.
     read_epochs: BTreeSet<(u64, String)>,
+    /// Of those, the forks: built on an epoch this task applied before the one in force (their
+    /// leader missed an epoch; every task that did not rejects them). Checkpoints name them.
+    forks: BTreeSet<(u64, String)>,
+    /// A checkpoint fell due while own records were not read back yet: it goes out once they
+    /// are.
+    checkpoint_waiting: bool,
+    /// Members known to have applied the epoch in force (their messages of it were read). A
+    /// task starts what is new to it only once every member has.
+    acked: BTreeSet<String>,
     /// Why this task fenced itself, once it has.
     fenced: Option<String>,
     /// Since when this task has been behind (read messages of an epoch it could not apply).
@@ -168,7 +177,19 @@ pub struct SyncTask {
     reshaped: bool,
     /// Where `own_index` found the last partition (callers start and finish partitions mostly in
     /// the order they were scheduled).
-    last_index: usize,
+    last_index: IndexHint,
+}
+
+/// Where `own_index` found the last partition: a lookup hint, not state (a failed call may
+/// move it; it is left out of the task's `Debug`, which tests compare to check that a refused
+/// input changed nothing).
+#[derive(Clone, Copy, Default)]
+struct IndexHint(usize);
+
+impl std::fmt::Debug for IndexHint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("IndexHint")
+    }
 }
 
 impl SyncTask {
@@ -243,6 +264,9 @@ impl SyncTask {
             heard: BTreeMap::new(),
             own_read: 0,
             read_epochs: BTreeSet::new(),
+            forks: BTreeSet::new(),
+            checkpoint_waiting: false,
+            acked: BTreeSet::new(),
             fenced: None,
             behind_since: None,
             last_read: None,
@@ -252,7 +276,7 @@ impl SyncTask {
             partials: BTreeMap::new(),
             sent: None,
             reshaped: false,
-            last_index: 0,
+            last_index: IndexHint(0),
         })
     }
 
@@ -660,12 +684,12 @@ impl SyncTask {
     fn own_index(&mut self, token: &str) -> Result<usize, SyncError> {
         let parts = &self.own.data.partitions;
         let at = |i: usize| parts.get(i).is_some_and(|p| p.token == token);
-        let hinted = [self.last_index + 1, self.last_index]
+        let hinted = [self.last_index.0 + 1, self.last_index.0]
             .into_iter()
             .find(|&i| at(i));
         let found = hinted.or_else(|| parts.iter().position(|p| delta::same_text(&p.token, token)));
         if let Some(i) = found {
-            self.last_index = i;
+            self.last_index = IndexHint(i);
         }
         found.ok_or_else(|| {
             SyncError::new(
@@ -757,12 +781,16 @@ impl SyncTask {
             departed: Vec::new(),
             chunk: None,
             delta,
+            rejected: Vec::new(),
         });
         self.dirty = false;
     }
 
     /// Common tail of every input: settle the own state, lead, publish changes.
     fn finish(&mut self, out: &mut SyncOutput) {
+        if self.checkpoint_waiting && self.own_read >= self.seq {
+            self.checkpoint(out);
+        }
         self.settle(out);
         self.maybe_lead(out);
         if self.dirty {

@@ -184,7 +184,10 @@ impl SyncTask {
     /// whole view only when the own state gives it something to look for, and copies no token.
     pub(super) fn settle_with(&mut self, out: &mut SyncOutput, timers: bool) {
         // (the own tokens are hashed only when shares give them something to be checked against)
+        // (not while behind: the epoch it missed may have resolved the share otherwise, e.g. a
+        // departed sharer's children to the member owning their parent)
         let shares_to_me = self.in_epoch
+            && !self.behind
             && self
                 .cache
                 .values()
@@ -330,6 +333,16 @@ impl SyncTask {
             }
         }
         drop(parents);
+        // a task starts nothing new until every member has applied the epoch in force: one
+        // that missed a NewEpoch and applied a later one built on the same base (a fork every
+        // other member rejects) learns it from their messages, and its leader rolls back,
+        // before it runs what the fork gave it and the epoch it missed gave another member
+        if self.in_epoch && self.members.iter().any(|m| !self.acked.contains(m)) {
+            if timers {
+                self.remove_finished();
+            }
+            return;
+        }
         for p in &mut self.own.data.partitions {
             let ready = match p.state {
                 PartitionStatus::Created => p.parents.iter().all(|x| !open.contains(x)),

@@ -1,5 +1,6 @@
 //! The timer table: every deadline of a task, derived from the state it guards, and the checkpoints.
 
+use super::epoch::MAX_REJECTED;
 use super::*;
 
 /// A task behind for this many `rebalanceTimeout + epochAckTimeout` fences itself.
@@ -136,6 +137,7 @@ impl SyncTask {
     /// clean checkpoints are at most about two intervals apart while any member keeps up.
     pub(super) fn schedule_refresh(&mut self) {
         let interval = self.opts.state_refresh_interval;
+        self.checkpoint_waiting = false;
         let first = self
             .checkpoint_seen
             .map_or(self.now, |t| t.saturating_add(interval));
@@ -167,6 +169,13 @@ impl SyncTask {
         self.refresh_at = self
             .refresh_delay()
             .map(|d| self.now.saturating_add(interval).saturating_add(d));
+        // like an epoch, a checkpoint is computed from a view that holds everything its author
+        // published (one of its own records not read back yet may be a newer epoch): it goes
+        // out once they are read back (see `finish`)
+        self.checkpoint_waiting = self.own_read < self.seq;
+        if self.checkpoint_waiting {
+            return;
+        }
         if self.reading_chunks() {
             // it would name a record in the middle of a message: try again soon
             let retry = self.opts.epoch_ack_timeout.min(interval);
@@ -179,6 +188,10 @@ impl SyncTask {
             return;
         };
         m.checkpoint = Some(after);
+        // the forks it read (NewEpochs of later generations built on an epoch before the one in
+        // force): a task starting here holds them read and rejected, as this task does
+        let newest = self.forks.iter().rev().take(MAX_REJECTED);
+        m.rejected = newest.map(|(_, e)| e.clone()).collect();
         out.publish.push(m);
     }
 

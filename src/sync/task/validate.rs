@@ -1,6 +1,7 @@
 //! Validation of what a task is given: messages read from the sync topic and their states.
 
 use super::chunk::MAX_CHUNKS;
+use super::epoch::MAX_REJECTED;
 use super::*;
 
 pub(super) fn invalid_partition(why: impl std::fmt::Display) -> SyncError {
@@ -124,6 +125,16 @@ impl SyncTask {
             }
             if d.removed.iter().chain(&d.unshared).any(|t| t.is_empty()) {
                 return Err(malformed("a delta drops an empty token"));
+            }
+        }
+        if !msg.rejected.is_empty() {
+            if msg.kind != MessageType::NewEpoch || msg.checkpoint.is_none() {
+                return Err(malformed("only a checkpoint names rejected epochs"));
+            }
+            if msg.rejected.len() > MAX_REJECTED || msg.rejected.iter().any(|e| e.is_empty()) {
+                return Err(malformed(format!(
+                    "a checkpoint names at most {MAX_REJECTED} rejected epochs, none empty"
+                )));
             }
         }
         match msg.kind {
