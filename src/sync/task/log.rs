@@ -239,13 +239,14 @@ impl SyncTask {
             return;
         }
         let now = self.now;
-        for p in &mut self.own.data.partitions {
+        for (i, p) in self.own.data.partitions.iter_mut().enumerate() {
             if let (false, Some(f)) = (p.state.is_done(), done.get(p.token.as_str())) {
                 if p.state.is_active() {
                     out.stop.push(p.token.clone());
                 }
                 p.state = PartitionStatus::Finished;
                 p.finished_timestamp = Some(f.unwrap_or(now));
+                self.marks.touch(i, PartitionStatus::Finished);
                 self.dirty = true;
             }
         }

@@ -169,6 +169,9 @@ pub struct SyncTask {
     /// Where `own_index` found the last partition (callers start and finish partitions mostly in
     /// the order they were scheduled).
     last_index: usize,
+    /// What changed in the own partitions, and where the waiting and done ones are (see
+    /// `settle::Marks`).
+    marks: settle::Marks,
 }
 
 impl SyncTask {
@@ -253,6 +256,7 @@ impl SyncTask {
             sent: None,
             reshaped: false,
             last_index: 0,
+            marks: settle::Marks::default(),
         })
     }
 
@@ -552,7 +556,12 @@ impl SyncTask {
                 .insert((msg.epoch_generation, msg.sync_epoch.clone()));
         }
         match msg.kind {
-            MessageType::NewEpoch => self.on_new_epoch(msg, &mut out),
+            MessageType::NewEpoch => {
+                // (an epoch rebuilds the own lists: what `marks` knew of them is forgotten)
+                self.marks.forget();
+                self.on_new_epoch(msg, &mut out);
+                self.marks.forget();
+            }
             MessageType::Regular => self.on_regular(msg),
             MessageType::RebalanceAnswer => self.on_answer(msg, &mut out),
         }
@@ -715,7 +724,8 @@ impl SyncTask {
         // (`change` brings `sent` to the own state: whichever goes out, the change or the whole)
         let change = match (&mut self.sent, kind, &self.epoch) {
             (Some(sent), MessageType::Regular, Some(_)) if sent.is_of(&epoch) => {
-                Some(sent.change(&self.own, self.reshaped)).filter(|c| c.worth(&self.own, max))
+                Some(sent.change(&self.own, self.reshaped, &self.marks))
+                    .filter(|c| c.worth(&self.own, max))
             }
             _ => None,
         };
@@ -737,7 +747,11 @@ impl SyncTask {
                 (self.own.clone(), None)
             }
         };
+        if self.reshaped {
+            self.marks.forget();
+        }
         self.reshaped = false;
+        self.marks.published();
         out.publish.push(SyncMessage {
             sync_epoch: epoch,
             task_id: self.id.clone(),
