@@ -672,7 +672,13 @@ impl SyncTask {
         let hinted = [self.last_index + 1, self.last_index]
             .into_iter()
             .find(|&i| at(i));
-        let found = hinted.or_else(|| parts.iter().position(|p| delta::same_text(&p.token, token)));
+        // (out of order: by the index of the own tokens, see `settle::Marks`)
+        let found = hinted.or_else(|| {
+            if self.reshaped {
+                self.marks.forget();
+            }
+            self.marks.position(parts, token)
+        });
         if let Some(i) = found {
             self.last_index = i;
         }

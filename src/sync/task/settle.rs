@@ -23,6 +23,10 @@ pub(super) struct Marks {
     /// Positions changed in place since the last publication, or `None` if unknown (then the
     /// change is found by comparing every own partition).
     touched: Option<Vec<usize>>,
+    /// Position of each own partition by token, for the first `indexed` ones (built when a
+    /// token is looked up out of order; cleared with the rest).
+    index: HashMap<String, usize>,
+    indexed: usize,
 }
 
 impl Marks {
@@ -33,6 +37,37 @@ impl Marks {
         self.waiting.clear();
         self.done.clear();
         self.touched = None;
+        self.index.clear();
+        self.indexed = 0;
+    }
+
+    /// Position of own partition `token` in `parts` (the first one), by the index, extended to
+    /// the partitions appended since it was built.
+    pub(super) fn position(&mut self, parts: &[PartitionState], token: &str) -> Option<usize> {
+        if self.indexed > parts.len() {
+            self.index.clear();
+            self.indexed = 0;
+        }
+        for (i, p) in parts.iter().enumerate().skip(self.indexed) {
+            self.index.entry(p.token.clone()).or_insert(i);
+        }
+        self.indexed = parts.len();
+        let found = self
+            .index
+            .get(token)
+            .copied()
+            .filter(|&i| parts[i].token == token);
+        if found.is_some() {
+            debug_assert_eq!(found, parts.iter().position(|p| p.token == token));
+            return found;
+        }
+        // not owned (an error for the caller), or the index is stale: look, and rebuild it next
+        let found = parts.iter().position(|p| p.token == token);
+        if found.is_some() {
+            self.index.clear();
+            self.indexed = 0;
+        }
+        found
     }
 
     /// Own partition `i` changed in place (its state or timestamps).
@@ -224,8 +259,36 @@ impl SyncTask {
             }
         }
         self.clock(now);
-        let mut known: HashSet<String> = self.all_tokens().into_iter().collect();
-        let own_tokens = self.own_data_tokens();
+        // the given tokens some state knows already, and the smallest parents of merge children
+        // this task owns (the view is walked once, and only matches are copied)
+        let smallest: HashSet<&str> = specs
+            .iter()
+            .filter(|s| s.parents.len() > 1)
+            .filter_map(|s| s.parents.iter().min().map(String::as_str))
+            .collect();
+        let mut known: HashSet<String> = self
+            .all_states()
+            .flat_map(|s| {
+                let data = s.data.partitions.iter().map(|p| p.token.as_str());
+                data.chain(s.share.partitions.iter().map(|p| p.token.as_str()))
+            })
+            .filter(|t| batch.contains(t))
+            .map(str::to_string)
+            .collect();
+        let own_tokens: HashSet<String> = if smallest.is_empty() {
+            HashSet::new()
+        } else {
+            self.own
+                .data
+                .partitions
+                .iter()
+                .map(|p| p.token.as_str())
+                .filter(|t| smallest.contains(t))
+                .map(str::to_string)
+                .collect()
+        };
+        drop(smallest);
+        drop(batch);
         let sharing = self.sharing_enabled();
         let mut loads: BTreeMap<String, usize> = BTreeMap::new();
         if sharing {
@@ -555,11 +618,11 @@ impl SyncTask {
         let now = self.now;
         let (delay, ttl) = (self.opts.removal_delay, self.opts.tombstone_ttl);
         let due = |p: &PartitionState| removal_due(p, delay, ttl).is_some_and(|t| t <= now);
+        let parts = &self.own.data.partitions;
         let candidates: HashSet<&str> = self
-            .own
-            .data
-            .partitions
-            .iter()
+            .done_positions()
+            .into_iter()
+            .map(|i| &parts[i])
             .filter(|p| due(p))
             .map(|p| p.token.as_str())
             .collect();
