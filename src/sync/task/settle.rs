@@ -10,7 +10,7 @@ use super::*;
 /// and extended. Anything that drops or reorders own items sets `reshaped` (as `delta` requires),
 /// which makes these positions unknown: the next settle walks the own partitions once and
 /// rebuilds them. The lists are supersets (filtered by state where used).
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub(super) struct Marks {
     /// Whether `waiting` and `done` cover the own partitions before `len` (those from `len` on
     /// were appended since, and are looked at too).
@@ -27,6 +27,14 @@ pub(super) struct Marks {
     /// token is looked up out of order; cleared with the rest).
     index: HashMap<String, usize>,
     indexed: usize,
+}
+
+/// (a cache of where things are, not state: a task's `Debug` shows none of it, so that a rejected
+/// input that only looked something up leaves the task as it was)
+impl std::fmt::Debug for Marks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Marks")
+    }
 }
 
 impl Marks {
