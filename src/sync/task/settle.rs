@@ -49,9 +49,14 @@ impl Marks {
         self.indexed = 0;
     }
 
-    /// Position of own partition `token` in `parts` (the first one), by the index, extended to
-    /// the partitions appended since it was built.
-    pub(super) fn position(&mut self, parts: &[PartitionState], token: &str) -> Option<usize> {
+    /// Position of own partition `token` in `parts` by the index alone (extended to the
+    /// partitions appended since it was built; tokens do not change in place, and what drops or
+    /// reorders partitions forgets it).
+    pub(super) fn indexed_position(
+        &mut self,
+        parts: &[PartitionState],
+        token: &str,
+    ) -> Option<usize> {
         if self.indexed > parts.len() {
             self.index.clear();
             self.indexed = 0;
@@ -60,11 +65,17 @@ impl Marks {
             self.index.entry(p.token.clone()).or_insert(i);
         }
         self.indexed = parts.len();
-        let found = self
-            .index
+        self.index
             .get(token)
             .copied()
-            .filter(|&i| parts[i].token == token);
+            .filter(|&i| parts[i].token == token)
+    }
+
+    /// Position of own partition `token` in `parts` (the first one), by the index, extended to
+    /// the partitions appended since it was built; looked for in the list when the index does
+    /// not have it (an unknown token, an error for the caller).
+    pub(super) fn position(&mut self, parts: &[PartitionState], token: &str) -> Option<usize> {
+        let found = self.indexed_position(parts, token);
         if found.is_some() {
             debug_assert_eq!(found, parts.iter().position(|p| p.token == token));
             return found;
