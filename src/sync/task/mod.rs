@@ -166,8 +166,8 @@ pub struct SyncTask {
     /// publication: otherwise the own lists are what was published, changed in place and
     /// extended, and a change is found without comparing tokens.
     reshaped: bool,
-    /// Where `own_index` found the last partition (callers start and finish partitions mostly in
-    /// the order they were scheduled).
+    /// The own partition last started or finished (callers start and finish partitions mostly in
+    /// the order they were scheduled: `own_index` looks next to it first).
     last_index: usize,
     /// What changed in the own partitions, and where the waiting and done ones are (see
     /// `settle::Marks`).
@@ -679,9 +679,6 @@ impl SyncTask {
             }
             self.marks.position(parts, token)
         });
-        if let Some(i) = found {
-            self.last_index = i;
-        }
         found.ok_or_else(|| {
             SyncError::new(
                 ErrorKind::UnknownPartition,

@@ -374,6 +374,8 @@ impl SyncTask {
             s => return Err(self.bad_transition(token, s, "started")),
         }
         self.clock(now);
+        // (the next lookup starts after it; a rejected input changes nothing, not even this)
+        self.last_index = idx;
         self.own.data.partitions[idx].state = PartitionStatus::Running;
         self.marks.touch(idx, PartitionStatus::Running);
         self.dirty = true;
@@ -404,6 +406,7 @@ impl SyncTask {
             s => return Err(self.bad_transition(token, s, "finished")),
         }
         self.clock(now);
+        self.last_index = idx;
         let p = &mut self.own.data.partitions[idx];
         p.state = PartitionStatus::Finished;
         p.finished_timestamp = Some(self.now);
