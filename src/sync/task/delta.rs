@@ -102,8 +102,29 @@ fn in_place<T: Item>(before: &[T], now: &[T], known_in_place: bool) -> Option<Ve
 /// `now` (sorted, so that every task computes the same message); then `before` is brought to
 /// `now`. In the common case (`now` is `before` changed in place, maybe with items appended) one
 /// walk without hashing, and only what changed is copied.
-fn diff<T: Item>(before: &mut Vec<T>, now: &[T], reshaped: bool) -> (Vec<T>, Vec<String>) {
-    if let Some(at) = in_place(before, now, !reshaped) {
+///
+/// `touched`: when known, the positions (ascending, below `before.len()`) of every item changed
+/// in place since `before` (nothing dropped since): only those are compared, so the change costs
+/// what changed, not the size of the lists (debug builds check it against the whole walk).
+fn diff<T: Item>(
+    before: &mut Vec<T>,
+    now: &[T],
+    reshaped: bool,
+    touched: Option<&[usize]>,
+) -> (Vec<T>, Vec<String>) {
+    let at = match touched {
+        Some(t) if !reshaped && now.len() >= before.len() => {
+            let at: Vec<usize> = t
+                .iter()
+                .copied()
+                .filter(|&i| before[i].differs(&now[i]))
+                .collect();
+            debug_assert_eq!(Some(&at), in_place(before, now, true).as_ref());
+            Some(at)
+        }
+        _ => in_place(before, now, !reshaped),
+    };
+    if let Some(at) = at {
         for &i in &at {
             before[i] = now[i].clone();
         }
@@ -152,10 +173,23 @@ impl Sent {
     /// The change from what was published to `st` (O(size of the state) comparisons to find,
     /// O(what changed) copies to build); what was published is `st` from now on (the caller
     /// publishes the change, or `st` whole).
-    /// `reshaped`: whether an item was dropped from `st` (or its lists rebuilt) since.
-    pub(super) fn change(&mut self, st: &TaskState, reshaped: bool) -> Change {
-        let (data, removed) = diff(&mut self.data, &st.data.partitions, reshaped);
-        let (share, unshared) = diff(&mut self.share, &st.share.partitions, reshaped);
+    /// `reshaped`: whether an item was dropped from `st` (or its lists rebuilt) since;
+    /// `marks`: which own partitions changed in place since, when known (then only those are
+    /// compared; shares, few and short-lived, are compared all).
+    pub(super) fn change(
+        &mut self,
+        st: &TaskState,
+        reshaped: bool,
+        marks: &settle::Marks,
+    ) -> Change {
+        let touched = marks.changed_since_published(self.data.len());
+        let (data, removed) = diff(
+            &mut self.data,
+            &st.data.partitions,
+            reshaped,
+            touched.as_deref(),
+        );
+        let (share, unshared) = diff(&mut self.share, &st.share.partitions, reshaped, None);
         Change {
             data,
             share,

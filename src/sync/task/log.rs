@@ -244,13 +244,37 @@ impl SyncTask {
             return;
         }
         let now = self.now;
-        for p in &mut self.own.data.partitions {
+        // the own partitions it names, found by the index of the own tokens when it names fewer
+        // than the task owns (a change: what it finished lately), in own order
+        let parts = &self.own.data.partitions;
+        let at: Vec<usize> = if done.len() < parts.len() {
+            if self.reshaped {
+                self.marks.forget();
+            }
+            let mut at: Vec<usize> = done
+                .keys()
+                .filter_map(|t| self.marks.indexed_position(parts, t))
+                .collect();
+            at.sort_unstable();
+            debug_assert_eq!(
+                at,
+                (0..parts.len())
+                    .filter(|&i| done.contains_key(parts[i].token.as_str()))
+                    .collect::<Vec<_>>()
+            );
+            at
+        } else {
+            (0..parts.len()).collect()
+        };
+        for i in at {
+            let p = &mut self.own.data.partitions[i];
             if let (false, Some(f)) = (p.state.is_done(), done.get(p.token.as_str())) {
                 if p.state.is_active() {
                     out.stop.push(p.token.clone());
                 }
                 p.state = PartitionStatus::Finished;
                 p.finished_timestamp = Some(f.unwrap_or(now));
+                self.marks.touch(i, PartitionStatus::Finished);
                 self.dirty = true;
             }
         }

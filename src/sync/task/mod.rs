@@ -175,21 +175,12 @@ pub struct SyncTask {
     /// publication: otherwise the own lists are what was published, changed in place and
     /// extended, and a change is found without comparing tokens.
     reshaped: bool,
-    /// Where `own_index` found the last partition (callers start and finish partitions mostly in
-    /// the order they were scheduled).
-    last_index: IndexHint,
-}
-
-/// Where `own_index` found the last partition: a lookup hint, not state (a failed call may
-/// move it; it is left out of the task's `Debug`, which tests compare to check that a refused
-/// input changed nothing).
-#[derive(Clone, Copy, Default)]
-struct IndexHint(usize);
-
-impl std::fmt::Debug for IndexHint {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("IndexHint")
-    }
+    /// The own partition last started or finished (callers start and finish partitions mostly in
+    /// the order they were scheduled: `own_index` looks next to it first).
+    last_index: usize,
+    /// What changed in the own partitions, and where the waiting and done ones are (see
+    /// `settle::Marks`).
+    marks: settle::Marks,
 }
 
 impl SyncTask {
@@ -276,7 +267,8 @@ impl SyncTask {
             partials: BTreeMap::new(),
             sent: None,
             reshaped: false,
-            last_index: IndexHint(0),
+            last_index: 0,
+            marks: settle::Marks::default(),
         })
     }
 
@@ -576,7 +568,12 @@ impl SyncTask {
                 .insert((msg.epoch_generation, msg.sync_epoch.clone()));
         }
         match msg.kind {
-            MessageType::NewEpoch => self.on_new_epoch(msg, &mut out),
+            MessageType::NewEpoch => {
+                // (an epoch rebuilds the own lists: what `marks` knew of them is forgotten)
+                self.marks.forget();
+                self.on_new_epoch(msg, &mut out);
+                self.marks.forget();
+            }
             MessageType::Regular => self.on_regular(msg),
             MessageType::RebalanceAnswer => self.on_answer(msg, &mut out),
         }
@@ -684,13 +681,16 @@ impl SyncTask {
     fn own_index(&mut self, token: &str) -> Result<usize, SyncError> {
         let parts = &self.own.data.partitions;
         let at = |i: usize| parts.get(i).is_some_and(|p| p.token == token);
-        let hinted = [self.last_index.0 + 1, self.last_index.0]
+        let hinted = [self.last_index + 1, self.last_index]
             .into_iter()
             .find(|&i| at(i));
-        let found = hinted.or_else(|| parts.iter().position(|p| delta::same_text(&p.token, token)));
-        if let Some(i) = found {
-            self.last_index = IndexHint(i);
-        }
+        // (out of order: by the index of the own tokens, see `settle::Marks`)
+        let found = hinted.or_else(|| {
+            if self.reshaped {
+                self.marks.forget();
+            }
+            self.marks.position(parts, token)
+        });
         found.ok_or_else(|| {
             SyncError::new(
                 ErrorKind::UnknownPartition,
@@ -739,7 +739,8 @@ impl SyncTask {
         // (`change` brings `sent` to the own state: whichever goes out, the change or the whole)
         let change = match (&mut self.sent, kind, &self.epoch) {
             (Some(sent), MessageType::Regular, Some(_)) if sent.is_of(&epoch) => {
-                Some(sent.change(&self.own, self.reshaped)).filter(|c| c.worth(&self.own, max))
+                Some(sent.change(&self.own, self.reshaped, &self.marks))
+                    .filter(|c| c.worth(&self.own, max))
             }
             _ => None,
         };
@@ -761,7 +762,11 @@ impl SyncTask {
                 (self.own.clone(), None)
             }
         };
+        if self.reshaped {
+            self.marks.forget();
+        }
         self.reshaped = false;
+        self.marks.published();
         out.publish.push(SyncMessage {
             sync_epoch: epoch,
             task_id: self.id.clone(),

@@ -108,22 +108,16 @@ impl SyncTask {
     /// blocks them changes only on an input, which computes this again.
     pub(super) fn removal_deadline(&self) -> Option<u64> {
         let (delay, ttl) = (self.opts.removal_delay, self.opts.tombstone_ttl);
-        let done: HashSet<&str> = self
-            .own
-            .data
-            .partitions
-            .iter()
-            .filter(|p| p.state.is_done())
-            .map(|p| p.token.as_str())
-            .collect();
-        if done.is_empty() {
+        // (only the done own partitions are looked at, see `settle::Marks`)
+        let at = self.done_positions();
+        if at.is_empty() {
             return None;
         }
+        let parts = &self.own.data.partitions;
+        let done: HashSet<&str> = at.iter().map(|&i| parts[i].token.as_str()).collect();
         let blockers = self.removal_blockers(&done);
-        self.own
-            .data
-            .partitions
-            .iter()
+        at.iter()
+            .map(|&i| &parts[i])
             .filter(|p| blockers.allow(p))
             .filter_map(|p| removal_due(p, delay, ttl))
             .min()
