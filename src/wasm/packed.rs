@@ -4,7 +4,7 @@
 
 use wasm_bindgen::prelude::*;
 
-use super::error::{out_of_memory, BoundaryError};
+use super::error::{headroom, out_of_memory, BoundaryError};
 use crate::packed::{PackedError, Utf16Batch};
 
 /// Code units and lengths of a batch of strings, written by JavaScript.
@@ -17,9 +17,13 @@ pub struct PackedStrings {
 
 #[wasm_bindgen]
 impl PackedStrings {
+    /// `OUT_OF_MEMORY` (domain `partition`) when not even the object itself can be had (the
+    /// box wasm-bindgen puts it in is allocated after this returns: a block is reserved and
+    /// given back first, so that allocation cannot abort the instance).
     #[wasm_bindgen(constructor)]
-    pub fn new() -> PackedStrings {
-        PackedStrings::default()
+    pub fn new() -> Result<PackedStrings, BoundaryError> {
+        headroom("partition", 4096)?;
+        Ok(PackedStrings::default())
     }
 
     /// Sizes the buffers for `units` code units and `items` strings (contents unspecified
