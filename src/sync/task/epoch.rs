@@ -422,12 +422,7 @@ impl SyncTask {
                     // kept in the departed task's entry as a share to the member it falls to
                     // (as `adopt_departed` does), not as that member's own word: an epoch that
                     // comes before the member has taken it resolves it again
-                    self.cache
-                        .entry(st.task_id.clone())
-                        .or_insert_with(|| TaskState::empty(st.task_id.clone()))
-                        .share
-                        .partitions
-                        .push(p.shared_to(&target));
+                    self.share_for_departed(&st.task_id, &p, &target);
                 }
             }
         }

@@ -280,6 +280,16 @@ impl SyncTask {
         }
     }
 
+    /// A departed task's partition kept in its entry as a share to the member it falls to.
+    pub(super) fn share_for_departed(&mut self, departed: &str, p: &PartitionState, to: &str) {
+        self.cache
+            .entry(departed.to_string())
+            .or_insert_with(|| TaskState::empty(departed.to_string()))
+            .share
+            .partitions
+            .push(p.shared_to(to));
+    }
+
     /// A record of a task that has left the epoch, landing late (it finished a partition or
     /// found children while leaving, and its records landed after the epoch that left it out
     /// was computed), is still its own word: its finishes count in every state of the view, and
@@ -351,12 +361,7 @@ impl SyncTask {
             } else {
                 // a share to the member it falls to, so that the next epoch, and every reader,
                 // resolve it to that member whatever the members are by then
-                self.cache
-                    .entry(state.task_id.clone())
-                    .or_insert_with(|| TaskState::empty(state.task_id.clone()))
-                    .share
-                    .partitions
-                    .push(p.shared_to(target));
+                self.share_for_departed(&state.task_id, &p, &target);
             }
         }
     }

@@ -162,33 +162,31 @@ fn is_done(p: &PartitionState) -> bool {
 impl SyncTask {
     /// Own partitions that may be waiting (Created or ReadyForStreaming), ascending.
     fn waiting_positions(&self) -> Vec<usize> {
-        let m = if self.reshaped {
-            &Marks::default()
-        } else {
-            &self.marks
-        };
-        let v = m.select(&m.waiting, &self.own.data.partitions, is_waiting);
-        debug_assert_eq!(
-            v,
-            (0..self.own.data.partitions.len())
-                .filter(|&i| is_waiting(&self.own.data.partitions[i]))
-                .collect::<Vec<_>>()
-        );
-        v
+        self.positions(|m| &m.waiting, is_waiting)
     }
 
     /// Own partitions that are done (Finished or Removed), ascending.
     pub(super) fn done_positions(&self) -> Vec<usize> {
+        self.positions(|m| &m.done, is_done)
+    }
+
+    /// The own partitions `keep` holds, of those `list` of the marks names (all of them when
+    /// the marks were forgotten), ascending.
+    fn positions(
+        &self,
+        list: impl Fn(&Marks) -> &Vec<usize>,
+        keep: fn(&PartitionState) -> bool,
+    ) -> Vec<usize> {
         let m = if self.reshaped {
             &Marks::default()
         } else {
             &self.marks
         };
-        let v = m.select(&m.done, &self.own.data.partitions, is_done);
+        let v = m.select(list(m), &self.own.data.partitions, keep);
         debug_assert_eq!(
             v,
             (0..self.own.data.partitions.len())
-                .filter(|&i| is_done(&self.own.data.partitions[i]))
+                .filter(|&i| keep(&self.own.data.partitions[i]))
                 .collect::<Vec<_>>()
         );
         v
