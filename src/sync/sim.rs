@@ -5,7 +5,8 @@
 //! new task ids, slow readers, duplicate delivery, a task missing a NewEpoch, leader death during
 //! an epoch, rebalances in quick succession. After every step the harness checks:
 //! - **safety**: no partition Scheduled/Running on two live tasks, no partition owned by two live
-//!   tasks, no partition restarted once finished or moved away from a live task that ran it;
+//!   tasks whose epochs every member has applied (`SyncTask::epoch_confirmed`), no partition
+//!   restarted once finished or moved away from a live task that ran it;
 //! - **no loss**: whenever every live task has applied the epoch of the current generation, every
 //!   created, unfinished partition that every live task has read of is owned by a live task or
 //!   shared to one;
@@ -1735,11 +1736,19 @@ impl Sim {
         let alive = self.alive();
         let mut active: BTreeMap<&str, &str> = BTreeMap::new();
         let mut owned: BTreeMap<&str, &str> = BTreeMap::new();
+        let mut claimed: BTreeMap<&str, &str> = BTreeMap::new(); // owned in a confirmed epoch
         for &i in &alive {
             let n = &self.nodes[i];
+            // ownership counts once the task may act on it: a task whose epoch some member has
+            // not applied yet (e.g. a fork built by a leader that missed a NewEpoch, which the
+            // others reject) starts nothing, and gives the claim up when it learns of the fork
+            let confirmed = n.task.epoch_confirmed();
             for p in n.task.owned_partitions() {
-                if let Some(other) = owned.insert(p.token.as_str(), n.id.as_str()) {
-                    return Err(format!("safety: {} owned by {other} and {}", p.token, n.id));
+                owned.insert(p.token.as_str(), n.id.as_str());
+                if confirmed {
+                    if let Some(other) = claimed.insert(p.token.as_str(), n.id.as_str()) {
+                        return Err(format!("safety: {} owned by {other} and {}", p.token, n.id));
+                    }
                 }
                 if p.state.is_active() {
                     if let Some(other) = active.insert(p.token.as_str(), n.id.as_str()) {

@@ -325,6 +325,14 @@ impl SyncTask {
         self.in_epoch
     }
 
+    /// Whether every member of the epoch in force is known to have applied it (its ack, or any
+    /// message of the epoch, was read). Until then the task starts nothing the epoch gave it:
+    /// what it owns is a claim, not yet work (see "Starting only what every member applied" in
+    /// the module docs).
+    pub fn epoch_confirmed(&self) -> bool {
+        self.in_epoch && self.members.iter().all(|m| self.acked.contains(m))
+    }
+
     /// Whether the latest rebalance made this task the leader.
     pub fn is_leader(&self) -> bool {
         self.rebalance.is_some_and(|r| r.leader)
