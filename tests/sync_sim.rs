@@ -9,8 +9,12 @@
 //! not by a task starting at the checkpoint; late records of a departed task read by a task that
 //! never applied an epoch it was a member of, or kept only in a member's entry that the next
 //! epoch, computed without them, replaced), and the seeds that intermediate versions of those
-//! fixes broke. All are regression seeds below. Still open with the core alone (docs/sync.md,
-//! "Results"): 13429, 25574, 26976 of 0–29,999.
+//! fixes broke. Then 13429 (lone replacements, each dying before it checkpointed, until retention
+//! took the state: the checkpoint deadline now counts from when the last checkpoint was
+//! published, not when it was read), 18976 (a lone leader that silently missed the NewEpoch of a
+//! generation it was a member of, its leader dead: it now fences itself and its replacement
+//! replays the log), 25574 and 26976 (a fork's claim that starts nothing counted as a second
+//! owner: ownership counts once the epoch is confirmed). All are regression seeds below.
 
 use partkit::sync::sim::{run, SimConfig};
 
@@ -63,7 +67,7 @@ fn simulation_seeds_that_once_failed() {
     let seeds = [
         658, 1173, 1390, 1713, 2095, 2925, 3196, 3420, 4037, 4395, 4447, 4876, 5019, 5185, 5482,
         5808, 6457, 7191, 8117, 8502, 8786, 37753, 3583, 8864, 20499, 24059, 30784, 38823, 695,
-        1511, 11399, 13561, 16087, 19767, 24504, 25693,
+        1511, 11399, 13561, 16087, 19767, 24504, 25693, 13429, 18976, 25574, 26976,
     ];
     run_seeds(seeds, false);
 }

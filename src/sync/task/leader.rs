@@ -73,6 +73,21 @@ impl SyncTask {
             .as_ref()
             .map(|p| p.members.clone())
             .unwrap_or_default();
+        // a leader alone that was a member of a generation whose NewEpoch it never read cannot
+        // tell a leader that died before publishing from a NewEpoch it silently missed (a
+        // transport without the offset check), and no member can re-publish it: it fences
+        // itself, and its replacement replays the log from its start
+        if members.len() == 1 {
+            let applied = self.epoch_generation();
+            let unseen = self.joined.iter().rev().find(|&&g| {
+                g > applied && g < generation && !self.read_epochs.iter().any(|(r, _)| *r == g)
+            });
+            if let Some(g) = unseen {
+                let why = format!("leading generation {generation} alone, it never read the NewEpoch of generation {g}, of which it was a member");
+                self.fence_self(why, out);
+                return;
+            }
+        }
         // a leader that missed an epoch knows its members' own words from their messages
         let mut cache = self.cache.clone();
         let mut deferred: Vec<(u64, &TaskState)> =

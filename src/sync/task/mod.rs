@@ -1,7 +1,8 @@
 //! The `SyncTask` state machine, split by the state each part owns: `validate` (what it is
 //! given), `log` (what it reads of other tasks), `epoch` (which epoch applies and how), `leader`
 //! (computing a new epoch), `settle` (the own partitions), `timer` (every deadline, and the
-//! checkpoints).
+//! checkpoints), `input` (the three inputs, `on_rebalance`, `on_message` and `tick`, and what
+//! frames every input).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 
@@ -12,6 +13,7 @@ use super::types::*;
 mod chunk;
 mod delta;
 mod epoch;
+mod input;
 mod leader;
 mod log;
 mod settle;
@@ -142,6 +144,10 @@ pub struct SyncTask {
     own_read: u64,
     /// NewEpoch ids read (applied or not) of generations above the epoch in force.
     read_epochs: BTreeSet<(u64, String)>,
+    /// Generations above the epoch in force this task was told of as a member, not the leader
+    /// (newest [`MAX_DEPARTED`] kept): a lone leader that read no NewEpoch of one of them may
+    /// have missed it.
+    joined: BTreeSet<u64>,
     /// Of those, the forks: built on an epoch this task applied before the one in force (their
     /// leader missed an epoch; every task that did not rejects them). Checkpoints name them.
     forks: BTreeSet<(u64, String)>,
@@ -160,8 +166,10 @@ pub struct SyncTask {
     last_read: Option<CheckpointRef>,
     /// When this task, the leader of the epoch in force, next publishes a checkpoint of it.
     refresh_at: Option<u64>,
-    /// When this task last read a clean checkpoint (by any author): a new epoch's leader
-    /// publishes the next one `stateRefreshInterval` after it, however often epochs change.
+    /// When the last clean checkpoint this task read (by any author) was published (its
+    /// `messageTimestamp`, or when it was read if earlier): a new epoch's leader publishes the
+    /// next one `stateRefreshInterval` after it, however often epochs change, and a task that
+    /// started at an old checkpoint does not wait a whole interval more.
     checkpoint_seen: Option<u64>,
     /// Tasks that were members of an epoch this task applied and are not any more (they left,
     /// died or fenced themselves: they run nothing), oldest first, bounded.
@@ -255,6 +263,7 @@ impl SyncTask {
             heard: BTreeMap::new(),
             own_read: 0,
             read_epochs: BTreeSet::new(),
+            joined: BTreeSet::new(),
             forks: BTreeSet::new(),
             checkpoint_waiting: false,
             acked: BTreeSet::new(),
@@ -403,277 +412,6 @@ impl SyncTask {
     /// until it.
     pub fn poll_timeout(&self) -> Option<u64> {
         self.timers().into_iter().map(|(_, at)| at).min()
-    }
-
-    /// A group rebalance: answer with the own state; a leader starts collecting answers.
-    ///
-    /// Stale or repeated generations are ignored. Sharing stays disabled until an epoch of this
-    /// generation (or newer) is applied.
-    ///
-    /// # Errors
-    /// `SYNC_INVALID_REBALANCE` if the generation is 0, or the event says `leader` without a
-    /// member list that contains this task.
-    pub fn on_rebalance(
-        &mut self,
-        event: &RebalanceEvent,
-        now: u64,
-    ) -> Result<SyncOutput, SyncError> {
-        self.input(|t| t.on_rebalance_inner(event, now))
-    }
-
-    fn on_rebalance_inner(
-        &mut self,
-        event: &RebalanceEvent,
-        now: u64,
-    ) -> Result<SyncOutput, SyncError> {
-        let bad = |why: &str| {
-            SyncError::new(
-                ErrorKind::InvalidRebalance,
-                format!("invalid rebalance: {why}"),
-            )
-        };
-        if event.generation == 0 || event.generation > MAX_SAFE_INTEGER {
-            return Err(bad("generation must be in 1..=2^53-1"));
-        }
-        let mut members: Vec<String> = Vec::new();
-        if event.leader {
-            let Some(m) = &event.members else {
-                return Err(bad("a leader needs the member list"));
-            };
-            if m.iter().any(|x| x.is_empty()) {
-                return Err(bad("a member id is empty"));
-            }
-            members = m.clone();
-            members.sort();
-            members.dedup();
-            if !members.contains(&self.id) {
-                return Err(bad("the member list does not contain the leader"));
-            }
-        }
-        self.clock(now);
-        let mut out = SyncOutput::default();
-        if self
-            .rebalance
-            .is_some_and(|r| r.generation >= event.generation)
-        {
-            return Ok(out);
-        }
-        self.rebalance = Some(RebalanceInfo {
-            generation: event.generation,
-            leader: event.leader,
-        });
-        if event.generation <= self.epoch_generation() {
-            // an epoch for this generation is already in force
-            self.finish(&mut out);
-            return Ok(out);
-        }
-        self.pending = if event.leader {
-            Some(Pending {
-                generation: event.generation,
-                members,
-                since: self.now,
-                awaiting: None,
-                published: None,
-                republished: 0,
-                attempt: 0,
-            })
-        } else {
-            None
-        };
-        self.settle(&mut out);
-        self.publish_own(MessageType::RebalanceAnswer, &mut out);
-        self.maybe_lead(&mut out);
-        Ok(out)
-    }
-
-    /// A message read from the sync topic (own messages included), in topic order.
-    ///
-    /// # Errors
-    /// `SYNC_MALFORMED_MESSAGE` if the message is inconsistent (empty ids, a Regular or
-    /// RebalanceAnswer without the sender's state, duplicate tokens, ...).
-    pub fn on_message(&mut self, msg: &SyncMessage, now: u64) -> Result<SyncOutput, SyncError> {
-        self.input(|t| t.on_message_inner(msg, now))
-    }
-
-    fn on_message_inner(&mut self, msg: &SyncMessage, now: u64) -> Result<SyncOutput, SyncError> {
-        let whole = if msg.chunk.is_some() {
-            self.validate_chunk(msg)?;
-            self.peek_chunk(msg)?
-        } else {
-            self.validate_message(msg)?;
-            None
-        };
-        self.clock(now);
-        let mut out = SyncOutput::default();
-        // a record read again (a re-delivery: its sender's counter is not new) changes no
-        // message being read in chunks
-        let again = msg
-            .message_seq
-            .zip(self.heard.get(&msg.task_id))
-            .is_some_and(|(seq, last)| seq <= *last);
-        if let Some(seq) = msg.message_seq {
-            let last = self.heard.entry(msg.task_id.clone()).or_insert(seq);
-            if seq > last.saturating_add(1) {
-                let why = format!(
-                    "missed messages {}..={} of {} in the sync log; its view may be wrong",
-                    *last + 1,
-                    seq - 1,
-                    msg.task_id
-                );
-                self.fence_self(why, &mut out);
-                return Ok(out);
-            }
-            *last = (*last).max(seq);
-        }
-        if msg.task_id == self.id {
-            self.own_read = msg
-                .message_seq
-                .map_or(self.own_read + 1, |s| self.own_read.max(s));
-        }
-        if !again {
-            self.note_record(msg);
-        }
-        // a chunk is read; the message it belongs to is taken when its last chunk is, as if it
-        // stood at its first (what was read before that is what a checkpoint names)
-        let here = msg.message_seq.map(|seq| CheckpointRef {
-            after_task_id: msg.task_id.clone(),
-            after_seq: seq,
-        });
-        let (whole, before, interleaved) = if msg.chunk.is_some() {
-            match self.take_chunk(msg, whole, again) {
-                Some(done) => done,
-                None => {
-                    self.last_read = here;
-                    return Ok(out);
-                }
-            }
-        } else {
-            (msg.clone(), self.last_read.clone(), false)
-        };
-        let msg = &whole;
-        if msg.checkpoint.is_some() {
-            // (a clean checkpoint of the epoch in force: one of an older epoch, from a task that
-            // could not apply the newer one, is not a place to start from)
-            if msg.checkpoint == before && !interleaved && msg.sync_epoch == self.cur_id() {
-                self.checkpoint_seen = Some(self.now);
-                self.schedule_refresh();
-            } else if msg.task_id == self.id {
-                // another record landed between the one it was computed after and itself: no
-                // reader can start at it, so publish another one soon
-                let retry = self.now.saturating_add(
-                    self.opts
-                        .epoch_ack_timeout
-                        .min(self.opts.state_refresh_interval),
-                );
-                if let Some(at) = &mut self.refresh_at {
-                    *at = (*at).min(retry);
-                }
-            }
-        }
-        self.last_read = here;
-        if msg.kind == MessageType::NewEpoch && msg.epoch_generation > self.epoch_generation() {
-            self.read_epochs
-                .insert((msg.epoch_generation, msg.sync_epoch.clone()));
-        }
-        match msg.kind {
-            MessageType::NewEpoch => {
-                // (an epoch rebuilds the own lists: what `marks` knew of them is forgotten)
-                self.marks.forget();
-                self.on_new_epoch(msg, &mut out);
-                self.marks.forget();
-            }
-            MessageType::Regular => self.on_regular(msg),
-            MessageType::RebalanceAnswer => self.on_answer(msg, &mut out),
-        }
-        if msg.kind != MessageType::NewEpoch {
-            self.take_finishes(Self::sender_state(msg), &mut out);
-            self.adopt_departed(Self::sender_state(msg));
-        }
-        self.finish(&mut out);
-        Ok(out)
-    }
-
-    /// Time passed: does the work of every deadline of [`poll_timeout`](Self::poll_timeout)
-    /// that is due (leader timeout, epoch re-publication, checkpoint, delayed removal).
-    pub fn tick(&mut self, now: u64) -> SyncOutput {
-        self.input(|t| Ok(t.tick_inner(now))).unwrap_or_default()
-    }
-
-    fn tick_inner(&mut self, now: u64) -> SyncOutput {
-        self.clock(now);
-        let mut out = SyncOutput::default();
-        let mut removal = false;
-        for (timer, at) in self.timers() {
-            if at > self.now {
-                continue;
-            }
-            match timer {
-                Timer::Stuck => {
-                    let since = self.behind_since.unwrap_or(self.now);
-                    let why = format!(
-                        "stuck behind: epoch {} in force, newer epochs read for {} ms without one it can apply",
-                        self.cur_id(),
-                        self.now - since
-                    );
-                    self.fence_self(why, &mut out);
-                    return out;
-                }
-                Timer::EpochAck => {
-                    self.resend(&mut out);
-                    if let Some(l) = &mut self.lead {
-                        l.last_publish = self.now;
-                        l.resends += 1;
-                    }
-                }
-                Timer::Refresh => self.checkpoint(&mut out),
-                // the leader's timeout is handled by `maybe_lead` in `finish`
-                Timer::Rebalance => {}
-                Timer::Removal => removal = true,
-            }
-        }
-        self.settle_with(&mut out, removal);
-        self.finish(&mut out);
-        out
-    }
-
-    /// Common frame of every input: a fenced task does nothing more; otherwise the input runs
-    /// and its output is sealed.
-    fn input(
-        &mut self,
-        run: impl FnOnce(&mut Self) -> Result<SyncOutput, SyncError>,
-    ) -> Result<SyncOutput, SyncError> {
-        if self.fenced.is_some() {
-            return Ok(SyncOutput::default());
-        }
-        run(self).map(|out| self.seal(out))
-    }
-
-    /// Common end of every input: stamps the sender counter on everything it publishes, and
-    /// notes since when the task is behind.
-    fn seal(&mut self, mut out: SyncOutput) -> SyncOutput {
-        if out.fenced.is_some() {
-            // nothing a fenced task computed on the way may reach the topic or the connector
-            out.publish.clear();
-            out.start.clear();
-        }
-        // a checkpoint goes first: it is clean only if no record lands between the last one
-        // its author read and itself (it reflects what the task publishes with it)
-        if let Some(k) = out.publish.iter().position(|m| m.checkpoint.is_some()) {
-            let c = out.publish.remove(k);
-            out.publish.insert(0, c);
-        }
-        // no record is larger than maxRecordBytes
-        out.publish = self.split_records(std::mem::take(&mut out.publish));
-        for m in &mut out.publish {
-            self.seq += 1;
-            m.message_seq = Some(self.seq);
-        }
-        self.behind_since = if self.behind {
-            Some(self.behind_since.unwrap_or(self.now))
-        } else {
-            None
-        };
-        out
     }
 
     /// The task's clock never goes back (an earlier `now` counts as the latest one seen) and

@@ -124,8 +124,8 @@ impl SyncTask {
     }
 
     /// The members of the epoch in force keep a complete state of it in the log: its leader
-    /// publishes a checkpoint `stateRefreshInterval` after the last clean one it read (at once
-    /// if it has read none), however often epochs change; the member `r` places after the
+    /// publishes a checkpoint `stateRefreshInterval` after the last clean one was published
+    /// (at once if it has read none), however often epochs change; the member `r` places after the
     /// leader (in id order, of `n`) steps in when no clean checkpoint came `r / n` intervals
     /// later (a leader that died or lags behind the log cannot publish a clean one), so that
     /// clean checkpoints are at most about two intervals apart while any member keeps up.

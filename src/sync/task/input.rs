@@ -1,0 +1,287 @@
+//! The inputs of a task (a rebalance, a message read, time passing) and the frame every input
+//! runs in (the other inputs, `addPartitions`, `partitionStarted`, `partitionFinished`, are in
+//! `settle`): a fenced task does nothing more, and what an input publishes is sealed (checkpoint
+//! first, split into records of at most `maxRecordBytes`, numbered by the sender counter).
+
+use super::*;
+
+impl SyncTask {
+    /// A group rebalance: answer with the own state; a leader starts collecting answers.
+    ///
+    /// Stale or repeated generations are ignored. Sharing stays disabled until an epoch of this
+    /// generation (or newer) is applied.
+    ///
+    /// # Errors
+    /// `SYNC_INVALID_REBALANCE` if the generation is 0, or the event says `leader` without a
+    /// member list that contains this task.
+    pub fn on_rebalance(
+        &mut self,
+        event: &RebalanceEvent,
+        now: u64,
+    ) -> Result<SyncOutput, SyncError> {
+        self.input(|t| t.on_rebalance_inner(event, now))
+    }
+
+    fn on_rebalance_inner(
+        &mut self,
+        event: &RebalanceEvent,
+        now: u64,
+    ) -> Result<SyncOutput, SyncError> {
+        let bad = |why: &str| {
+            SyncError::new(
+                ErrorKind::InvalidRebalance,
+                format!("invalid rebalance: {why}"),
+            )
+        };
+        if event.generation == 0 || event.generation > MAX_SAFE_INTEGER {
+            return Err(bad("generation must be in 1..=2^53-1"));
+        }
+        let mut members: Vec<String> = Vec::new();
+        if event.leader {
+            let Some(m) = &event.members else {
+                return Err(bad("a leader needs the member list"));
+            };
+            if m.iter().any(|x| x.is_empty()) {
+                return Err(bad("a member id is empty"));
+            }
+            members = m.clone();
+            members.sort();
+            members.dedup();
+            if !members.contains(&self.id) {
+                return Err(bad("the member list does not contain the leader"));
+            }
+        }
+        self.clock(now);
+        let mut out = SyncOutput::default();
+        if self
+            .rebalance
+            .is_some_and(|r| r.generation >= event.generation)
+        {
+            return Ok(out);
+        }
+        if let Some(prev) = self.rebalance.filter(|r| !r.leader) {
+            self.joined.insert(prev.generation);
+        }
+        let applied = self.epoch_generation();
+        self.joined.retain(|g| *g > applied);
+        while self.joined.len() > MAX_DEPARTED {
+            self.joined.pop_first();
+        }
+        self.rebalance = Some(RebalanceInfo {
+            generation: event.generation,
+            leader: event.leader,
+        });
+        if event.generation <= self.epoch_generation() {
+            // an epoch for this generation is already in force
+            self.finish(&mut out);
+            return Ok(out);
+        }
+        self.pending = if event.leader {
+            Some(Pending {
+                generation: event.generation,
+                members,
+                since: self.now,
+                awaiting: None,
+                published: None,
+                republished: 0,
+                attempt: 0,
+            })
+        } else {
+            None
+        };
+        self.settle(&mut out);
+        self.publish_own(MessageType::RebalanceAnswer, &mut out);
+        self.maybe_lead(&mut out);
+        Ok(out)
+    }
+
+    /// A message read from the sync topic (own messages included), in topic order.
+    ///
+    /// # Errors
+    /// `SYNC_MALFORMED_MESSAGE` if the message is inconsistent (empty ids, a Regular or
+    /// RebalanceAnswer without the sender's state, duplicate tokens, ...).
+    pub fn on_message(&mut self, msg: &SyncMessage, now: u64) -> Result<SyncOutput, SyncError> {
+        self.input(|t| t.on_message_inner(msg, now))
+    }
+
+    fn on_message_inner(&mut self, msg: &SyncMessage, now: u64) -> Result<SyncOutput, SyncError> {
+        let whole = if msg.chunk.is_some() {
+            self.validate_chunk(msg)?;
+            self.peek_chunk(msg)?
+        } else {
+            self.validate_message(msg)?;
+            None
+        };
+        self.clock(now);
+        let mut out = SyncOutput::default();
+        // a record read again (a re-delivery: its sender's counter is not new) changes no
+        // message being read in chunks
+        let again = msg
+            .message_seq
+            .zip(self.heard.get(&msg.task_id))
+            .is_some_and(|(seq, last)| seq <= *last);
+        if let Some(seq) = msg.message_seq {
+            let last = self.heard.entry(msg.task_id.clone()).or_insert(seq);
+            if seq > last.saturating_add(1) {
+                let why = format!(
+                    "missed messages {}..={} of {} in the sync log; its view may be wrong",
+                    *last + 1,
+                    seq - 1,
+                    msg.task_id
+                );
+                self.fence_self(why, &mut out);
+                return Ok(out);
+            }
+            *last = (*last).max(seq);
+        }
+        if msg.task_id == self.id {
+            self.own_read = msg
+                .message_seq
+                .map_or(self.own_read + 1, |s| self.own_read.max(s));
+        }
+        if !again {
+            self.note_record(msg);
+        }
+        // a chunk is read; the message it belongs to is taken when its last chunk is, as if it
+        // stood at its first (what was read before that is what a checkpoint names)
+        let here = msg.message_seq.map(|seq| CheckpointRef {
+            after_task_id: msg.task_id.clone(),
+            after_seq: seq,
+        });
+        let (whole, before, interleaved) = if msg.chunk.is_some() {
+            match self.take_chunk(msg, whole, again) {
+                Some(done) => done,
+                None => {
+                    self.last_read = here;
+                    return Ok(out);
+                }
+            }
+        } else {
+            (msg.clone(), self.last_read.clone(), false)
+        };
+        let msg = &whole;
+        if msg.checkpoint.is_some() {
+            // (a clean checkpoint of the epoch in force: one of an older epoch, from a task that
+            // could not apply the newer one, is not a place to start from)
+            if msg.checkpoint == before && !interleaved && msg.sync_epoch == self.cur_id() {
+                self.checkpoint_seen = Some(msg.message_timestamp.min(self.now));
+                self.schedule_refresh();
+            } else if msg.task_id == self.id {
+                // another record landed between the one it was computed after and itself: no
+                // reader can start at it, so publish another one soon
+                let retry = self.now.saturating_add(
+                    self.opts
+                        .epoch_ack_timeout
+                        .min(self.opts.state_refresh_interval),
+                );
+                if let Some(at) = &mut self.refresh_at {
+                    *at = (*at).min(retry);
+                }
+            }
+        }
+        self.last_read = here;
+        if msg.kind == MessageType::NewEpoch && msg.epoch_generation > self.epoch_generation() {
+            self.read_epochs
+                .insert((msg.epoch_generation, msg.sync_epoch.clone()));
+        }
+        match msg.kind {
+            MessageType::NewEpoch => {
+                // (an epoch rebuilds the own lists: what `marks` knew of them is forgotten)
+                self.marks.forget();
+                self.on_new_epoch(msg, &mut out);
+                self.marks.forget();
+            }
+            MessageType::Regular => self.on_regular(msg),
+            MessageType::RebalanceAnswer => self.on_answer(msg, &mut out),
+        }
+        if msg.kind != MessageType::NewEpoch {
+            self.take_finishes(Self::sender_state(msg), &mut out);
+            self.adopt_departed(Self::sender_state(msg));
+        }
+        self.finish(&mut out);
+        Ok(out)
+    }
+
+    /// Time passed: does the work of every deadline of [`poll_timeout`](Self::poll_timeout)
+    /// that is due (leader timeout, epoch re-publication, checkpoint, delayed removal).
+    pub fn tick(&mut self, now: u64) -> SyncOutput {
+        self.input(|t| Ok(t.tick_inner(now))).unwrap_or_default()
+    }
+
+    fn tick_inner(&mut self, now: u64) -> SyncOutput {
+        self.clock(now);
+        let mut out = SyncOutput::default();
+        let mut removal = false;
+        for (timer, at) in self.timers() {
+            if at > self.now {
+                continue;
+            }
+            match timer {
+                Timer::Stuck => {
+                    let since = self.behind_since.unwrap_or(self.now);
+                    let why = format!(
+                        "stuck behind: epoch {} in force, newer epochs read for {} ms without one it can apply",
+                        self.cur_id(),
+                        self.now - since
+                    );
+                    self.fence_self(why, &mut out);
+                    return out;
+                }
+                Timer::EpochAck => {
+                    self.resend(&mut out);
+                    if let Some(l) = &mut self.lead {
+                        l.last_publish = self.now;
+                        l.resends += 1;
+                    }
+                }
+                Timer::Refresh => self.checkpoint(&mut out),
+                // the leader's timeout is handled by `maybe_lead` in `finish`
+                Timer::Rebalance => {}
+                Timer::Removal => removal = true,
+            }
+        }
+        self.settle_with(&mut out, removal);
+        self.finish(&mut out);
+        out
+    }
+
+    /// Common frame of every input: a fenced task does nothing more; otherwise the input runs
+    /// and its output is sealed.
+    pub(super) fn input(
+        &mut self,
+        run: impl FnOnce(&mut Self) -> Result<SyncOutput, SyncError>,
+    ) -> Result<SyncOutput, SyncError> {
+        if self.fenced.is_some() {
+            return Ok(SyncOutput::default());
+        }
+        run(self).map(|out| self.seal(out))
+    }
+
+    /// Common end of every input: stamps the sender counter on everything it publishes, and
+    /// notes since when the task is behind.
+    pub(super) fn seal(&mut self, mut out: SyncOutput) -> SyncOutput {
+        if out.fenced.is_some() {
+            // nothing a fenced task computed on the way may reach the topic or the connector
+            out.publish.clear();
+            out.start.clear();
+        }
+        // a checkpoint goes first: it is clean only if no record lands between the last one
+        // its author read and itself (it reflects what the task publishes with it)
+        if let Some(k) = out.publish.iter().position(|m| m.checkpoint.is_some()) {
+            let c = out.publish.remove(k);
+            out.publish.insert(0, c);
+        }
+        // no record is larger than maxRecordBytes
+        out.publish = self.split_records(std::mem::take(&mut out.publish));
+        for m in &mut out.publish {
+            self.seq += 1;
+            m.message_seq = Some(self.seq);
+        }
+        self.behind_since = if self.behind {
+            Some(self.behind_since.unwrap_or(self.now))
+        } else {
+            None
+        };
+        out
+    }
+}
