@@ -25,6 +25,11 @@
 //!
 //! The last line is `N passed, M failed`.
 
+
+// (a faster allocator: allocation is about a quarter of a simulation's time)
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
