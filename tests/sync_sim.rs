@@ -14,7 +14,10 @@
 //! published, not when it was read), 18976 (a lone leader that silently missed the NewEpoch of a
 //! generation it was a member of, its leader dead: it now fences itself and its replacement
 //! replays the log), 25574 and 26976 (a fork's claim that starts nothing counted as a second
-//! owner: ownership counts once the epoch is confirmed). All are regression seeds below.
+//! owner: ownership counts once the epoch is confirmed), and 19325, which the lone-leader fence
+//! exposed (a late record of a departed task read after a NewEpoch of it the reader had missed:
+//! the counters of departed senders are now kept, so that the jump is a hole). All are
+//! regression seeds below.
 
 use partkit::sync::sim::{run, SimConfig};
 
@@ -68,6 +71,7 @@ fn simulation_seeds_that_once_failed() {
         658, 1173, 1390, 1713, 2095, 2925, 3196, 3420, 4037, 4395, 4447, 4876, 5019, 5185, 5482,
         5808, 6457, 7191, 8117, 8502, 8786, 37753, 3583, 8864, 20499, 24059, 30784, 38823, 695,
         1511, 11399, 13561, 16087, 19767, 24504, 25693, 13429, 18976, 25574, 26976,
+        19325,
     ];
     run_seeds(seeds, false);
 }

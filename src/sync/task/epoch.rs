@@ -247,9 +247,13 @@ impl SyncTask {
                 self.forks.insert((g, e.clone()));
             }
         }
-        // counters of departed senders are no longer needed (bounded memory)
+        // counters of senders that are gone are no longer needed (bounded memory), but those of
+        // the latest departed tasks are kept: a late record of one after a record this task
+        // missed (e.g. the NewEpoch it led) is a hole like any other
         let (members, me) = (&self.members, &self.id);
-        self.heard.retain(|t, _| members.contains(t) || t == me);
+        let departed: HashSet<&String> = self.departed.iter().collect();
+        self.heard
+            .retain(|t, _| members.contains(t) || t == me || departed.contains(t));
         let mut cache = BTreeMap::new();
         let mut mine_entry: Option<TaskState> = None;
         for s in &msg.connector_state {
