@@ -25,7 +25,6 @@
 //!
 //! The last line is `N passed, M failed`.
 
-
 // (a faster allocator: allocation is about a quarter of a simulation's time)
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;

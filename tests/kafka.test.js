@@ -157,9 +157,30 @@ describe('findEpochStart: checkpoints', () => {
       rec(53, g(regular('c', 2), 5)),
     ];
     expect(findEpochStart(records, {atLow: false, low: 0})).toEqual({extend: true});
-    // a fresh NewEpoch attempt does not count (every task may have ignored it)
-    const attempt = [rec(60, g(regular('b', 4), 1)), rec(61, g(epoch('5-a', '1-a'), 5)), rec(62, g(regular('c', 1), 1)), rec(63, g(checkpoint('c', 1, '1-a'), 1))];
+    // a fresh NewEpoch attempt computed from a stale view (its base is not the epoch in force)
+    // does not count: every task ignored it
+    const attempt = [rec(60, g(regular('b', 4), 1)), rec(61, g(epoch('5-a', '0-z'), 5)), rec(62, g(regular('c', 1), 1)), rec(63, g(checkpoint('c', 1, '1-a'), 1))];
     expect(findEpochStart(attempt, {atLow: false, low: 0})).toEqual({offset: '63'});
+  });
+
+  test('a checkpoint whose author missed a NewEpoch built on its epoch is passed over', () => {
+    // 61 is a whole NewEpoch on 1-a, the epoch the checkpoint at 63 holds in force: every task
+    // that read 61 applied it, so the author of 63, which names 62, missed it (a transport
+    // without the offset check); the checkpoint before 61 is the place to start
+    const g = (m, epochGeneration) => ({...m, epochGeneration});
+    const records = [
+      rec(58, g(regular('b', 3), 1)),
+      rec(59, g(checkpoint('b', 3, '1-a'), 1)),
+      rec(60, g(regular('b', 4), 1)),
+      rec(61, g(epoch('5-a', '1-a'), 5)),
+      rec(62, g(regular('c', 1), 1)),
+      rec(63, g(checkpoint('c', 1, '1-a'), 1)),
+    ];
+    expect(findEpochStart(records, {atLow: false, low: 0})).toEqual({offset: '59'});
+    // a NewEpoch whose last chunk never landed applied nowhere: 63 stays a place to start
+    const part = {...g(epoch('5-a', '1-a'), 5), messageSeq: 9, chunk: {index: 0, count: 2}};
+    const partial = [...records.slice(0, 3), rec(61, part), ...records.slice(4)];
+    expect(findEpochStart(partial, {atLow: false, low: 0})).toEqual({offset: '63'});
   });
 
   test('wrong arguments are SyncErrors with code INVALID_ARGUMENT, never a TypeError', () => {

@@ -16,8 +16,12 @@
 //! replays the log), 25574 and 26976 (a fork's claim that starts nothing counted as a second
 //! owner: ownership counts once the epoch is confirmed), and 19325, which the lone-leader fence
 //! exposed (a late record of a departed task read after a NewEpoch of it the reader had missed:
-//! the counters of departed senders are now kept, so that the jump is a hole). All are
-//! regression seeds below.
+//! the counters of departed senders are now kept, so that the jump is a hole), and the seeds
+//! those changes exposed: 60081 (a departed task's share read before an epoch counted as its
+//! assignee's claim against the epoch), 31482 and 35276 (a task starting at a checkpoint did not
+//! count it as the last one seen, so a chain of short-lived replacements never refreshed it),
+//! 39555 (a new task started at a checkpoint whose author had missed a NewEpoch built on it:
+//! `findEpochStart` now passes such a checkpoint over) and 30776. All are regression seeds below.
 
 use partkit::sync::sim::{run, SimConfig};
 
@@ -70,8 +74,8 @@ fn simulation_seeds_that_once_failed() {
     let seeds = [
         658, 1173, 1390, 1713, 2095, 2925, 3196, 3420, 4037, 4395, 4447, 4876, 5019, 5185, 5482,
         5808, 6457, 7191, 8117, 8502, 8786, 37753, 3583, 8864, 20499, 24059, 30784, 38823, 695,
-        1511, 11399, 13561, 16087, 19767, 24504, 25693, 13429, 18976, 25574, 26976,
-        19325,
+        1511, 11399, 13561, 16087, 19767, 24504, 25693, 13429, 18976, 25574, 26976, 19325, 60081,
+        30776, 31482, 35276, 39555,
     ];
     run_seeds(seeds, false);
 }

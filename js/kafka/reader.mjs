@@ -129,7 +129,8 @@ function epochStartArgs(records, where) {
  *   only if every chunk is in the records, and is applied joined (`chunks`: the offsets of its
  *   chunks, in order). A checkpoint whose named record is not in the records, or that was
  *   written by a task still behind (some record before the named one was written from a later
- *   epoch by a task that had applied it), is passed over;
+ *   epoch by a task that had applied it, or is a whole NewEpoch of a later generation built on
+ *   the checkpoint's epoch, which its author missed), is passed over;
  * - with no such checkpoint in the records: the latest NewEpoch names the epoch it was computed
  *   from (`baseEpoch`); the reader starts at the first NewEpoch of that base epoch not written
  *   by a task still behind. Its leader had applied the base, so the base is an epoch every
@@ -169,6 +170,9 @@ export function findEpochStart(records, where) {
     if (rs[i].offset - rs[j].offset !== BigInt(i - j)) continue;
     // written by a task still behind an epoch that some task had already written from
     if (m.epochGeneration < ahead[j + 1]) continue;
+    // written by a task that missed a NewEpoch built on the checkpoint's epoch, read before the
+    // record it names (a whole one applies wherever its base is in force)
+    if (rs.some((r, p) => p <= j && r.message?.type === 'NewEpoch' && r.message.epochGeneration > m.epochGeneration && r.message.baseEpoch === m.syncEpoch && !(r.message.chunk?.index > 0) && chunksOf(rs, p) !== null)) continue;
     const contiguous = chunks.every((k, n) => k === i + n);
     if (j === i - 1 && contiguous) return {offset: String(rs[i].offset)}; // clean
     const found = {offset: String(rs[j + 1].offset), checkpoint: String(rs[i].offset)};

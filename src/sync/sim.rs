@@ -1552,6 +1552,20 @@ impl Sim {
             if self.log[k].epoch_generation < ahead[j + 1] {
                 continue;
             }
+            // written by a task that missed a NewEpoch built on the checkpoint's epoch, read
+            // before the record it names (a whole one applies wherever its base is in force)
+            let (epoch, generation) = (&self.log[k].sync_epoch, self.log[k].epoch_generation);
+            let missed = (lo..=j).any(|p| {
+                let m = &self.log[p];
+                m.kind == MessageType::NewEpoch
+                    && m.epoch_generation > generation
+                    && m.base_epoch.as_ref() == Some(epoch)
+                    && m.chunk.as_ref().is_none_or(|c| c.index == 0)
+                    && self.assemble(p).is_some()
+            });
+            if missed {
+                continue;
+            }
             if j + 1 == k && contiguous {
                 return (k, None); // clean: start at it
             }

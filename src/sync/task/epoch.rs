@@ -293,7 +293,10 @@ impl SyncTask {
             }
         }
         let owned_claims: HashSet<String> = claims.keys().cloned().collect();
-        for st in prev_states {
+        // a share claims for its assignee only while its sharer is a member: the shares of a
+        // departed task are the epoch's to resolve (its leader may have read them as a late
+        // record and placed them by the rule for those), as every reader does
+        for st in prev_states.filter(|st| self.members.contains(&st.task_id)) {
             for sh in &st.share.partitions {
                 if self.members.contains(&sh.assignee) && !owned_claims.contains(&sh.token) {
                     claim(&mut claims, &sh.token, &sh.assignee);
@@ -526,29 +529,33 @@ impl SyncTask {
     fn replay_deferred(&mut self, msg: &SyncMessage) -> Vec<TaskState> {
         // states published in this epoch that were read before it (it was missed)
         // (only changes read of a task: applied to the epoch's entry for it)
-        let replay: Vec<TaskState> = self
-            .future
-            .iter()
-            .filter(|((e, _), _)| *e == msg.sync_epoch)
-            .map(
-                |(_, (_, st, dropped))| match (dropped, self.cache.get(&st.task_id)) {
+        // (moved out, not cloned: what this epoch closes leaves `future`)
+        let mut replay: Vec<TaskState> = Vec::new();
+        let mut older: Vec<(u64, TaskState)> = Vec::new();
+        for ((e, k), (g, st, dropped)) in std::mem::take(&mut self.future) {
+            if e == msg.sync_epoch {
+                let whole = match (&dropped, self.cache.get(&st.task_id)) {
                     (Some(d), Some(entry)) if entry.state_version < st.state_version => {
                         let mut whole = entry.clone();
-                        delta::patch(&mut whole, st, d);
-                        whole
+                        delta::patch(&mut whole, &st, d);
+                        Some(whole)
                     }
-                    _ => st.clone(),
-                },
-            )
-            .collect();
-        let mut older: Vec<(u64, TaskState)> = self
-            .future
-            .iter()
-            .filter(|((e, _), (g, _, _))| *g <= msg.epoch_generation && *e != msg.sync_epoch)
-            .map(|(_, (g, st, _))| (*g, st.clone()))
-            .collect();
+                    _ => None,
+                };
+                if g > msg.epoch_generation {
+                    // (a generation that does not match its epoch: kept, as any later one)
+                    replay.push(whole.unwrap_or_else(|| st.clone()));
+                    self.future.insert((e, k), (g, st, dropped));
+                } else {
+                    replay.push(whole.unwrap_or(st));
+                }
+            } else if g > msg.epoch_generation {
+                self.future.insert((e, k), (g, st, dropped));
+            } else {
+                older.push((g, st));
+            }
+        }
         older.sort_by_key(|(g, st)| (*g, st.state_version));
-        self.future.retain(|_, (g, _, _)| *g > msg.epoch_generation);
         // bookkeeping of generations this epoch closed is no longer needed (bounded memory)
         let closed = msg.epoch_generation;
         self.answers.retain(|_, a| a.generation > closed);

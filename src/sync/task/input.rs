@@ -190,6 +190,14 @@ impl SyncTask {
                 self.marks.forget();
                 self.on_new_epoch(msg, &mut out);
                 self.marks.forget();
+                // a task that starts reading at a checkpoint (where `findEpochStart` puts it)
+                // and applied it counts it as the last clean one: the next falls due an
+                // interval after it was published, not after this task read it
+                let fresh = before.is_none() && self.checkpoint_seen.is_none();
+                if fresh && msg.checkpoint.is_some() && msg.sync_epoch == self.cur_id() {
+                    self.checkpoint_seen = Some(msg.message_timestamp.min(self.now));
+                    self.schedule_refresh();
+                }
             }
             MessageType::Regular => self.on_regular(msg),
             MessageType::RebalanceAnswer => self.on_answer(msg, &mut out),
