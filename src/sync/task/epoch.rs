@@ -381,6 +381,10 @@ impl SyncTask {
             known.extend(st.data.partitions.iter().map(|p| p.token.clone()));
         }
         let member_list: Vec<String> = self.members.iter().cloned().collect();
+        // (the rule for late records of departed tasks, `adopt_departed`, so that a record read
+        // before the epoch by one reader and after it by another, e.g. one that read a
+        // re-publication of the epoch, falls to the same member)
+        let mut parent_owner: Option<HashMap<String, String>> = None;
         for st in prev.values() {
             if member_list.is_empty() {
                 continue;
@@ -419,8 +423,23 @@ impl SyncTask {
                     continue;
                 }
                 known.insert(p.token.clone());
-                let target = match assignee {
-                    Some(a) if self.members.contains(a) => a.to_string(),
+                let owners = parent_owner.get_or_insert_with(|| {
+                    self.cache
+                        .values()
+                        .chain(mine)
+                        .filter(|s| self.members.contains(&s.task_id))
+                        .flat_map(|s| {
+                            s.data
+                                .partitions
+                                .iter()
+                                .map(|p| (p.token.clone(), s.task_id.clone()))
+                        })
+                        .collect()
+                });
+                let by_parent = p.parents.iter().min().and_then(|x| owners.get(x));
+                let target = match (assignee, by_parent) {
+                    (Some(a), _) if self.members.contains(a) => a.to_string(),
+                    (_, Some(owner)) => owner.clone(),
                     _ => rendezvous(&p.token, &member_list),
                 };
                 if target == self.id {
