@@ -21,9 +21,10 @@
 //! assignee's claim against the epoch), 31482 and 35276 (a task starting at a checkpoint did not
 //! count it as the last one seen, so a chain of short-lived replacements never refreshed it),
 //! 39555 (a new task started at a checkpoint whose author had missed a NewEpoch built on it:
-//! `findEpochStart` now passes such a checkpoint over), 30776 and 70400 (a departed task's
-//! partitions resolved by one rule whether its record is read before or after the epoch that
-//! left it out). All are regression seeds below.
+//! `findEpochStart` now passes such a checkpoint over), 30776 (a departed task's partition read
+//! before an epoch went by rendezvous, one read after it to its parent's owner; now both go to
+//! the parent's owner), and 70400 and 33471, which intermediate versions of that fix broke. All
+//! are regression seeds below.
 
 use partkit::sync::sim::{run, SimConfig};
 

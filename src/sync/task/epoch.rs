@@ -381,8 +381,10 @@ impl SyncTask {
             known.extend(st.data.partitions.iter().map(|p| p.token.clone()));
         }
         let member_list: Vec<String> = self.members.iter().cloned().collect();
-        // (the rule for late records of departed tasks, `adopt_departed`, so that a record read
-        // before the epoch by one reader and after it by another, e.g. one that read a
+        // (a share to a member is that member's: it took the share when it read it, as the
+        // sharer was a member then; anything else goes by the rule for late records of departed
+        // tasks, `adopt_departed`, to the member owning its smallest parent, so that a partition
+        // read before the epoch by one reader and after it by another, e.g. one that read a
         // re-publication of the epoch, falls to the same member)
         let mut parent_owner: Option<HashMap<String, String>> = None;
         for st in prev.values() {

@@ -325,13 +325,8 @@ impl SyncTask {
             .partitions
             .iter()
             .map(|sh| (sh.to_partition(), Some(sh.assignee.as_str())));
-        // a share goes to its assignee if a member (which picks it up if it read the record
-        // while the sharer was a member); otherwise a member owning the smallest parent would
-        // find the partition again if it ran the parent once more (its finish was in a late
-        // record too): it is that member's; otherwise rendezvous hashing over the members.
-        // Partitions of departed tasks that an epoch does not know go by the same rule
-        // (`resolve_orphans`), so it does not matter whether a reader read the record before
-        // or after the epoch
+        // a member owning the smallest parent would find the partition again if it ran the
+        // parent once more (its finish was in a late record too): it is that member's
         let parent_owner: HashMap<&str, &str> = std::iter::once(&self.own)
             .chain(self.cache.values())
             .filter(|s| self.members.contains(&s.task_id))
@@ -352,9 +347,9 @@ impl SyncTask {
                 .iter()
                 .min()
                 .and_then(|x| parent_owner.get(x.as_str()));
-            let target = match (assignee, by_parent) {
-                (Some(a), _) if self.members.contains(a) => a.to_string(),
-                (_, Some(owner)) => owner.to_string(),
+            let target = match (by_parent, assignee) {
+                (Some(owner), _) => owner.to_string(),
+                (None, Some(a)) if self.members.contains(a) => a.to_string(),
                 _ => rendezvous(&p.token, &member_list),
             };
             adopted.push((target, p));
