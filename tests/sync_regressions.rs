@@ -910,3 +910,43 @@ fn what_an_epoch_gives_starts_once_every_member_applied_it() {
     }
     n.assert_unique(&["t1", "t2"]);
 }
+
+/// A leader alone in its generation that was told of the generation before as a member and read
+/// no NewEpoch of it cannot tell a leader that died before publishing from a NewEpoch it missed
+/// (a transport without the offset check drops nothing it can see), and nobody else is left to
+/// re-publish it: it fences itself rather than build on an epoch that may have moved its
+/// partitions. Its replacement replays the log and keeps every partition.
+#[test]
+fn a_lone_leader_that_never_read_the_epoch_of_a_generation_it_joined_fences_itself() {
+    let mut n = Net::new(&["t1", "t2"]);
+    n.rebalance(1, "t1", &["t1", "t2"]);
+    n.settle();
+    n.add_partitions("t1", &specs(&["a", "b", "c"]));
+    n.settle();
+    n.tick(1);
+    n.settle();
+    assert_eq!(n.task("t2").epoch(), Some("1-t1"));
+    // generation 2: t2 is told it is a member; the leader t1 dies before it publishes
+    n.rebalance_one(2, "t1", &["t1", "t2"], "t2");
+    n.tasks.remove("t1");
+    n.settle();
+    // generation 3: t2 leads alone
+    n.rebalance_one(3, "t2", &["t2"], "t2");
+    n.settle();
+    n.tick(2_000);
+    let why = n.task("t2").fenced().expect("t2 fenced itself").to_string();
+    assert!(
+        why.contains("never read the NewEpoch of generation 2"),
+        "{why}"
+    );
+    // its replacement replays the log, leads alone and keeps every partition
+    n.tasks.remove("t2");
+    n.add("t3");
+    n.settle();
+    n.rebalance_one(4, "t3", &["t3"], "t3");
+    n.settle();
+    n.tick(2_000);
+    n.settle();
+    assert_eq!(n.task("t3").epoch(), Some("4-t3"));
+    assert_eq!(n.owned("t3"), vec!["a", "b", "c"]);
+}
