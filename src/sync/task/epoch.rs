@@ -367,8 +367,8 @@ impl SyncTask {
 
     /// Partitions of departed tasks the leader had not read about (it timed out as a slow
     /// reader) are still someone's: every reader resolves them the same way, a share to its
-    /// assignee if that is a member, otherwise by rendezvous hashing over the members. Returns
-    /// those that fall to this task.
+    /// assignee if that is a member, otherwise to the member owning the smallest parent, else
+    /// by rendezvous hashing over the members. Returns those that fall to this task.
     fn resolve_orphans(
         &mut self,
         prev: &BTreeMap<String, TaskState>,
