@@ -173,7 +173,7 @@ impl SyncTask {
             self.keep_claims(&prev, &mut mine);
         }
         let done_before = self.carry_progress(&prev);
-        let orphans_mine = self.resolve_orphans(&prev, mine.as_ref(), &done_before);
+        let orphans_mine = self.resolve_orphans(&prev, mine.as_ref(), &done_before, msg.resend);
         match &mine {
             Some(entry) => self.take_assignment(msg, entry, orphans_mine, &done_before, out),
             None => self.left_out(msg, out),
@@ -369,11 +369,17 @@ impl SyncTask {
     /// reader) are still someone's: every reader resolves them the same way, a share to its
     /// assignee if that is a member, otherwise to the member owning the smallest parent, else
     /// by rendezvous hashing over the members. Returns those that fall to this task.
+    ///
+    /// From a re-publication (`resent`), the rule for late records goes first for shares too:
+    /// what the readers of the original read before it is in the re-publication (its author
+    /// read it before the original), so a record it does not know came after the original,
+    /// where every other reader took it as a late record (`adopt_departed`).
     fn resolve_orphans(
         &mut self,
         prev: &BTreeMap<String, TaskState>,
         mine: Option<&TaskState>,
         done_before: &HashMap<String, Option<u64>>,
+        resent: bool,
     ) -> Vec<PartitionState> {
         let mut orphans_mine: Vec<PartitionState> = Vec::new();
         let mut known: HashSet<String> = HashSet::new();
@@ -439,10 +445,12 @@ impl SyncTask {
                         .collect()
                 });
                 let by_parent = p.parents.iter().min().and_then(|x| owners.get(x));
-                let target = match (assignee, by_parent) {
-                    (Some(a), _) if self.members.contains(a) => a.to_string(),
+                let to_assignee = assignee.filter(|a| self.members.contains(*a));
+                let target = match (to_assignee, by_parent) {
+                    (Some(a), _) if !resent => a.to_string(),
                     (_, Some(owner)) => owner.clone(),
-                    _ => rendezvous(&p.token, &member_list),
+                    (Some(a), None) => a.to_string(),
+                    (None, None) => rendezvous(&p.token, &member_list),
                 };
                 if target == self.id {
                     orphans_mine.push(p);
