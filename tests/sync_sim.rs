@@ -23,8 +23,10 @@
 //! 39555 (a new task started at a checkpoint whose author had missed a NewEpoch built on it:
 //! `findEpochStart` now passes such a checkpoint over), 30776 (a departed task's partition read
 //! before an epoch went by rendezvous, one read after it to its parent's owner; now both go to
-//! the parent's owner), and 70400 and 33471, which intermediate versions of that fix broke. All
-//! are regression seeds below.
+//! the parent's owner), 70400, 33471 and 33771, which intermediate versions of that fix broke,
+//! and 58703 (a task that took an epoch from a re-publication computed before a departed task's
+//! late record resolved that record unlike the readers of the original epoch). All are
+//! regression seeds below.
 
 use partkit::sync::sim::{run, SimConfig};
 
@@ -78,7 +80,7 @@ fn simulation_seeds_that_once_failed() {
         658, 1173, 1390, 1713, 2095, 2925, 3196, 3420, 4037, 4395, 4447, 4876, 5019, 5185, 5482,
         5808, 6457, 7191, 8117, 8502, 8786, 37753, 3583, 8864, 20499, 24059, 30784, 38823, 695,
         1511, 11399, 13561, 16087, 19767, 24504, 25693, 13429, 18976, 25574, 26976, 19325, 60081,
-        30776, 31482, 35276, 39555,
+        30776, 31482, 35276, 39555, 70400, 33471, 33771, 58703,
     ];
     run_seeds(seeds, false);
 }
