@@ -539,7 +539,7 @@ impl SyncTask {
 
     /// Common tail of every input: settle the own state, lead, publish changes.
     fn finish(&mut self, out: &mut SyncOutput) {
-        if self.checkpoint_waiting && self.seq > 0 && self.own_read >= self.seq {
+        if self.checkpoint_waiting && self.own_read >= self.seq {
             self.checkpoint(out);
         }
         self.settle(out);

@@ -166,11 +166,7 @@ impl SyncTask {
         // like an epoch, a checkpoint is computed from a view that holds everything its author
         // published (one of its own records not read back yet may be a newer epoch): it goes
         // out once they are read back (see `finish`)
-        // (a task that has published nothing yet, e.g. a new task replaying the log, cannot
-        // tell it is near the end of the log: a checkpoint far behind it would be neither clean
-        // nor of use, only one more full state for readers to catch up on; it waits until it
-        // has published a record and read it back)
-        self.checkpoint_waiting = self.seq == 0 || self.own_read < self.seq;
+        self.checkpoint_waiting = self.own_read < self.seq;
         if self.checkpoint_waiting {
             return;
         }
