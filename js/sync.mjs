@@ -115,6 +115,13 @@ export class SyncTask {
       // Each item takes at least 2 characters of JSON: a longer array cannot fit MAX_JSON.
       const max = MAX_JSON / 2;
       if (partitions.length > max) throw tooLarge(SyncError, 'partitions', partitions.length, max, 'items');
+      // (an array item would pass as a spec with positional fields: JSON of a Rust struct)
+      for (let i = 0; i < partitions.length; i++) {
+        const item = partitions[i];
+        if (!isObject(item)) {
+          throw new SyncError(`invalid partition: partitions[${i}] must be an object {token, parents?, ...}, got ${describe(item)}`, 'SYNC_INVALID_PARTITION');
+        }
+      }
     });
     const text = jsonOf(partitions, 'SYNC_INVALID_PARTITION', 'invalid partition');
     return this.#call((inner) => inner.addPartitionsJson(text, now), text);
