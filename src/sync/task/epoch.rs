@@ -432,16 +432,9 @@ impl SyncTask {
                 }
                 known.insert(p.token.clone());
                 let owners = parent_owner.get_or_insert_with(|| {
-                    self.cache
-                        .values()
-                        .chain(mine)
-                        .filter(|s| self.members.contains(&s.task_id))
-                        .flat_map(|s| {
-                            s.data
-                                .partitions
-                                .iter()
-                                .map(|p| (p.token.clone(), s.task_id.clone()))
-                        })
+                    member_owners(self.cache.values().chain(mine), &self.members)
+                        .into_iter()
+                        .map(|(t, o)| (t.to_string(), o.to_string()))
                         .collect()
                 });
                 let by_parent = p.parents.iter().min().and_then(|x| owners.get(x));

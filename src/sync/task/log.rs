@@ -79,6 +79,23 @@ pub(super) fn absorb_into(
 pub(super) const MAX_DEPARTED: usize = 4096;
 
 /// The partitions a state says are done (Finished or Removed), with when they finished.
+/// Which member owns each partition of `states` (members' entries only): a departed task's
+/// partition goes to the owner of its smallest parent (see `adopt_departed`).
+pub(super) fn member_owners<'a>(
+    states: impl Iterator<Item = &'a TaskState>,
+    members: &BTreeSet<String>,
+) -> HashMap<&'a str, &'a str> {
+    states
+        .filter(|s| members.contains(&s.task_id))
+        .flat_map(|s| {
+            s.data
+                .partitions
+                .iter()
+                .map(move |p| (p.token.as_str(), s.task_id.as_str()))
+        })
+        .collect()
+}
+
 fn done_partitions(state: &TaskState) -> HashMap<&str, Option<u64>> {
     state
         .data
@@ -327,16 +344,10 @@ impl SyncTask {
             .map(|sh| (sh.to_partition(), Some(sh.assignee.as_str())));
         // a member owning the smallest parent would find the partition again if it ran the
         // parent once more (its finish was in a late record too): it is that member's
-        let parent_owner: HashMap<&str, &str> = std::iter::once(&self.own)
-            .chain(self.cache.values())
-            .filter(|s| self.members.contains(&s.task_id))
-            .flat_map(|s| {
-                s.data
-                    .partitions
-                    .iter()
-                    .map(move |p| (p.token.as_str(), s.task_id.as_str()))
-            })
-            .collect();
+        let parent_owner = member_owners(
+            std::iter::once(&self.own).chain(self.cache.values()),
+            &self.members,
+        );
         let mut adopted: Vec<(String, PartitionState)> = Vec::new();
         for (p, assignee) in datas.chain(shares) {
             if !known.insert(p.token.clone()) {

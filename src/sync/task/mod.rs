@@ -23,7 +23,7 @@ mod validate;
 #[cfg(feature = "sim")]
 pub(crate) use chunk::join as join_chunk_states;
 pub use chunk::{MAX_CHUNKS, MIN_RECORD_BYTES};
-use log::{absorb_into, rendezvous, MAX_DEPARTED};
+use log::{absorb_into, member_owners, rendezvous, MAX_DEPARTED};
 use timer::{removal_due, RemovalBlockers, Timer};
 use validate::invalid_partition;
 pub use validate::MAX_SAFE_INTEGER;
