@@ -164,8 +164,7 @@ impl SyncTask {
             // (a clean checkpoint of the epoch in force: one of an older epoch, from a task that
             // could not apply the newer one, is not a place to start from)
             if msg.checkpoint == before && !interleaved && msg.sync_epoch == self.cur_id() {
-                self.checkpoint_seen = Some(msg.message_timestamp.min(self.now));
-                self.schedule_refresh();
+                self.checkpoint_read(msg);
             } else if msg.task_id == self.id {
                 // another record landed between the one it was computed after and itself: no
                 // reader can start at it, so publish another one soon
@@ -195,8 +194,7 @@ impl SyncTask {
                 // interval after it was published, not after this task read it
                 let fresh = before.is_none() && self.checkpoint_seen.is_none();
                 if fresh && msg.checkpoint.is_some() && msg.sync_epoch == self.cur_id() {
-                    self.checkpoint_seen = Some(msg.message_timestamp.min(self.now));
-                    self.schedule_refresh();
+                    self.checkpoint_read(msg);
                 }
             }
             MessageType::Regular => self.on_regular(msg),
@@ -251,6 +249,13 @@ impl SyncTask {
         self.settle_with(&mut out, removal);
         self.finish(&mut out);
         out
+    }
+
+    /// A clean checkpoint of the epoch in force was read: the next one falls due an interval
+    /// after it was published (its `messageTimestamp`, or now if that is earlier).
+    fn checkpoint_read(&mut self, msg: &SyncMessage) {
+        self.checkpoint_seen = Some(msg.message_timestamp.min(self.now));
+        self.schedule_refresh();
     }
 
     /// Common frame of every input: a fenced task does nothing more; otherwise the input runs
