@@ -34,6 +34,8 @@ impl SyncTask {
             // member's
             if msg.resend {
                 self.take_unknown(msg);
+                // whoever missed it can read it here: no other copy is needed
+                self.resend_at = None;
             }
             return;
         }
@@ -119,7 +121,7 @@ impl SyncTask {
                 && self.history.iter().any(|h| h == base)
                 && self.resent_for.insert((msg.sync_epoch.clone(), 0))
             {
-                self.resend(out);
+                self.want_resend(out);
             }
             if msg.task_id == self.id {
                 if let Some(p) = &mut self.pending {
@@ -169,6 +171,8 @@ impl SyncTask {
         out: &mut SyncOutput,
     ) {
         let (prev, mut mine) = self.enter_epoch(msg, base);
+        // a re-publication of the epoch before is of no use any more: this one is in the log
+        self.resend_at = None;
         if !replacing {
             self.keep_claims(&prev, &mut mine);
         }

@@ -240,6 +240,10 @@ impl SyncTask {
                         l.resends += 1;
                     }
                 }
+                Timer::Resend => {
+                    self.resend_at = None;
+                    self.resend(&mut out);
+                }
                 Timer::Refresh => self.checkpoint(&mut out),
                 // the leader's timeout is handled by `maybe_lead` in `finish`
                 Timer::Rebalance => {}

@@ -140,6 +140,7 @@ impl SyncTask {
         self.pending = None;
         self.lead = None;
         self.refresh_at = None;
+        self.resend_at = None;
         self.dirty = false;
         self.fenced = Some(why.clone());
         out.fenced = Some(why);
@@ -424,14 +425,13 @@ impl SyncTask {
             self.ack(msg);
         } else if msg.epoch_generation < self.epoch_generation() {
             self.absorb(Self::sender_state(msg));
-            // the sender has not applied our epoch: if it missed it, re-publish it once
-            // the sender has not applied our epoch: if it missed it, any member re-publishes it
-            // once (the epoch's leader may be slow or gone)
+            // the sender has not applied our epoch: if it missed it, show it once (its leader
+            // at once, another member if the leader is slow or gone)
             if self.in_epoch
                 && msg.task_id != self.id
                 && self.resent_for.insert((msg.task_id.clone(), g))
             {
-                self.resend(out);
+                self.want_resend(out);
             }
         } else if msg.epoch_generation > self.epoch_generation() {
             self.behind = true;

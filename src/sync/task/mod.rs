@@ -166,6 +166,9 @@ pub struct SyncTask {
     last_read: Option<CheckpointRef>,
     /// When this task, the leader of the epoch in force, next publishes a checkpoint of it.
     refresh_at: Option<u64>,
+    /// When this task re-publishes the epoch in force for a task that missed it, unless it reads
+    /// a re-publication of it first (see `want_resend`).
+    resend_at: Option<u64>,
     /// When the last clean checkpoint this task read (by any author) was published (its
     /// `messageTimestamp`, or when it was read if earlier): a new epoch's leader publishes the
     /// next one `stateRefreshInterval` after it, however often epochs change, and a task that
@@ -271,6 +274,7 @@ impl SyncTask {
             behind_since: None,
             last_read: None,
             refresh_at: None,
+            resend_at: None,
             checkpoint_seen: None,
             departed: VecDeque::new(),
             partials: BTreeMap::new(),

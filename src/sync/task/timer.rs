@@ -44,6 +44,8 @@ pub(super) enum Timer {
     Rebalance,
     /// The epoch's leader re-publishes it to members that have not acknowledged it.
     EpochAck,
+    /// A member re-publishes the epoch in force for a task that missed it (nobody did first).
+    Resend,
     /// The epoch's leader (or, when none is clean for a while, a successor) publishes a checkpoint.
     Refresh,
     /// The owner marks a Finished partition Removed, or drops a tombstone.
@@ -72,6 +74,9 @@ impl SyncTask {
                     .saturating_mul(1u64 << l.resends.min(4));
                 v.push((Timer::EpochAck, l.last_publish.saturating_add(wait)));
             }
+        }
+        if let Some(at) = self.resend_at {
+            v.push((Timer::Resend, at));
         }
         if let Some(at) = self.refresh_at {
             v.push((Timer::Refresh, at));
@@ -148,12 +153,37 @@ impl SyncTask {
             // the log, waiting to join) steps in last: the members may all be gone
             return self.epoch.as_ref().map(|_| interval);
         }
+        let (r, n) = self.place_after_leader()?;
+        Some(interval.saturating_mul(r) / n.max(1))
+    }
+
+    /// This member's place after the leader of the epoch in force, in id order, and the number
+    /// of members (`(0, n)` for the leader); `None` outside the epoch.
+    pub(super) fn place_after_leader(&self) -> Option<(u64, u64)> {
         let leader = self.epoch.as_ref().map(|e| e.leader.as_str())?;
         let n = self.members.len() as u64;
         let me = self.members.iter().position(|m| *m == self.id)? as u64;
         let at = self.members.iter().position(|m| m == leader).unwrap_or(0) as u64;
-        let r = (me + n - at) % n;
-        Some(interval.saturating_mul(r) / n.max(1))
+        Some(((me + n - at) % n, n))
+    }
+
+    /// A task missed the epoch in force (it answered from an older epoch, or built a NewEpoch on
+    /// one): show it the epoch once. The epoch's leader re-publishes it at once; the member `r`
+    /// places after it waits `min(r, 4) / 4` of `epochAckTimeout` and holds back if it reads a
+    /// re-publication of the epoch first (see `on_new_epoch`). One copy per miss, not one per
+    /// member: with every member re-publishing, each newcomer cost the log a whole epoch per
+    /// member, enough at scale to push newcomers behind retention.
+    pub(super) fn want_resend(&mut self, out: &mut SyncOutput) {
+        let Some((r, _)) = self.place_after_leader().filter(|_| self.in_epoch) else {
+            return;
+        };
+        if r == 0 {
+            self.resend(out);
+            return;
+        }
+        let wait = self.opts.epoch_ack_timeout.saturating_mul(r.min(4)) / 4;
+        let at = self.now.saturating_add(wait.max(1));
+        self.resend_at = Some(self.resend_at.map_or(at, |t| t.min(at)));
     }
 
     /// The epoch's leader publishes the epoch in force whole again, as a checkpoint computed
