@@ -1,7 +1,9 @@
 //! The leader's new-epoch computation, a pure function (benchmarked on its own).
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::collections::BinaryHeap;
+
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::types::{PartitionState, TaskState};
 
@@ -45,7 +47,7 @@ pub fn compute_epoch(view: &[&TaskState], members: &[String]) -> Vec<TaskState> 
 
     // 1. survivors keep what they own
     let mut out: Vec<TaskState> = Vec::with_capacity(members.len());
-    let mut owned: HashSet<&str> = HashSet::new();
+    let mut owned: HashSet<&str> = HashSet::default();
     for m in members {
         let mut entry = match by_id.get(m.as_str()) {
             Some(s) => TaskState {
@@ -69,7 +71,7 @@ pub fn compute_epoch(view: &[&TaskState], members: &[String]) -> Vec<TaskState> 
 
     // 2. shares: to a member -> that member; otherwise -> pool
     let mut pool: Vec<PartitionState> = Vec::new();
-    let mut pooled: HashSet<&str> = HashSet::new();
+    let mut pooled: HashSet<&str> = HashSet::default();
     let mut states: Vec<&TaskState> = view.to_vec();
     states.sort_by(|a, b| a.task_id.cmp(&b.task_id));
     // a token in some task's data is that task's (handled above and in step 3), not the share's

@@ -274,46 +274,49 @@ impl SyncTask {
     /// A member owning a partition (its own word, or a share addressed to it, read before the
     /// epoch) keeps it even if the leader, not having read that, gave it to another member.
     fn keep_claims(&mut self, prev: &BTreeMap<String, TaskState>, mine: &mut Option<TaskState>) {
-        let mut claims: HashMap<String, Option<String>> = HashMap::new();
-        fn claim(claims: &mut HashMap<String, Option<String>>, token: &str, who: &str) {
-            let e = claims
-                .entry(token.to_string())
-                .or_insert_with(|| Some(who.to_string()));
-            if e.as_deref() != Some(who) {
-                *e = None; // ambiguous: leave it to the epoch
+        // token -> (claimant, or None when two claim it: left to the epoch; whether an own
+        // word claims it, which a share does not override)
+        type Claims<'a> = HashMap<&'a str, (Option<&'a str>, bool)>;
+        fn claim<'a>(claims: &mut Claims<'a>, token: &'a str, who: &'a str, owned: bool) {
+            let e = claims.entry(token).or_insert((Some(who), owned));
+            if e.0 != Some(who) {
+                e.0 = None; // ambiguous: leave it to the epoch
             }
         }
+        let members = &self.members;
+        let own_words = &self.own_words;
         // only the tasks' own words count: a snapshot entry is a leader's belief, which a
         // task that applied a divergent epoch could hold wrongly
         let prev_states = prev
             .values()
-            .filter(|st| self.own_words.contains(&st.task_id))
-            .chain(std::iter::once(&self.own));
+            .filter(|st| own_words.contains(&st.task_id))
+            .chain(std::iter::once(&self.own))
+            .filter(|st| members.contains(&st.task_id));
+        let mut claims: Claims = HashMap::default();
+        claims.reserve(prev_states.clone().map(|st| st.data.partitions.len()).sum());
         for st in prev_states.clone() {
-            if self.members.contains(&st.task_id) {
-                for p in &st.data.partitions {
-                    claim(&mut claims, &p.token, &st.task_id);
-                }
+            for p in &st.data.partitions {
+                claim(&mut claims, &p.token, &st.task_id, true);
             }
         }
-        let owned_claims: HashSet<String> = claims.keys().cloned().collect();
         // a share claims for its assignee only while its sharer is a member: the shares of a
         // departed task are the epoch's to resolve (its leader may have read them as a late
         // record and placed them by the rule for those), as every reader does
-        for st in prev_states.filter(|st| self.members.contains(&st.task_id)) {
+        for st in prev_states {
             for sh in &st.share.partitions {
-                if self.members.contains(&sh.assignee) && !owned_claims.contains(&sh.token) {
-                    claim(&mut claims, &sh.token, &sh.assignee);
+                let owned = claims.get(sh.token.as_str()).is_some_and(|c| c.1);
+                if members.contains(&sh.assignee) && !owned {
+                    claim(&mut claims, &sh.token, &sh.assignee, false);
                 }
             }
         }
         let mut moved: Vec<(String, PartitionState)> = Vec::new();
         let entries = self.cache.values_mut().chain(mine.as_mut());
         for st in entries {
-            let task = st.task_id.clone();
-            st.data.partitions.retain(|p| match claims.get(&p.token) {
-                Some(Some(m)) if *m != task => {
-                    moved.push((m.clone(), p.clone()));
+            let task = st.task_id.as_str();
+            st.data.partitions.retain(|p| match claims.get(p.token.as_str()) {
+                Some((Some(m), _)) if *m != task => {
+                    moved.push((m.to_string(), p.clone()));
                     false
                 }
                 _ => true,
@@ -341,7 +344,7 @@ impl SyncTask {
         prev: &BTreeMap<String, TaskState>,
     ) -> HashMap<String, Option<u64>> {
         self.own_words.clear();
-        let mut done_before: HashMap<String, Option<u64>> = HashMap::new();
+        let mut done_before: HashMap<String, Option<u64>> = HashMap::default();
         for st in prev.values().chain(std::iter::once(&self.own)) {
             for p in &st.data.partitions {
                 if p.state.is_done() {
@@ -386,7 +389,7 @@ impl SyncTask {
         resent: bool,
     ) -> Vec<PartitionState> {
         let mut orphans_mine: Vec<PartitionState> = Vec::new();
-        let mut known: HashSet<String> = HashSet::new();
+        let mut known: HashSet<String> = HashSet::default();
         for st in self.cache.values().chain(mine) {
             known.extend(st.data.partitions.iter().map(|p| p.token.clone()));
         }

@@ -4,7 +4,11 @@
 //! checkpoints), `input` (the three inputs, `on_rebalance`, `on_message` and `tick`, and what
 //! frames every input).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+// (tokens are hashed often: FxHash is several times faster than SipHash on them, and its
+// fixed seed keeps every run alike; no output depends on the iteration order of a hash map)
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::assign::compute_epoch;
 use super::error::{malformed, ErrorKind, SyncError};

@@ -232,7 +232,7 @@ impl SyncTask {
         specs: &[PartitionSpec],
         now: u64,
     ) -> Result<SyncOutput, SyncError> {
-        let mut batch = HashSet::new();
+        let mut batch = HashSet::default();
         for s in specs {
             if s.token.is_empty() {
                 return Err(invalid_partition("empty token"));
@@ -293,7 +293,7 @@ impl SyncTask {
             .map(str::to_string)
             .collect();
         let own_tokens: HashSet<String> = if smallest.is_empty() {
-            HashSet::new()
+            HashSet::default()
         } else {
             self.own
                 .data
@@ -437,13 +437,13 @@ impl SyncTask {
                 .map(|p| p.token.as_str())
                 .collect()
         } else {
-            HashSet::new()
+            HashSet::default()
         };
         // pick up shares addressed to this task
         let mut picked: Vec<PartitionState> = Vec::new();
         if shares_to_me {
             let mut candidates: Vec<&SharedPartition> = Vec::new();
-            let mut seen: HashSet<&str> = HashSet::new();
+            let mut seen: HashSet<&str> = HashSet::default();
             for s in self.cache.values() {
                 for sh in &s.share.partitions {
                     if sh.assignee == self.id
@@ -471,7 +471,7 @@ impl SyncTask {
             }
         }
         // the sharer clears a share once the partition is owned
-        let mut cleared: HashSet<String> = HashSet::new();
+        let mut cleared: HashSet<String> = HashSet::default();
         if !self.own.share.partitions.is_empty() {
             let mine: HashSet<&str> = self
                 .own
@@ -566,7 +566,7 @@ impl SyncTask {
             .filter(|p| p.state == PartitionStatus::Created)
             .flat_map(|p| p.parents.iter().map(|x| x.as_str()))
             .collect();
-        let mut open: HashSet<String> = HashSet::new(); // parents that are not done
+        let mut open: HashSet<String> = HashSet::default(); // parents that are not done
         if !parents.is_empty() {
             for s in std::iter::once(&self.own).chain(self.cache.values()) {
                 for p in &s.data.partitions {
@@ -613,8 +613,8 @@ impl SyncTask {
     /// names as a parent, and those that another task's state or a share still references.
     pub(super) fn removal_blockers(&self, candidates: &HashSet<&str>) -> RemovalBlockers {
         let mut b = RemovalBlockers {
-            open_children: HashSet::new(),
-            referenced: HashSet::new(),
+            open_children: HashSet::default(),
+            referenced: HashSet::default(),
             rebalancing: self.rebalancing(),
         };
         for s in std::iter::once(&self.own).chain(self.cache.values()) {

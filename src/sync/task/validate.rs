@@ -38,7 +38,7 @@ pub(super) fn validate_state(s: &TaskState) -> Result<(), SyncError> {
         safe(p.end_timestamp, "endTimestamp")?;
         safe(p.finished_timestamp, "finishedTimestamp")?;
     }
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     for p in &s.data.partitions {
         if p.token.is_empty() {
             return Err(malformed(format!(
@@ -53,7 +53,7 @@ pub(super) fn validate_state(s: &TaskState) -> Result<(), SyncError> {
             )));
         }
     }
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     for p in &s.share.partitions {
         if p.token.is_empty() || p.assignee.is_empty() {
             return Err(malformed(format!(
@@ -156,7 +156,7 @@ impl SyncTask {
                 if !msg.resend && !msg.connector_state.iter().any(|s| s.task_id == msg.task_id) {
                     return Err(malformed("a NewEpoch must carry the state of its leader"));
                 }
-                let mut ids = HashSet::new();
+                let mut ids = HashSet::default();
                 for s in &msg.connector_state {
                     validate_state(s)?;
                     if !ids.insert(s.task_id.as_str()) {
