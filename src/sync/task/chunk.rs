@@ -14,9 +14,20 @@ pub const MIN_RECORD_BYTES: u64 = 1024;
 /// room for the message's header.
 pub const PARTITION_SHARE: u64 = 4;
 
-/// Length of a value's JSON, as the transport publishes it.
+/// Length of a value's JSON, as the transport publishes it (counted, not written out).
 pub(super) fn json_len<T: serde::Serialize>(v: &T) -> usize {
-    serde_json::to_vec(v).map_or(0, |b| b.len())
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut n = Count(0);
+    serde_json::to_writer(&mut n, v).map_or(0, |()| n.0)
 }
 
 /// A message read chunk by chunk: what its chunks carried so far.
@@ -78,15 +89,16 @@ fn same_message(a: &SyncMessage, b: &SyncMessage) -> bool {
 /// Every chunk carries at least one state (the first piece of a task's state carries its ids and
 /// versions). An item larger than a whole chunk (impossible for partitions `add_partitions`
 /// accepted) goes alone in its chunk.
-pub(super) fn split(msg: SyncMessage, max: u64) -> Vec<SyncMessage> {
+pub(super) fn split(mut msg: SyncMessage, max: u64) -> Vec<SyncMessage> {
     let max = usize::try_from(max).unwrap_or(usize::MAX);
-    let mut probe = msg.clone();
-    probe.message_seq = Some(MAX_SAFE_INTEGER);
-    if json_len(&probe) <= max {
+    let seq = msg.message_seq.replace(MAX_SAFE_INTEGER);
+    let whole_len = json_len(&msg);
+    msg.message_seq = seq;
+    if whole_len <= max {
         return vec![msg];
     }
-    let mut header = msg.clone();
-    header.connector_state = Vec::new();
+    let states = std::mem::take(&mut msg.connector_state);
+    let mut header = msg;
     header.message_seq = Some(MAX_SAFE_INTEGER);
     header.chunk = Some(ChunkRef {
         index: MAX_CHUNKS,
@@ -102,10 +114,9 @@ pub(super) fn split(msg: SyncMessage, max: u64) -> Vec<SyncMessage> {
     let mut chunks: Vec<Vec<TaskState>> = Vec::new();
     let mut cur: Vec<TaskState> = Vec::new();
     let mut size = 0usize;
-    for st in &msg.connector_state {
-        let mut env = st.clone();
-        env.data.partitions.clear();
-        env.share.partitions.clear();
+    for mut env in states {
+        let data = std::mem::take(&mut env.data.partitions);
+        let share = std::mem::take(&mut env.share.partitions);
         let env_len = json_len(&env) + 1;
         if size + env_len > budget && !cur.is_empty() {
             chunks.push(std::mem::take(&mut cur));
@@ -113,33 +124,23 @@ pub(super) fn split(msg: SyncMessage, max: u64) -> Vec<SyncMessage> {
         }
         cur.push(env.clone());
         size += env_len;
-        for p in &st.data.partitions {
-            let l = json_len(p) + 1;
-            if size + l > budget && size > env_len {
-                chunks.push(std::mem::take(&mut cur));
+        // (a new chunk opens when the next item would overflow this one, unless this one
+        // holds nothing but the state's ids)
+        let mut room = |cur: &mut Vec<TaskState>, size: &mut usize, l: usize| {
+            if *size + l > budget && *size > env_len {
+                chunks.push(std::mem::take(cur));
                 cur.push(env.clone());
-                size = env_len;
+                *size = env_len;
             }
-            cur.last_mut()
-                .expect("pushed")
-                .data
-                .partitions
-                .push(p.clone());
-            size += l;
+            *size += l;
+        };
+        for p in data {
+            room(&mut cur, &mut size, json_len(&p) + 1);
+            cur.last_mut().expect("pushed").data.partitions.push(p);
         }
-        for p in &st.share.partitions {
-            let l = json_len(p) + 1;
-            if size + l > budget && size > env_len {
-                chunks.push(std::mem::take(&mut cur));
-                cur.push(env.clone());
-                size = env_len;
-            }
-            cur.last_mut()
-                .expect("pushed")
-                .share
-                .partitions
-                .push(p.clone());
-            size += l;
+        for p in share {
+            room(&mut cur, &mut size, json_len(&p) + 1);
+            cur.last_mut().expect("pushed").share.partitions.push(p);
         }
     }
     if !cur.is_empty() {
