@@ -950,3 +950,59 @@ fn a_lone_leader_that_never_read_the_epoch_of_a_generation_it_joined_fences_itse
     assert_eq!(n.task("t3").epoch(), Some("4-t3"));
     assert_eq!(n.owned("t3"), vec!["a", "b", "c"]);
 }
+
+/// A task that answers from an older epoch (it missed the one in force) is shown the epoch once:
+/// the epoch's leader re-publishes it at once; another member only schedules a re-publication
+/// (member `r` after the leader waits `min(r, 4) / 4` of `epochAckTimeout`) and drops it when it
+/// reads the leader's copy first, so one miss costs the log one copy, not one per member. When
+/// the leader's copy does not come, the member's does.
+#[test]
+fn a_task_answering_from_an_older_epoch_is_shown_the_epoch_once() {
+    fn stale_answer(n: &Net) -> SyncMessage {
+        // t2's answer of generation 1, before any epoch, as if published again now (a task
+        // that missed the epoch answers from the one before it)
+        let mut m = n
+            .log
+            .iter()
+            .find(|m| m.kind == MessageType::RebalanceAnswer && m.task_id == "t2")
+            .expect("t2 answered generation 1")
+            .clone();
+        assert!(m.epoch_generation < 1);
+        m.message_seq = None;
+        m
+    }
+    fn resends(out: &SyncOutput) -> usize {
+        out.publish
+            .iter()
+            .filter(|m| m.kind == MessageType::NewEpoch && m.resend)
+            .count()
+    }
+    for leader_alive in [true, false] {
+        let mut n = three_tasks();
+        n.tick(1);
+        n.settle();
+        let stale = stale_answer(&n);
+        let now = n.now;
+        let t3 = &mut n.tasks.get_mut("t3").unwrap().0;
+        let out = t3.on_message(&stale, now).unwrap();
+        assert_eq!(resends(&out), 0, "a member does not re-publish at once");
+        let due = t3.poll_timeout().expect("a re-publication is scheduled");
+        assert!(due > now && due <= now + 250, "t3 is 2nd after the leader: {due}");
+        if leader_alive {
+            let t1 = &mut n.tasks.get_mut("t1").unwrap().0;
+            let out = t1.on_message(&stale, now).unwrap();
+            assert_eq!(resends(&out), 1, "the leader re-publishes at once");
+            let copy = out.publish.into_iter().find(|m| m.resend).unwrap();
+            let t3 = &mut n.tasks.get_mut("t3").unwrap().0;
+            assert!(t3.on_message(&copy, now).unwrap().publish.is_empty());
+            let out = t3.tick(due);
+            assert_eq!(resends(&out), 0, "t3 read the leader's copy: it holds back");
+            assert!(t3.poll_timeout().is_none_or(|t| t > due));
+        } else {
+            let out = t3.tick(due);
+            assert_eq!(resends(&out), 1, "no copy read: t3 re-publishes the epoch");
+            let out = t3.tick(due + 500);
+            assert_eq!(resends(&out), 0, "once");
+        }
+    }
+}
