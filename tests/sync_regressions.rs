@@ -987,7 +987,10 @@ fn a_task_answering_from_an_older_epoch_is_shown_the_epoch_once() {
         let out = t3.on_message(&stale, now).unwrap();
         assert_eq!(resends(&out), 0, "a member does not re-publish at once");
         let due = t3.poll_timeout().expect("a re-publication is scheduled");
-        assert!(due > now && due <= now + 250, "t3 is 2nd after the leader: {due}");
+        assert!(
+            due > now && due <= now + 250,
+            "t3 is 2nd after the leader: {due}"
+        );
         if leader_alive {
             let t1 = &mut n.tasks.get_mut("t1").unwrap().0;
             let out = t1.on_message(&stale, now).unwrap();

@@ -314,13 +314,15 @@ impl SyncTask {
         let entries = self.cache.values_mut().chain(mine.as_mut());
         for st in entries {
             let task = st.task_id.as_str();
-            st.data.partitions.retain(|p| match claims.get(p.token.as_str()) {
-                Some((Some(m), _)) if *m != task => {
-                    moved.push((m.to_string(), p.clone()));
-                    false
-                }
-                _ => true,
-            });
+            st.data
+                .partitions
+                .retain(|p| match claims.get(p.token.as_str()) {
+                    Some((Some(m), _)) if *m != task => {
+                        moved.push((m.to_string(), p.clone()));
+                        false
+                    }
+                    _ => true,
+                });
         }
         for (m, p) in moved {
             let target = if m == self.id {
