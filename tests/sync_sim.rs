@@ -28,8 +28,11 @@
 //! late record resolved that record unlike the readers of the original epoch). With offset
 //! checking, 58579 did not converge: every member re-published the whole epoch for each newcomer
 //! that answered from an older one, and newcomers fell behind retention in the flood (now the
-//! epoch's leader re-publishes at once and the others only if no copy comes). All are regression
-//! seeds below.
+//! epoch's leader re-publishes at once and the others only if no copy comes); that change
+//! exposed 33575 (a slow task applying an epoch counted its own share, published after the
+//! epoch's record and not read back yet, as its assignee's claim, while every other reader read
+//! it after the epoch and ignored it: a partition nobody owned; own shares now count as read
+//! back). All are regression seeds below.
 
 use partkit::sync::sim::{run, SimConfig};
 
@@ -83,7 +86,7 @@ fn simulation_seeds_that_once_failed() {
         658, 1173, 1390, 1713, 2095, 2925, 3196, 3420, 4037, 4395, 4447, 4876, 5019, 5185, 5482,
         5808, 6457, 7191, 8117, 8502, 8786, 37753, 3583, 8864, 20499, 24059, 30784, 38823, 695,
         1511, 11399, 13561, 16087, 19767, 24504, 25693, 13429, 18976, 25574, 26976, 19325, 60081,
-        30776, 31482, 35276, 39555, 70400, 33471, 33771, 58703,
+        30776, 31482, 35276, 39555, 70400, 33471, 33771, 58703, 33575,
     ];
     run_seeds(seeds, false);
 }

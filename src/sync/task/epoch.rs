@@ -173,9 +173,17 @@ impl SyncTask {
         let (prev, mut mine) = self.enter_epoch(msg, base);
         // a re-publication of the epoch before is of no use any more: this one is in the log
         self.resend_at = None;
+        let epoch_shares: HashMap<String, String> = mine
+            .iter()
+            .flat_map(|m| &m.share.partitions)
+            .map(|sh| (sh.token.clone(), sh.assignee.clone()))
+            .collect();
         if !replacing {
             self.keep_claims(&prev, &mut mine);
         }
+        // (what the others hold of this task's shares from now on)
+        self.own_shares_read = epoch_shares;
+        self.own_word_read = false;
         let done_before = self.carry_progress(&prev);
         let orphans_mine = self.resolve_orphans(&prev, mine.as_ref(), &done_before, msg.resend);
         match &mine {
@@ -272,7 +280,10 @@ impl SyncTask {
     }
 
     /// A member owning a partition (its own word, or a share addressed to it, read before the
-    /// epoch) keeps it even if the leader, not having read that, gave it to another member.
+    /// epoch) keeps it even if the leader, not having read that, gave it to another member. This
+    /// task's own shares count as the others read them (`own_shares_read`): one it made after
+    /// the epoch's record, not read back yet, reaches the others after the epoch, from an older
+    /// epoch, and claims nothing there (see `absorb`).
     fn keep_claims(&mut self, prev: &BTreeMap<String, TaskState>, mine: &mut Option<TaskState>) {
         // token -> (claimant, or None when two claim it: left to the epoch; whether an own
         // word claims it, which a share does not override)
@@ -302,12 +313,21 @@ impl SyncTask {
         // a share claims for its assignee only while its sharer is a member: the shares of a
         // departed task are the epoch's to resolve (its leader may have read them as a late
         // record and placed them by the rule for those), as every reader does
-        for st in prev_states {
-            for sh in &st.share.partitions {
-                let owned = claims.get(sh.token.as_str()).is_some_and(|c| c.1);
-                if members.contains(&sh.assignee) && !owned {
-                    claim(&mut claims, &sh.token, &sh.assignee, false);
-                }
+        let me = self.id.as_str();
+        let own_shares = (self.own_word_read && members.contains(me))
+            .then_some(&self.own_shares_read)
+            .into_iter()
+            .flatten()
+            .map(|(token, assignee)| (token.as_str(), assignee.as_str()));
+        let shares = prev_states
+            .filter(|st| st.task_id != me)
+            .flat_map(|st| &st.share.partitions)
+            .map(|sh| (sh.token.as_str(), sh.assignee.as_str()))
+            .chain(own_shares);
+        for (token, assignee) in shares {
+            let owned = claims.get(token).is_some_and(|c| c.1);
+            if members.contains(assignee) && !owned {
+                claim(&mut claims, token, assignee, false);
             }
         }
         let mut moved: Vec<(String, PartitionState)> = Vec::new();

@@ -232,8 +232,28 @@ impl SyncTask {
         if msg.task_id != self.id {
             let st = self.patched(msg, None);
             self.merge(&st);
+        } else {
+            self.note_own_shares(msg);
         }
         self.ack(msg);
+    }
+
+    /// One of this task's own records of the epoch in force, read back: its shares are now what
+    /// every reader holds of them (see `own_shares_read`).
+    fn note_own_shares(&mut self, msg: &SyncMessage) {
+        let shares = &mut self.own_shares_read;
+        match &msg.delta {
+            None => shares.clear(),
+            Some(d) => {
+                for token in &d.unshared {
+                    shares.remove(token);
+                }
+            }
+        }
+        for sh in &Self::sender_state(msg).share.partitions {
+            shares.insert(sh.token.clone(), sh.assignee.clone());
+        }
+        self.own_word_read = true;
     }
 
     /// A state published in an older epoch must not replace the epoch's view of its sender (it
@@ -421,6 +441,9 @@ impl SyncTask {
         }
         let cur = self.cur_id();
         if msg.sync_epoch == cur {
+            if msg.task_id == self.id {
+                self.note_own_shares(msg);
+            }
             self.merge(Self::sender_state(msg));
             self.ack(msg);
         } else if msg.epoch_generation < self.epoch_generation() {

@@ -136,6 +136,13 @@ pub struct SyncTask {
     /// Tasks whose cached state is their own word (read from their message), not a leader's
     /// snapshot entry.
     own_words: BTreeSet<String>,
+    /// This task's shares (token, assignee) as every other reader holds them: those of its
+    /// entry in the epoch in force, then as its own records of that epoch read back left them;
+    /// `own_word_read` once one was read (only then are they its own word to the others, see
+    /// `own_words`). A share it made and has not read back is not in a view the others had
+    /// before an epoch it reads now, so it claims nothing there (see `keep_claims`).
+    own_shares_read: HashMap<String, String>,
+    own_word_read: bool,
     /// Ids of the epochs this task applied (the last few).
     history: VecDeque<String>,
     /// Messages this task has published (the last `messageSeq` it stamped).
@@ -265,6 +272,8 @@ impl SyncTask {
             dirty: false,
             resent_for: BTreeSet::new(),
             own_words: BTreeSet::new(),
+            own_shares_read: HashMap::default(),
+            own_word_read: false,
             history: VecDeque::new(),
             seq: 0,
             heard: BTreeMap::new(),
