@@ -1,12 +1,14 @@
 // Task coordination: the leader/epoch/partition-sharing protocol of a multi-task connector, as a
 // sans-IO state machine. Type checks of JS arguments happen here; every rule lives in the Rust
-// core (src/sync). Inputs cross as JSON text made here (no user code runs inside wasm).
+// core (src/sync). Inputs cross as UTF-8 JSON made here (no user code runs inside wasm); outputs
+// come back as JSON text, parsed here.
 import * as wasm from '#wasm';
 import {SyncError, call as callWasm, describe, freeWasm, freed, isTrap, readArgs, tooLarge} from './errors.mjs';
 import {MAX_JSON, MAX_STRING} from './limits.mjs';
 import {reserveUnits} from './packed.mjs';
 
 const argError = (message) => new SyncError(message, 'INVALID_ARGUMENT');
+const utf8 = new TextEncoder();
 const call = (fn) => callWasm(fn, SyncError);
 
 function isObject(value) {
@@ -24,7 +26,9 @@ function requireNow(now) {
   }
 }
 
-/** JSON text of `value`, or a SyncError with `code` saying why JSON cannot carry it. */
+/** JSON text of `value`, or a SyncError with `code` saying why JSON cannot carry it (passed to
+ * wasm as its UTF-8 bytes: `utf8.encode` copies them in one go, where a string crosses character
+ * by character). */
 function jsonOf(value, code, what) {
   let text;
   try {
@@ -55,8 +59,8 @@ export class SyncTask {
   }
 
   /**
-   * A call on the wasm task, passing string `text` (if any; room for it is reserved first, so
-   * copying it in cannot trap). A trap (out of memory) would leave the task borrowed forever:
+   * A call on the wasm task, passing JSON `text` (if any, as its UTF-8 bytes; room for them is
+   * reserved first, so copying them in cannot trap). A trap (out of memory) would leave the task borrowed forever:
    * the task is dropped, the call throws OUT_OF_MEMORY and every later one OBJECT_FREED.
    */
   #call(fn, text = '') {
@@ -72,6 +76,11 @@ export class SyncTask {
     });
   }
 
+  /** `#call` of a method that answers with JSON text: its value. */
+  #json(fn, text = '') {
+    return JSON.parse(this.#call(fn, text));
+  }
+
   /**
    * @param taskId unique id of this task (new on every restart).
    * @param options `{rebalanceTimeout, epochAckTimeout, removalDelay, tombstoneTtl,
@@ -84,7 +93,8 @@ export class SyncTask {
       if (!isObject(options)) throw argError(`options must be an object, got ${describe(options)}`);
       text = jsonOf(options, 'SYNC_INVALID_OPTIONS', 'invalid options');
     }
-    this.#inner = call(() => new wasm.SyncTask(taskId, text));
+    const bytes = text === undefined ? undefined : utf8.encode(text);
+    this.#inner = call(() => new wasm.SyncTask(taskId, bytes));
   }
 
   /** A group rebalance: `{generation, leader, members?}` (`members` required for the leader). */
@@ -94,7 +104,8 @@ export class SyncTask {
       throw new SyncError(`invalid rebalance: expected an object, got ${describe(event)}`, 'SYNC_INVALID_REBALANCE');
     }
     const text = jsonOf(event, 'SYNC_INVALID_REBALANCE', 'invalid rebalance');
-    return this.#call((inner) => inner.onRebalanceJson(text, now), text);
+    const bytes = utf8.encode(text);
+    return this.#json((inner) => inner.onRebalanceJson(bytes, now), text);
   }
 
   /** A message read from the sync topic (any shape: a malformed one is refused). */
@@ -104,7 +115,8 @@ export class SyncTask {
       throw new SyncError(`malformed sync message: expected an object, got ${describe(message)}`, 'SYNC_MALFORMED_MESSAGE');
     }
     const text = jsonOf(message, 'SYNC_MALFORMED_MESSAGE', 'malformed sync message');
-    return this.#call((inner) => inner.onMessageJson(text, now), text);
+    const bytes = utf8.encode(text);
+    return this.#json((inner) => inner.onMessageJson(bytes, now), text);
   }
 
   /** Initial partitions, or children read from a partition this task runs. */
@@ -124,27 +136,28 @@ export class SyncTask {
       }
     });
     const text = jsonOf(partitions, 'SYNC_INVALID_PARTITION', 'invalid partition');
-    return this.#call((inner) => inner.addPartitionsJson(text, now), text);
+    const bytes = utf8.encode(text);
+    return this.#json((inner) => inner.addPartitionsJson(bytes, now), text);
   }
 
   /** The caller started reading a partition it was told to start. */
   partitionStarted(token, now) {
     requireString('token', token);
     requireNow(now);
-    return this.#call((inner) => inner.partitionStarted(token, now));
+    return this.#json((inner) => inner.partitionStarted(token, now));
   }
 
   /** The caller finished reading a partition (after passing its children to addPartitions). */
   partitionFinished(token, now) {
     requireString('token', token);
     requireNow(now);
-    return this.#call((inner) => inner.partitionFinished(token, now));
+    return this.#json((inner) => inner.partitionFinished(token, now));
   }
 
   /** Time passed: leader timeout, epoch re-publication, delayed removal. See `pollTimeout`. */
   tick(now) {
     requireNow(now);
-    return this.#call((inner) => inner.tick(now));
+    return this.#json((inner) => inner.tick(now));
   }
 
   /**
@@ -155,7 +168,7 @@ export class SyncTask {
   fence(reason, now) {
     requireString('reason', reason);
     requireNow(now);
-    return this.#call((inner) => inner.fence(reason, now));
+    return this.#json((inner) => inner.fence(reason, now));
   }
 
   /** This task's id. */
@@ -165,17 +178,17 @@ export class SyncTask {
 
   /** Partitions this task owns, tombstones included. */
   ownedPartitions() {
-    return this.#call((inner) => inner.ownedPartitions());
+    return this.#json((inner) => inner.ownedPartitions());
   }
 
   /** Partitions this task hands to others, each with its `assignee`. */
   sharedPartitions() {
-    return this.#call((inner) => inner.sharedPartitions());
+    return this.#json((inner) => inner.sharedPartitions());
   }
 
   /** Every task state this task knows, its own included, by task id. */
   knownTasks() {
-    return this.#call((inner) => inner.knownTasks());
+    return this.#json((inner) => inner.knownTasks());
   }
 
   /** Id of the epoch in force, or undefined before the first one. */
