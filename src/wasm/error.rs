@@ -46,27 +46,10 @@ pub(crate) fn out_of_memory(domain: &str) -> BoundaryError {
     ))
 }
 
-/// Most memory [`headroom`] reserves ahead of need.
-const MAX_AHEAD: usize = 256 << 20;
-
 /// Makes sure `bytes` more can be allocated before a call starts work that allocates
 /// infallibly (parsing, maps that grow): a block that size is reserved fallibly and given back,
 /// so the allocator keeps it for the call. `OUT_OF_MEMORY` when it cannot be had.
-///
-/// It first tries, best effort, to have half the module's memory (at most [`MAX_AHEAD`]) free:
-/// the allocator grows the wasm memory by what each allocation lacks, and V8 may collect its
-/// whole JS heap when the memory grows, so a call that builds a large view in many small steps
-/// (a new epoch of 300 tasks × 1,000 partitions) took 12 s in a process holding a large JS heap,
-/// 0.5 s with its memory grown ahead; growing by half makes the number of grows logarithmic.
 pub(crate) fn headroom(domain: &str, bytes: usize) -> Result<(), BoundaryError> {
-    let size = core::arch::wasm32::memory_size(0).saturating_mul(64 << 10);
-    let ahead = (size / 2).min(MAX_AHEAD);
-    if ahead > bytes {
-        let mut block: Vec<u8> = Vec::new();
-        if block.try_reserve_exact(ahead).is_ok() {
-            return Ok(());
-        }
-    }
     let mut block: Vec<u8> = Vec::new();
     block
         .try_reserve_exact(bytes)

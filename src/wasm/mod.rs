@@ -3,6 +3,8 @@
 
 pub(crate) mod error;
 
+mod alloc;
+
 mod bucketing;
 mod imports;
 mod lifecycle;
