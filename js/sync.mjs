@@ -59,16 +59,21 @@ export class SyncTask {
   }
 
   /**
-   * A call on the wasm task, passing JSON `text` (if any, as its UTF-8 bytes; room for them is
-   * reserved first, so copying them in cannot trap). A trap (out of memory) would leave the task borrowed forever:
-   * the task is dropped, the call throws OUT_OF_MEMORY and every later one OBJECT_FREED.
+   * A call on the wasm task; `fn(inner, bytes)` gets JSON `text` (if any) as its UTF-8 bytes,
+   * room for which is reserved first, so copying them in cannot trap. A trap (out of memory)
+   * would leave the task borrowed forever: the task is dropped, the call throws OUT_OF_MEMORY
+   * and every later one OBJECT_FREED.
    */
-  #call(fn, text = '') {
+  #call(fn, text) {
     const inner = this.#live();
-    if (text.length > 4096) reserveUnits(SyncError, text.length);
+    let bytes;
+    if (text !== undefined) {
+      if (text.length > 4096) reserveUnits(SyncError, text.length);
+      bytes = utf8.encode(text);
+    }
     return call(() => {
       try {
-        return fn(inner);
+        return fn(inner, bytes);
       } catch (error) {
         if (isTrap(error)) this.free();
         throw error;
@@ -77,7 +82,7 @@ export class SyncTask {
   }
 
   /** `#call` of a method that answers with JSON text: its value. */
-  #json(fn, text = '') {
+  #json(fn, text) {
     return JSON.parse(this.#call(fn, text));
   }
 
@@ -104,8 +109,7 @@ export class SyncTask {
       throw new SyncError(`invalid rebalance: expected an object, got ${describe(event)}`, 'SYNC_INVALID_REBALANCE');
     }
     const text = jsonOf(event, 'SYNC_INVALID_REBALANCE', 'invalid rebalance');
-    const bytes = utf8.encode(text);
-    return this.#json((inner) => inner.onRebalanceJson(bytes, now), text);
+    return this.#json((inner, bytes) => inner.onRebalanceJson(bytes, now), text);
   }
 
   /** A message read from the sync topic (any shape: a malformed one is refused). */
@@ -115,8 +119,7 @@ export class SyncTask {
       throw new SyncError(`malformed sync message: expected an object, got ${describe(message)}`, 'SYNC_MALFORMED_MESSAGE');
     }
     const text = jsonOf(message, 'SYNC_MALFORMED_MESSAGE', 'malformed sync message');
-    const bytes = utf8.encode(text);
-    return this.#json((inner) => inner.onMessageJson(bytes, now), text);
+    return this.#json((inner, bytes) => inner.onMessageJson(bytes, now), text);
   }
 
   /** Initial partitions, or children read from a partition this task runs. */
@@ -136,8 +139,7 @@ export class SyncTask {
       }
     });
     const text = jsonOf(partitions, 'SYNC_INVALID_PARTITION', 'invalid partition');
-    const bytes = utf8.encode(text);
-    return this.#json((inner) => inner.addPartitionsJson(bytes, now), text);
+    return this.#json((inner, bytes) => inner.addPartitionsJson(bytes, now), text);
   }
 
   /** The caller started reading a partition it was told to start. */
