@@ -6,9 +6,9 @@
 //! reading a JS object from inside wasm runs user code (getters, proxies) while the task is
 //! borrowed. Outputs and views go out as JSON text that `js/sync.mjs` parses (the core keeps every
 //! number within 2^53-1). Bytes (encoded by `TextEncoder`, copied in one go) and text (decoded
-//! and parsed natively) cross the boundary several times faster than strings copied character by
-//! character and objects built one property at a time, which is what a new epoch of thousands of
-//! partitions costs.
+//! and parsed natively) cross the boundary faster than strings copied character by character and
+//! objects built one property at a time, which is what a new epoch of thousands of partitions
+//! costs (docs/benchmarks.md, "Task coordination").
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -29,7 +29,7 @@ impl From<SyncError> for BoundaryError {
 
 /// `value` as JSON text, its memory reserved first (an allocation failure is an
 /// `OUT_OF_MEMORY` error, not a trap).
-fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<String> {
+fn to_json<T: Serialize + ?Sized>(value: &T) -> Result<String> {
     let internal =
         |e: &dyn std::fmt::Display| BoundaryError(error_value("sync", "INTERNAL", &e.to_string()));
     let mut buf: Vec<u8> = Vec::new();
@@ -87,38 +87,38 @@ impl WasmSyncTask {
     pub fn on_rebalance_json(&mut self, json: &[u8], at: f64) -> Result<String> {
         let at = now(at)?;
         let event: RebalanceEvent = parse(json, "SYNC_INVALID_REBALANCE", "invalid rebalance")?;
-        to_js(&self.inner.on_rebalance(&event, at)?)
+        to_json(&self.inner.on_rebalance(&event, at)?)
     }
 
     #[wasm_bindgen(js_name = onMessageJson)]
     pub fn on_message_json(&mut self, json: &[u8], at: f64) -> Result<String> {
         let at = now(at)?;
         let msg: SyncMessage = parse(json, "SYNC_MALFORMED_MESSAGE", "malformed sync message")?;
-        to_js(&self.inner.on_message(&msg, at)?)
+        to_json(&self.inner.on_message(&msg, at)?)
     }
 
     #[wasm_bindgen(js_name = addPartitionsJson)]
     pub fn add_partitions_json(&mut self, json: &[u8], at: f64) -> Result<String> {
         let at = now(at)?;
         let specs: Vec<PartitionSpec> = parse(json, "SYNC_INVALID_PARTITION", "invalid partition")?;
-        to_js(&self.inner.add_partitions(&specs, at)?)
+        to_json(&self.inner.add_partitions(&specs, at)?)
     }
 
     #[wasm_bindgen(js_name = partitionStarted)]
     pub fn partition_started(&mut self, token: &str, at: f64) -> Result<String> {
         let at = now(at)?;
-        to_js(&self.inner.partition_started(token, at)?)
+        to_json(&self.inner.partition_started(token, at)?)
     }
 
     #[wasm_bindgen(js_name = partitionFinished)]
     pub fn partition_finished(&mut self, token: &str, at: f64) -> Result<String> {
         let at = now(at)?;
-        to_js(&self.inner.partition_finished(token, at)?)
+        to_json(&self.inner.partition_finished(token, at)?)
     }
 
     pub fn tick(&mut self, at: f64) -> Result<String> {
         let at = now(at)?;
-        to_js(&self.inner.tick(at))
+        to_json(&self.inner.tick(at))
     }
 
     #[wasm_bindgen(js_name = taskId)]
@@ -128,17 +128,17 @@ impl WasmSyncTask {
 
     #[wasm_bindgen(js_name = ownedPartitions)]
     pub fn owned_partitions(&self) -> Result<String> {
-        to_js(self.inner.owned_partitions())
+        to_json(self.inner.owned_partitions())
     }
 
     #[wasm_bindgen(js_name = sharedPartitions)]
     pub fn shared_partitions(&self) -> Result<String> {
-        to_js(self.inner.shared_partitions())
+        to_json(self.inner.shared_partitions())
     }
 
     #[wasm_bindgen(js_name = knownTasks)]
     pub fn known_tasks(&self) -> Result<String> {
-        to_js(&self.inner.known_tasks())
+        to_json(&self.inner.known_tasks())
     }
 
     pub fn epoch(&self) -> Option<String> {
@@ -169,7 +169,7 @@ impl WasmSyncTask {
     #[wasm_bindgen(js_name = fence)]
     pub fn fence_input(&mut self, reason: &str, at: f64) -> Result<String> {
         let at = now(at)?;
-        to_js(&self.inner.fence(reason, at))
+        to_json(&self.inner.fence(reason, at))
     }
 
     pub fn fenced(&self) -> Option<String> {
