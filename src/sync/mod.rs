@@ -14,8 +14,6 @@ pub use assign::compute_epoch;
 /// change and the retries of a checkpoint that another record raced.
 pub const MIN_RETENTION_REFRESHES: u64 = 4;
 pub use error::SyncError;
-#[cfg(target_arch = "wasm32")]
-pub(crate) use task::json_len;
 pub use task::{SyncTask, MAX_CHUNKS, MAX_SAFE_INTEGER, MIN_RECORD_BYTES};
 pub use types::{
     CheckpointRef, ChunkRef, Delta, MessageType, PartitionSpec, PartitionState, PartitionStatus,

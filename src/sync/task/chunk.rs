@@ -15,7 +15,7 @@ pub const MIN_RECORD_BYTES: u64 = 1024;
 pub const PARTITION_SHARE: u64 = 4;
 
 /// Length of a value's JSON, as the transport publishes it (counted, not written out).
-pub(crate) fn json_len<T: serde::Serialize + ?Sized>(v: &T) -> usize {
+pub(super) fn json_len<T: serde::Serialize>(v: &T) -> usize {
     struct Count(usize);
     impl std::io::Write for Count {
         fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {

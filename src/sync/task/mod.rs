@@ -26,8 +26,6 @@ mod validate;
 
 #[cfg(feature = "sim")]
 pub(crate) use chunk::join as join_chunk_states;
-#[cfg(target_arch = "wasm32")]
-pub(crate) use chunk::json_len;
 pub use chunk::{MAX_CHUNKS, MIN_RECORD_BYTES};
 use log::{absorb_into, member_owners, rendezvous, MAX_DEPARTED};
 use timer::{removal_due, RemovalBlockers, Timer};
