@@ -1,4 +1,4 @@
-//! Epochs: which NewEpoch applies, how it is applied, and re-publications of the epoch in force.
+//! Epochs: which NewEpoch applies and how it is applied.
 
 use super::*;
 
@@ -655,70 +655,5 @@ impl SyncTask {
             };
             self.publish_own(kind, out);
         }
-    }
-
-    /// Re-publish the epoch in force (for tasks that missed it).
-    pub(super) fn resend(&mut self, out: &mut SyncOutput) {
-        if self.in_epoch {
-            out.publish.extend(self.epoch_message());
-        }
-    }
-
-    /// The epoch in force as this task knows it, as a re-publication: every member's state.
-    pub(super) fn epoch_message(&self) -> Option<SyncMessage> {
-        let e = self.epoch.as_ref()?;
-        let mut states = Vec::new();
-        for m in &self.members {
-            if *m == self.id {
-                if self.in_epoch {
-                    states.push(self.own.clone());
-                }
-            } else if let Some(s) = self.cache.get(m) {
-                states.push(s.clone());
-            }
-        }
-        // what a departed task's late record gave a member that has not taken it yet (see
-        // `adopt_departed`) is that member's: a task starting from here must know it
-        let owned: HashSet<&str> = states
-            .iter()
-            .flat_map(|s| s.data.partitions.iter().map(|p| p.token.as_str()))
-            .collect();
-        let mut pending: Vec<(usize, PartitionState)> = Vec::new();
-        for ghost in self
-            .cache
-            .values()
-            .filter(|s| !self.members.contains(&s.task_id))
-        {
-            for sh in &ghost.share.partitions {
-                let to = states.iter().position(|s| s.task_id == sh.assignee);
-                if let (Some(k), false) = (to, owned.contains(sh.token.as_str())) {
-                    pending.push((k, sh.to_partition()));
-                }
-            }
-        }
-        for (k, p) in pending {
-            if !states[k].data.partitions.iter().any(|q| q.token == p.token) {
-                states[k].data.partitions.push(p);
-            }
-        }
-        let departed = self.departed.iter().rev().take(RESENT_DEPARTED).cloned();
-        Some(SyncMessage {
-            sync_epoch: e.id.clone(),
-            task_id: self.id.clone(),
-            message_timestamp: self.now,
-            kind: MessageType::NewEpoch,
-            connector_state: states,
-            epoch_generation: e.generation,
-            base_epoch: Some(e.base.clone()),
-            rebalance_generation: None,
-            resend: true,
-            epoch_attempt: e.attempt,
-            message_seq: None,
-            checkpoint: None,
-            departed: departed.collect(),
-            chunk: None,
-            delta: None,
-            rejected: Vec::new(),
-        })
     }
 }

@@ -1,8 +1,8 @@
 //! The `SyncTask` state machine, split by the state each part owns: `validate` (what it is
 //! given), `log` (what it reads of other tasks), `epoch` (which epoch applies and how), `leader`
 //! (computing a new epoch), `settle` (the own partitions), `timer` (every deadline, and the
-//! checkpoints), `input` (the three inputs, `on_rebalance`, `on_message` and `tick`, and what
-//! frames every input).
+//! re-publications of the epoch it times: resends and checkpoints), `input` (the three inputs,
+//! `on_rebalance`, `on_message` and `tick`, and what frames every input).
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
