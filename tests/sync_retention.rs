@@ -49,7 +49,12 @@ impl World {
 
     /// A task that starts reading at `from` (see [`World::start_offset`]).
     fn spawn(&mut self, id: &str, from: usize) {
-        let task = SyncTask::with_options(id, opts()).unwrap();
+        self.spawn_with(id, from, opts());
+    }
+
+    /// [`World::spawn`] with other options.
+    fn spawn_with(&mut self, id: &str, from: usize, opts: SyncOptions) {
+        let task = SyncTask::with_options(id, opts).unwrap();
         self.tasks.insert(id.into(), (task, from));
         self.live.insert(id.into());
         self.settle();
@@ -518,4 +523,42 @@ fn a_new_task_starts_from_an_overtaken_checkpoint() {
     for (t, (id, state)) in w.owners(&["p", "q"]) {
         assert!(state.is_active(), "{t} on {id} is {state:?}");
     }
+}
+
+/// In a large group, members step in with a checkpoint of their own one slot apart after the
+/// leader's turn, a slot being `1 / n` of the interval but never shorter than `epochAckTimeout`
+/// (and the last at most one interval after the leader): a member that lags behind the log by
+/// less than that reads the leader's checkpoint before its turn comes. (With slots of `1 / n`
+/// interval, here 500 ms, a member lagging by more than its slot published a checkpoint of its
+/// own, which could not be clean.)
+#[test]
+fn members_step_in_a_slot_apart_never_sooner_than_the_ack_timeout() {
+    let o = SyncOptions {
+        rebalance_timeout: 5_000,
+        epoch_ack_timeout: 1_000,
+        state_refresh_interval: 10_000,
+        ..SyncOptions::default()
+    };
+    let ids: Vec<String> = (0..20).map(|i| format!("t{i:02}")).collect();
+    let mut w = World::new();
+    for id in &ids {
+        w.spawn_with(id, 0, o.clone());
+    }
+    let members: Vec<&str> = ids.iter().map(String::as_str).collect();
+    w.rebalance(1, "t00", &members);
+    let until = w.now + 25_000;
+    w.run_until(until, None);
+    // the leader's next checkpoint falls due at `due`; member r steps in r slots later
+    let due = w.tasks["t00"].0.poll_timeout().unwrap();
+    for (r, id) in ids.iter().enumerate().skip(1) {
+        let at = w.tasks[id].0.poll_timeout().unwrap();
+        assert_eq!(at, due + (r as u64 * 1_000).min(10_000), "{id}");
+    }
+    let authors: BTreeSet<&str> = w
+        .log
+        .iter()
+        .filter(|(_, m)| m.checkpoint.is_some())
+        .map(|(_, m)| m.task_id.as_str())
+        .collect();
+    assert_eq!(authors, BTreeSet::from(["t00"]));
 }

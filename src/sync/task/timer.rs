@@ -133,9 +133,9 @@ impl SyncTask {
     /// The members of the epoch in force keep a complete state of it in the log: its leader
     /// publishes a checkpoint `stateRefreshInterval` after the last clean one was published
     /// (at once if it has read none), however often epochs change; the member `r` places after the
-    /// leader (in id order, of `n`) steps in when no clean checkpoint came `r / n` intervals
-    /// later (a leader that died or lags behind the log cannot publish a clean one), so that
-    /// clean checkpoints are at most about two intervals apart while any member keeps up.
+    /// leader (in id order, of `n`) steps in when no clean checkpoint came `r` slots later (see
+    /// `refresh_delay`: a leader that died or lags behind the log cannot publish a clean one),
+    /// so that clean checkpoints are at most about two intervals apart while any member keeps up.
     pub(super) fn schedule_refresh(&mut self) {
         let interval = self.opts.state_refresh_interval;
         self.checkpoint_waiting = false;
@@ -145,9 +145,15 @@ impl SyncTask {
         self.refresh_at = self.refresh_delay().map(|d| first.saturating_add(d));
     }
 
-    /// How much later than the leader this task steps in with a checkpoint: `r / n` intervals
-    /// for the member `r` places after the leader among `n` members (0 for the leader), one
-    /// interval for a task that is not a member; `None` before it has an epoch.
+    /// How much later than the leader this task steps in with a checkpoint: `r` slots for the
+    /// member `r` places after the leader among `n` members (0 for the leader), at most one
+    /// interval; one interval for a task that is not a member; `None` before it has an epoch.
+    /// A slot is `1 / n` of the interval, but never shorter than `epochAckTimeout`, the time a
+    /// member is expected to take to read what the leader publishes: a member that lags by less
+    /// reads the leader's checkpoint before its turn. (With slots of `1 / n` interval, every
+    /// member lagging by more than its slot stepped in with a checkpoint of its own, which could
+    /// not be clean, as it had not read the log to its end: in a large group, lagging members
+    /// added whole views to the log they lagged behind.)
     pub(super) fn refresh_delay(&self) -> Option<u64> {
         let interval = self.opts.state_refresh_interval;
         if !self.in_epoch {
@@ -156,7 +162,13 @@ impl SyncTask {
             return self.epoch.as_ref().map(|_| interval);
         }
         let (r, n) = self.place_after_leader()?;
-        Some(interval.saturating_mul(r) / n.max(1))
+        let slot = self.opts.epoch_ack_timeout;
+        let delay = if slot.saturating_mul(n) > interval {
+            slot.saturating_mul(r)
+        } else {
+            interval.saturating_mul(r) / n.max(1)
+        };
+        Some(delay.min(interval))
     }
 
     /// This member's place after the leader of the epoch in force, in id order, and the number
