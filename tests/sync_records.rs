@@ -299,6 +299,30 @@ fn an_epoch_whose_chunks_did_not_all_land_is_applied_by_nobody() {
             .unwrap();
     }
     assert_eq!(fresh.tasks["c"].0.epoch(), Some("2-b"));
+    // a last chunk that makes the whole message malformed (a token of the first chunk again) is
+    // refused and changes nothing: the right last chunk then completes the message as read
+    let mut bad = chunks.last().unwrap().clone();
+    let continued = &bad.connector_state[0].task_id;
+    let dup = chunks[..chunks.len() - 1]
+        .iter()
+        .flat_map(|m| &m.connector_state)
+        .find(|st| st.task_id == *continued && !st.data.partitions.is_empty())
+        .expect("the last chunk goes on with a state begun in an earlier one")
+        .data
+        .partitions[0]
+        .clone();
+    bad.connector_state[0].data.partitions.push(dup);
+    let mut again = Group::new(max, &["c"]);
+    let c = &mut again.tasks.get_mut("c").unwrap().0;
+    for m in &chunks[..chunks.len() - 1] {
+        c.on_message(m, now).unwrap();
+    }
+    let refused = c.on_message(&bad, now).unwrap_err();
+    assert_eq!(refused.code(), "SYNC_MALFORMED_MESSAGE");
+    assert_eq!(c.epoch(), None);
+    c.on_message(chunks.last().unwrap(), now).unwrap();
+    assert_eq!(c.epoch(), Some("2-b"));
+    assert_eq!(c.known_tasks(), fresh.tasks["c"].0.known_tasks());
 }
 
 #[test]

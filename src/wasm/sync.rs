@@ -114,7 +114,7 @@ impl WasmSyncTask {
     pub fn on_message_json(&mut self, json: &[u8], at: f64) -> Result<String> {
         let at = now(at)?;
         let msg: SyncMessage = parse(json, "SYNC_MALFORMED_MESSAGE", "malformed sync message")?;
-        to_json(&self.inner.on_message(&msg, at)?)
+        to_json(&self.inner.on_message_owned(msg, at)?)
     }
 
     #[wasm_bindgen(js_name = addPartitionsJson)]

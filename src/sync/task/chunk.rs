@@ -1,6 +1,8 @@
 //! A bound on every record: a message whose JSON is larger than `maxRecordBytes` goes out as
 //! numbered chunks, and a reader applies it only once it has read every chunk, in order.
 
+use std::borrow::Cow;
+
 use super::*;
 
 /// Most chunks one message may be split into (a reader refuses more).
@@ -51,17 +53,52 @@ pub(super) struct Partial {
 
 /// Appends the states of a chunk: a state of the same task as the last one continues it.
 pub(crate) fn join(states: &mut Vec<TaskState>, more: &[TaskState]) {
+    join_owned(states, more.to_vec());
+}
+
+/// [`join`] of states given away: they are moved, not copied.
+fn join_owned(states: &mut Vec<TaskState>, more: Vec<TaskState>) {
     for s in more {
         match states.last_mut() {
             Some(last) if last.task_id == s.task_id => {
-                last.data
-                    .partitions
-                    .extend(s.data.partitions.iter().cloned());
-                last.share
-                    .partitions
-                    .extend(s.share.partitions.iter().cloned());
+                last.data.partitions.extend(s.data.partitions);
+                last.share.partitions.extend(s.share.partitions);
             }
-            _ => states.push(s.clone()),
+            _ => states.push(s),
+        }
+    }
+}
+
+/// A chunk as its header (without states) and its states: moved out of it if it is given
+/// away, else copied once.
+fn split_states(msg: Cow<'_, SyncMessage>) -> (SyncMessage, Vec<TaskState>) {
+    let mut header = msg.into_owned();
+    let states = std::mem::take(&mut header.connector_state);
+    (header, states)
+}
+
+/// Where [`join`] starts appending to `states`: undoing it truncates back to there.
+struct JoinMark {
+    states: usize,
+    data: usize,
+    share: usize,
+}
+
+impl JoinMark {
+    fn of(states: &[TaskState]) -> Self {
+        let last = states.last();
+        JoinMark {
+            states: states.len(),
+            data: last.map_or(0, |s| s.data.partitions.len()),
+            share: last.map_or(0, |s| s.share.partitions.len()),
+        }
+    }
+
+    fn undo(&self, states: &mut Vec<TaskState>) {
+        states.truncate(self.states);
+        if let Some(last) = states.last_mut() {
+            last.data.partitions.truncate(self.data);
+            last.share.partitions.truncate(self.share);
         }
     }
 }
@@ -169,9 +206,14 @@ impl SyncTask {
         publish.into_iter().flat_map(|m| split(m, max)).collect()
     }
 
-    /// What reading chunk `msg` completes, without changing anything: the whole message
-    /// (validated) when `msg` is the last chunk of a message read in order so far.
-    pub(super) fn peek_chunk(&self, msg: &SyncMessage) -> Result<Option<SyncMessage>, SyncError> {
+    /// What reading chunk `msg` completes: the whole message (validated) when `msg` is the last
+    /// chunk of a message read in order so far. Its states are moved out of the partial message
+    /// (not copied: at scale they are the whole view), which [`take_chunk`](Self::take_chunk)
+    /// then drops; if the whole message is refused, they are put back as they were.
+    pub(super) fn peek_chunk(
+        &mut self,
+        msg: &SyncMessage,
+    ) -> Result<Option<SyncMessage>, SyncError> {
         let c = msg.chunk.as_ref().expect("a chunk");
         if c.index + 1 != c.count {
             return Ok(None);
@@ -181,20 +223,30 @@ impl SyncTask {
             m.chunk = None;
             m
         } else {
-            let Some(p) = self.partials.get(&msg.task_id) else {
+            let Some(p) = self.partials.get_mut(&msg.task_id) else {
                 return Ok(None);
             };
             if p.next != c.index || !same_message(&p.header, msg) || !follows(p, msg) {
                 return Ok(None);
             }
-            let mut states = p.states.clone();
+            let mut states = std::mem::take(&mut p.states);
+            let mark = JoinMark::of(&states);
             join(&mut states, &msg.connector_state);
-            SyncMessage {
+            let whole = SyncMessage {
                 connector_state: states,
                 chunk: None,
                 message_seq: msg.message_seq,
                 ..p.header.clone()
+            };
+            if let Err(e) = self.validate_message(&whole) {
+                let mut states = whole.connector_state;
+                mark.undo(&mut states);
+                if let Some(p) = self.partials.get_mut(&msg.task_id) {
+                    p.states = states;
+                }
+                return Err(e);
             }
+            return Ok(Some(whole));
         };
         self.validate_message(&whole)?;
         Ok(Some(whole))
@@ -207,7 +259,7 @@ impl SyncTask {
     /// [`peek_chunk`](Self::peek_chunk)) completes it.
     pub(super) fn take_chunk(
         &mut self,
-        msg: &SyncMessage,
+        msg: Cow<'_, SyncMessage>,
         whole: Option<SyncMessage>,
         again: bool,
     ) -> Option<(SyncMessage, Option<CheckpointRef>, bool)> {
@@ -224,15 +276,14 @@ impl SyncTask {
             });
         }
         if c.index == 0 {
-            let mut header = msg.clone();
-            header.connector_state = Vec::new();
+            let (header, states) = split_states(msg);
             self.partials.insert(
-                msg.task_id.clone(),
+                header.task_id.clone(),
                 Partial {
+                    first_seq: header.message_seq,
                     header,
-                    states: msg.connector_state.clone(),
+                    states,
                     next: 1,
-                    first_seq: msg.message_seq,
                     before,
                     interleaved: false,
                     since: self.now,
@@ -243,8 +294,8 @@ impl SyncTask {
         let Some(p) = self.partials.get_mut(&msg.task_id) else {
             return None; // its first chunk was never read here: passed over
         };
-        if p.next == c.index && same_message(&p.header, msg) && follows(p, msg) {
-            join(&mut p.states, &msg.connector_state);
+        if p.next == c.index && same_message(&p.header, &msg) && follows(p, &msg) {
+            join_owned(&mut p.states, split_states(msg).1);
             p.next += 1;
         } else {
             // missing or out of order: the message is not applied here (nor anywhere: every

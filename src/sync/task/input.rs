@@ -3,6 +3,8 @@
 //! `settle`): a fenced task does nothing more, and what an input publishes is sealed (checkpoint
 //! first, split into records of at most `maxRecordBytes`, numbered by the sender counter).
 
+use std::borrow::Cow;
+
 use super::*;
 
 impl SyncTask {
@@ -101,10 +103,27 @@ impl SyncTask {
     /// `SYNC_MALFORMED_MESSAGE` if the message is inconsistent (empty ids, a Regular or
     /// RebalanceAnswer without the sender's state, duplicate tokens, ...).
     pub fn on_message(&mut self, msg: &SyncMessage, now: u64) -> Result<SyncOutput, SyncError> {
-        self.input(|t| t.on_message_inner(msg, now))
+        self.input(|t| t.on_message_inner(Cow::Borrowed(msg), now))
     }
 
-    fn on_message_inner(&mut self, msg: &SyncMessage, now: u64) -> Result<SyncOutput, SyncError> {
+    /// [`on_message`](Self::on_message) of a message the caller gives away (the wasm binding
+    /// parsed it for this call): the states of a message read in chunks are moved into it, not
+    /// copied (at scale they are the whole view).
+    #[cfg(target_arch = "wasm32")]
+    pub(crate) fn on_message_owned(
+        &mut self,
+        msg: SyncMessage,
+        now: u64,
+    ) -> Result<SyncOutput, SyncError> {
+        self.input(|t| t.on_message_inner(Cow::Owned(msg), now))
+    }
+
+    fn on_message_inner(
+        &mut self,
+        record: Cow<'_, SyncMessage>,
+        now: u64,
+    ) -> Result<SyncOutput, SyncError> {
+        let msg: &SyncMessage = &record;
         let whole = if msg.chunk.is_some() {
             self.validate_chunk(msg)?;
             self.peek_chunk(msg)?
@@ -148,18 +167,19 @@ impl SyncTask {
             after_task_id: msg.task_id.clone(),
             after_seq: seq,
         });
+        // (a message read whole is not copied: at scale a NewEpoch is the whole view)
         let (whole, before, interleaved) = if msg.chunk.is_some() {
-            match self.take_chunk(msg, whole, again) {
-                Some(done) => done,
+            match self.take_chunk(record, whole, again) {
+                Some((whole, before, interleaved)) => (Cow::Owned(whole), before, interleaved),
                 None => {
                     self.last_read = here;
                     return Ok(out);
                 }
             }
         } else {
-            (msg.clone(), self.last_read.clone(), false)
+            (record, self.last_read.clone(), false)
         };
-        let msg = &whole;
+        let msg: &SyncMessage = &whole;
         if msg.checkpoint.is_some() {
             // (a clean checkpoint of the epoch in force: one of an older epoch, from a task that
             // could not apply the newer one, is not a place to start from)
