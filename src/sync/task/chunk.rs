@@ -218,37 +218,35 @@ impl SyncTask {
         if c.index + 1 != c.count {
             return Ok(None);
         }
-        let whole = if c.count == 1 {
-            let mut m = msg.clone();
-            m.chunk = None;
-            m
-        } else {
-            let Some(p) = self.partials.get_mut(&msg.task_id) else {
-                return Ok(None);
-            };
-            if p.next != c.index || !same_message(&p.header, msg) || !follows(p, msg) {
-                return Ok(None);
-            }
-            let mut states = std::mem::take(&mut p.states);
-            let mark = JoinMark::of(&states);
-            join(&mut states, &msg.connector_state);
-            let whole = SyncMessage {
-                connector_state: states,
-                chunk: None,
-                message_seq: msg.message_seq,
-                ..p.header.clone()
-            };
-            if let Err(e) = self.validate_message(&whole) {
-                let mut states = whole.connector_state;
-                mark.undo(&mut states);
-                if let Some(p) = self.partials.get_mut(&msg.task_id) {
-                    p.states = states;
-                }
-                return Err(e);
-            }
+        if c.count == 1 {
+            let mut whole = msg.clone();
+            whole.chunk = None;
+            self.validate_message(&whole)?;
             return Ok(Some(whole));
+        }
+        let Some(p) = self.partials.get_mut(&msg.task_id) else {
+            return Ok(None);
         };
-        self.validate_message(&whole)?;
+        if p.next != c.index || !same_message(&p.header, msg) || !follows(p, msg) {
+            return Ok(None);
+        }
+        let mut states = std::mem::take(&mut p.states);
+        let mark = JoinMark::of(&states);
+        join(&mut states, &msg.connector_state);
+        let whole = SyncMessage {
+            connector_state: states,
+            chunk: None,
+            message_seq: msg.message_seq,
+            ..p.header.clone()
+        };
+        if let Err(e) = self.validate_message(&whole) {
+            let mut states = whole.connector_state;
+            mark.undo(&mut states);
+            if let Some(p) = self.partials.get_mut(&msg.task_id) {
+                p.states = states;
+            }
+            return Err(e);
+        }
         Ok(Some(whole))
     }
 
