@@ -213,6 +213,59 @@ describe('SyncTask: fence() for a transport that checks offsets', () => {
   });
 });
 
+describe('SyncTask: records of at most maxRecordBytes', () => {
+  test('an epoch goes out in chunks, applied whole at its last one; a last chunk that breaks it is refused and changes nothing', () => {
+    const opts = {rebalanceTimeout: 500, epochAckTimeout: 300, maxRecordBytes: 1024};
+    const ids = ['a', 'b'];
+    const tasks = {a: new SyncTask('a', opts), b: new SyncTask('b', opts)};
+    const log = [];
+    const cursor = {a: 0, b: 0};
+    const settle = (now) => {
+      for (let moved = true; moved; ) {
+        moved = false;
+        for (const id of ids) {
+          while (cursor[id] < log.length) {
+            log.push(...tasks[id].onMessage(log[cursor[id]++], now).publish);
+            moved = true;
+          }
+        }
+      }
+    };
+    const specs = (id) => Array.from({length: 40}, (_, i) => ({token: `${id}-partition-token-${String(i).padStart(6, '0')}`}));
+    log.push(...tasks.a.onRebalance({generation: 1, leader: true, members: ids}, 1).publish);
+    log.push(...tasks.b.onRebalance({generation: 1, leader: false}, 1).publish);
+    settle(2);
+    for (const id of ids) log.push(...tasks[id].addPartitions(specs(id), 3).publish);
+    settle(4);
+    const from = log.length;
+    log.push(...tasks.a.onRebalance({generation: 2, leader: false}, 5).publish);
+    log.push(...tasks.b.onRebalance({generation: 2, leader: true, members: ids}, 5).publish);
+    settle(6);
+    const chunks = log.slice(from).filter((m) => m.type === 'NewEpoch' && m.syncEpoch === '2-b' && m.chunk);
+    expect(chunks.length).toBeGreaterThan(1);
+    expect(tasks.a.epoch()).toBe('2-b');
+    expect(Math.max(...log.map((m) => JSON.stringify(m).length))).toBeLessThanOrEqual(1024);
+    // a new task reading the chunks in order applies the epoch at the last one
+    const fresh = new SyncTask('c', opts);
+    for (const m of chunks) fresh.onMessage(m, 7);
+    expect(fresh.epoch()).toBe('2-b');
+    // the last chunk with a partition of an earlier chunk again: the whole message is malformed
+    const last = chunks[chunks.length - 1];
+    const continued = last.connectorState[0].taskID;
+    const earlier = chunks.slice(0, -1).flatMap((m) => m.connectorState).find((st) => st.taskID === continued && st.data.partitions.length);
+    expect(earlier).toBeDefined();
+    const bad = JSON.parse(JSON.stringify(last));
+    bad.connectorState[0].data.partitions.push(earlier.data.partitions[0]);
+    const again = new SyncTask('c', opts);
+    for (const m of chunks.slice(0, -1)) again.onMessage(m, 7);
+    expect(catchError(() => again.onMessage(bad, 7)).code).toBe('SYNC_MALFORMED_MESSAGE');
+    expect(again.epoch()).toBeUndefined();
+    again.onMessage(last, 7);
+    expect(again.epoch()).toBe('2-b');
+    expect(again.knownTasks()).toEqual(fresh.knownTasks());
+  });
+});
+
 describe('SyncTask: bad input', () => {
   const fresh = () => {
     const c = new Cluster(['t1', 't2'], 7);
