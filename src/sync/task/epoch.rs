@@ -1,5 +1,7 @@
 //! Epochs: which NewEpoch applies and how it is applied.
 
+use std::borrow::Cow;
+
 use super::*;
 
 /// The leader named in an epoch id `"<generation>-<leader>"` or `"<generation>-<leader>-<attempt>"`.
@@ -25,7 +27,9 @@ pub(super) const RESENT_DEPARTED: usize = 64;
 pub(super) const MAX_REJECTED: usize = 64;
 
 impl SyncTask {
-    pub(super) fn on_new_epoch(&mut self, msg: &SyncMessage, out: &mut SyncOutput) {
+    /// A NewEpoch read whole; if it applies, its states move into the view (`msg` keeps the
+    /// header; a message the caller still holds is copied).
+    pub(super) fn on_new_epoch(&mut self, msg: &mut Cow<'_, SyncMessage>, out: &mut SyncOutput) {
         let cur_id = self.cur_id();
         if msg.sync_epoch == cur_id {
             // duplicate or re-publication of the epoch in force: it changes nothing, but a
@@ -39,7 +43,8 @@ impl SyncTask {
             }
             return;
         }
-        let base = msg.base_epoch.as_deref().unwrap_or("");
+        let base = msg.base_epoch.clone().unwrap_or_default();
+        let base = base.as_str();
         let newer = msg.epoch_generation > self.epoch_generation();
 
         // Valid: newer, and built on the epoch in force. A task that knows it missed an epoch (it
@@ -165,11 +170,12 @@ impl SyncTask {
     /// attempt gave is not a member's own word, so the new attempt is authoritative on owners.
     pub(super) fn apply_epoch(
         &mut self,
-        msg: &SyncMessage,
+        msg: &mut Cow<'_, SyncMessage>,
         base: &str,
         replacing: bool,
         out: &mut SyncOutput,
     ) {
+        let resolved = self.shares_resolved_by(&msg.connector_state);
         let (prev, mut mine) = self.enter_epoch(msg, base);
         // a re-publication of the epoch before is of no use any more: this one is in the log
         self.resend_at = None;
@@ -187,7 +193,7 @@ impl SyncTask {
         let done_before = self.carry_progress(&prev);
         let orphans_mine = self.resolve_orphans(&prev, mine.as_ref(), &done_before, msg.resend);
         match &mine {
-            Some(entry) => self.take_assignment(msg, entry, orphans_mine, &done_before, out),
+            Some(entry) => self.take_assignment(entry, &resolved, orphans_mine, &done_before, out),
             None => self.left_out(msg, out),
         }
         let older = self.replay_deferred(msg);
@@ -207,7 +213,7 @@ impl SyncTask {
     /// can be older than what this task read) and the epoch's entry for this task, if a member.
     fn enter_epoch(
         &mut self,
-        msg: &SyncMessage,
+        msg: &mut Cow<'_, SyncMessage>,
         base: &str,
     ) -> (BTreeMap<String, TaskState>, Option<TaskState>) {
         self.epoch = Some(EpochInfo {
@@ -268,11 +274,16 @@ impl SyncTask {
             .retain(|t, _| members.contains(t) || t == me || departed.contains(t));
         let mut cache = BTreeMap::new();
         let mut mine_entry: Option<TaskState> = None;
-        for s in &msg.connector_state {
+        // (moved out of a message given away: at scale they are the whole view)
+        let states = match msg {
+            Cow::Owned(m) => std::mem::take(&mut m.connector_state),
+            Cow::Borrowed(m) => m.connector_state.clone(),
+        };
+        for s in states {
             if s.task_id == self.id {
-                mine_entry = Some(s.clone());
+                mine_entry = Some(s);
             } else {
-                cache.insert(s.task_id.clone(), s.clone());
+                cache.insert(s.task_id.clone(), s);
             }
         }
         let prev = std::mem::replace(&mut self.cache, cache);
@@ -492,8 +503,8 @@ impl SyncTask {
     /// shares the epoch resolved.
     fn take_assignment(
         &mut self,
-        msg: &SyncMessage,
         entry: &TaskState,
+        resolved: &HashSet<String>,
         orphans_mine: Vec<PartitionState>,
         done_before: &HashMap<String, Option<u64>>,
         out: &mut SyncOutput,
@@ -540,18 +551,35 @@ impl SyncTask {
             }
         }
         // shares the epoch resolved are gone; unknown ones (published in an older epoch) stay
-        let resolved: HashSet<&str> = msg
-            .connector_state
-            .iter()
-            .flat_map(|s| s.data.partitions.iter().map(|p| p.token.as_str()))
-            .collect();
         let own_data = self.own_data_tokens();
         self.own
             .share
             .partitions
-            .retain(|s| !resolved.contains(s.token.as_str()) && !own_data.contains(&s.token));
+            .retain(|s| !resolved.contains(&s.token) && !own_data.contains(&s.token));
         self.own.state_version = self.own.state_version.max(entry.state_version);
         self.in_epoch = true;
+    }
+
+    /// The own shares whose partition an epoch's `states` hold (the epoch resolved them: a member
+    /// owns it now), found before the states move into the view. (Only the own shares are looked
+    /// up: nothing between then and `take_assignment` changes them.)
+    fn shares_resolved_by(&self, states: &[TaskState]) -> HashSet<String> {
+        let shares: HashSet<&str> = self
+            .own
+            .share
+            .partitions
+            .iter()
+            .map(|s| s.token.as_str())
+            .collect();
+        if shares.is_empty() {
+            return HashSet::default();
+        }
+        states
+            .iter()
+            .flat_map(|s| &s.data.partitions)
+            .filter(|p| shares.contains(p.token.as_str()))
+            .map(|p| p.token.clone())
+            .collect()
     }
 
     /// A task outside the epoch: if the epoch is of its own generation, the group considers it

@@ -168,7 +168,7 @@ impl SyncTask {
             after_seq: seq,
         });
         // (a message read whole is not copied: at scale a NewEpoch is the whole view)
-        let (whole, before, interleaved) = if msg.chunk.is_some() {
+        let (mut whole, before, interleaved) = if msg.chunk.is_some() {
             match self.take_chunk(record, whole, again) {
                 Some((whole, before, interleaved)) => (Cow::Owned(whole), before, interleaved),
                 None => {
@@ -203,24 +203,24 @@ impl SyncTask {
             self.read_epochs
                 .insert((msg.epoch_generation, msg.sync_epoch.clone()));
         }
-        match msg.kind {
-            MessageType::NewEpoch => {
-                // (an epoch rebuilds the own lists: what `marks` knew of them is forgotten)
-                self.marks.forget();
-                self.on_new_epoch(msg, &mut out);
-                self.marks.forget();
-                // a task that starts reading at a checkpoint (where `findEpochStart` puts it)
-                // and applied it counts it as the last clean one: the next falls due an
-                // interval after it was published, not after this task read it
-                let fresh = before.is_none() && self.checkpoint_seen.is_none();
-                if fresh && msg.checkpoint.is_some() && msg.sync_epoch == self.cur_id() {
-                    self.checkpoint_read(msg);
-                }
+        if msg.kind == MessageType::NewEpoch {
+            // (an epoch rebuilds the own lists: what `marks` knew of them is forgotten)
+            self.marks.forget();
+            self.on_new_epoch(&mut whole, &mut out);
+            self.marks.forget();
+            // a task that starts reading at a checkpoint (where `findEpochStart` puts it)
+            // and applied it counts it as the last clean one: the next falls due an
+            // interval after it was published, not after this task read it
+            let fresh = before.is_none() && self.checkpoint_seen.is_none();
+            if fresh && whole.checkpoint.is_some() && whole.sync_epoch == self.cur_id() {
+                self.checkpoint_read(&whole);
             }
-            MessageType::Regular => self.on_regular(msg),
-            MessageType::RebalanceAnswer => self.on_answer(msg, &mut out),
-        }
-        if msg.kind != MessageType::NewEpoch {
+        } else {
+            if msg.kind == MessageType::Regular {
+                self.on_regular(msg);
+            } else {
+                self.on_answer(msg, &mut out);
+            }
             self.take_finishes(Self::sender_state(msg), &mut out);
             self.adopt_departed(Self::sender_state(msg));
         }
