@@ -203,24 +203,26 @@ impl SyncTask {
             self.read_epochs
                 .insert((msg.epoch_generation, msg.sync_epoch.clone()));
         }
-        if msg.kind == MessageType::NewEpoch {
-            // (an epoch rebuilds the own lists: what `marks` knew of them is forgotten)
-            self.marks.forget();
-            self.on_new_epoch(&mut whole, &mut out);
-            self.marks.forget();
-            // a task that starts reading at a checkpoint (where `findEpochStart` puts it)
-            // and applied it counts it as the last clean one: the next falls due an
-            // interval after it was published, not after this task read it
-            let fresh = before.is_none() && self.checkpoint_seen.is_none();
-            if fresh && whole.checkpoint.is_some() && whole.sync_epoch == self.cur_id() {
-                self.checkpoint_read(&whole);
+        match msg.kind {
+            MessageType::NewEpoch => {
+                // (an epoch rebuilds the own lists: what `marks` knew of them is forgotten)
+                self.marks.forget();
+                self.on_new_epoch(&mut whole, &mut out);
+                self.marks.forget();
+                // a task that starts reading at a checkpoint (where `findEpochStart` puts it)
+                // and applied it counts it as the last clean one: the next falls due an
+                // interval after it was published, not after this task read it
+                let fresh = before.is_none() && self.checkpoint_seen.is_none();
+                if fresh && whole.checkpoint.is_some() && whole.sync_epoch == self.cur_id() {
+                    self.checkpoint_read(&whole);
+                }
             }
-        } else {
-            if msg.kind == MessageType::Regular {
-                self.on_regular(msg);
-            } else {
-                self.on_answer(msg, &mut out);
-            }
+            MessageType::Regular => self.on_regular(msg),
+            MessageType::RebalanceAnswer => self.on_answer(msg, &mut out),
+        }
+        // (an epoch applied has moved its states into the view: its sender states are not read)
+        let msg: &SyncMessage = &whole;
+        if msg.kind != MessageType::NewEpoch {
             self.take_finishes(Self::sender_state(msg), &mut out);
             self.adopt_departed(Self::sender_state(msg));
         }
