@@ -564,22 +564,12 @@ impl SyncTask {
     /// owns it now), found before the states move into the view. (Only the own shares are looked
     /// up: nothing between then and `take_assignment` changes them.)
     fn shares_resolved_by(&self, states: &[TaskState]) -> HashSet<String> {
-        let shares: HashSet<&str> = self
-            .own
-            .share
-            .partitions
-            .iter()
-            .map(|s| s.token.as_str())
-            .collect();
-        if shares.is_empty() {
-            return HashSet::default();
-        }
-        states
-            .iter()
-            .flat_map(|s| &s.data.partitions)
-            .filter(|p| shares.contains(p.token.as_str()))
-            .map(|p| p.token.clone())
-            .collect()
+        self.own_shares_among(
+            states
+                .iter()
+                .flat_map(|s| &s.data.partitions)
+                .map(|p| p.token.as_str()),
+        )
     }
 
     /// A task outside the epoch: if the epoch is of its own generation, the group considers it

@@ -483,6 +483,20 @@ impl SyncTask {
             .collect()
     }
 
+    /// The tokens of this task's own shares among `tokens` (partitions some state owns: the
+    /// shares they resolve); empty without looking at `tokens` when it shares nothing.
+    fn own_shares_among<'a>(&self, tokens: impl Iterator<Item = &'a str>) -> HashSet<String> {
+        let shares = &self.own.share.partitions;
+        if shares.is_empty() {
+            return HashSet::default();
+        }
+        let mine: HashSet<&str> = shares.iter().map(|s| s.token.as_str()).collect();
+        tokens
+            .filter(|t| mine.contains(t))
+            .map(str::to_string)
+            .collect()
+    }
+
     fn all_tokens(&self) -> Vec<String> {
         let mut v = Vec::new();
         for s in self.all_states() {

@@ -471,25 +471,13 @@ impl SyncTask {
             }
         }
         // the sharer clears a share once the partition is owned
-        let mut cleared: HashSet<String> = HashSet::default();
-        if !self.own.share.partitions.is_empty() {
-            let mine: HashSet<&str> = self
-                .own
-                .share
-                .partitions
-                .iter()
-                .map(|p| p.token.as_str())
-                .collect();
-            cleared = self
-                .cache
+        let cleared = self.own_shares_among(
+            self.cache
                 .values()
                 .flat_map(|s| s.data.partitions.iter())
                 .map(|p| p.token.as_str())
-                .chain(own_tokens.iter().copied())
-                .filter(|t| mine.contains(t))
-                .map(str::to_string)
-                .collect();
-        }
+                .chain(own_tokens.iter().copied()),
+        );
         drop(own_tokens);
         self.clear_taken_ghost_shares();
         if !picked.is_empty() {
