@@ -76,16 +76,22 @@ const token = (i) => i.toString(16).padStart(40, '0');
 const bytesOf = (records) => records.map((m) => JSON.stringify(m).length);
 
 // A leader and a member that read every task's state and answer (as examples/bench_sync.rs).
-function wasmEpochAtScale(api, tasks, per) {
+// `records`: as KafkaTaskSync drives them (`publishAs: 'records'`, every record's value given as
+// the bytes read): the leader's output is the JSON text to publish, the member parses each record
+// once, in wasm. Otherwise the JS API with message objects (stringified in, parsed out).
+function wasmEpochAtScale(api, tasks, per, records) {
   const ids = Array.from({length: tasks}, (_, i) => `connector_task-${String(i).padStart(4, '0')}`);
-  const opts = {rebalanceTimeout: 3_600_000, epochAckTimeout: 3_600_000};
+  const opts = {rebalanceTimeout: 3_600_000, epochAckTimeout: 3_600_000, ...(records ? {publishAs: 'records'} : {})};
   const leader = new api.SyncTask(ids[0], opts);
   const member = new api.SyncTask(ids[1], opts);
+  // the log holds record values (JSON text); what a task is given of one, and what it publishes
+  const input = (value) => (records ? Buffer.from(value) : JSON.parse(value));
+  const values = (out) => out.publish.map((m) => (records ? m.value : JSON.stringify(m)));
   let now = 1_700_000_000_000;
   const log = [];
   [leader, member].forEach((t, k) => {
     const specs = Array.from({length: per}, (_, i) => ({token: token(k * per + i)}));
-    log.push(...t.addPartitions(specs, now).publish);
+    log.push(...values(t.addPartitions(specs, now)));
   });
   const state = (t, version) => ({
     taskID: ids[t],
@@ -94,34 +100,36 @@ function wasmEpochAtScale(api, tasks, per) {
     data: {partitions: Array.from({length: per}, (_, i) => ({token: token(t * per + i), parents: [], state: 'Running', startTimestamp: now}))},
     share: {partitions: []},
   });
-  for (let t = 2; t < tasks; t++) log.push({syncEpoch: '', taskID: ids[t], messageTimestamp: now, type: 'Regular', connectorState: [state(t, 1)]});
+  for (let t = 2; t < tasks; t++) log.push(JSON.stringify({syncEpoch: '', taskID: ids[t], messageTimestamp: now, type: 'Regular', connectorState: [state(t, 1)]}));
   now++;
-  log.push(...leader.onRebalance({generation: 1, leader: true, members: ids}, now).publish);
-  log.push(...member.onRebalance({generation: 1, leader: false}, now).publish);
-  const answer = (t) => ({syncEpoch: '', taskID: ids[t], messageTimestamp: now, type: 'RebalanceAnswer', rebalanceGeneration: 1, connectorState: [state(t, 2)]});
+  log.push(...values(leader.onRebalance({generation: 1, leader: true, members: ids}, now)));
+  log.push(...values(member.onRebalance({generation: 1, leader: false}, now)));
+  const answer = (t) => JSON.stringify({syncEpoch: '', taskID: ids[t], messageTimestamp: now, type: 'RebalanceAnswer', rebalanceGeneration: 1, connectorState: [state(t, 2)]});
   for (let t = 2; t < tasks - 1; t++) log.push(answer(t));
   for (let k = 0; k < log.length; k++) {
-    for (const t of [leader, member]) log.push(...t.onMessage(log[k], now).publish);
+    for (const t of [leader, member]) log.push(...values(t.onMessage(input(log[k]), now)));
   }
   const last = answer(tasks - 1);
-  const mine = member.onMessage(last, now).publish;
-  for (let k = 0; k < mine.length; k++) mine.push(...member.onMessage(mine[k], now).publish);
+  const mine = values(member.onMessage(input(last), now));
+  for (let k = 0; k < mine.length; k++) mine.push(...values(member.onMessage(input(mine[k]), now)));
+  const lastInput = input(last);
   let start = process.hrtime.bigint();
-  const out = leader.onMessage(last, now);
+  const out = leader.onMessage(lastInput, now);
   const leaderMs = Number(process.hrtime.bigint() - start) / 1e6;
-  const epoch = out.publish.filter((m) => m.type === 'NewEpoch');
+  const published = values(out);
+  const epoch = published.filter((v) => JSON.parse(v).type === 'NewEpoch');
   if (!epoch.length) throw new Error('bench: the last answer did not produce the new epoch');
+  const inputs = published.map(input);
   start = process.hrtime.bigint();
-  for (const m of out.publish) member.onMessage(m, now);
+  for (const m of inputs) member.onMessage(m, now);
   const memberMs = Number(process.hrtime.bigint() - start) / 1e6;
-  if (member.epoch() !== epoch[0].syncEpoch) throw new Error('bench: the member did not apply the epoch');
-  const bytes = bytesOf(epoch);
+  if (member.epoch() !== JSON.parse(epoch[0]).syncEpoch) throw new Error('bench: the member did not apply the epoch');
+  const bytes = epoch.map((v) => v.length);
   leader.free();
   member.free();
   return {leaderMs, memberMs, records: epoch.length, largestRecordBytes: Math.max(...bytes), epochBytes: bytes.reduce((a, b) => a + b, 0)};
 }
 
-// One task adds n partitions, then starts each, reading its own records back.
 function wasmOneTask(api, n) {
   const start = process.hrtime.bigint();
   const t = new api.SyncTask('connector_task-0');
@@ -165,18 +173,19 @@ export async function run(api, report) {
   );
   const rows = [];
   for (const n of nat.epochs) {
-    const x = wasmEpochAtScale(api, n.tasks, n.perTask);
+    const x = wasmEpochAtScale(api, n.tasks, n.perTask, true);
+    const o = wasmEpochAtScale(api, n.tasks, n.perTask, false);
     rows.push([
       `${num(n.tasks)} × ${num(n.perTask)}`,
-      `${ms(n.leaderMs)} / ${ms(x.leaderMs)}`,
-      `${ms(n.memberMs)} / ${ms(x.memberMs)}`,
+      `${ms(n.leaderMs)} / ${ms(x.leaderMs)} / ${ms(o.leaderMs)}`,
+      `${ms(n.memberMs)} / ${ms(x.memberMs)} / ${ms(o.memberMs)}`,
       String(n.records),
       `${num(n.largestRecordBytes)} B`,
       mb(n.epochBytes),
     ]);
   }
   report(
-    'sync: a new epoch at scale, tasks × partitions per task (native / wasm; the default maxRecordBytes, 900,000 bytes)',
+    'sync: a new epoch at scale, tasks × partitions per task (native / wasm with records, as KafkaTaskSync / wasm with message objects; the default maxRecordBytes, 900,000 bytes)',
     ['tasks × partitions per task', "leader: compute + publish", 'member: apply', 'records', 'largest record', 'bytes per epoch'],
     rows,
   );

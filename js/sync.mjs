@@ -1,7 +1,9 @@
 // Task coordination: the leader/epoch/partition-sharing protocol of a multi-task connector, as a
 // sans-IO state machine. Type checks of JS arguments happen here; every rule lives in the Rust
-// core (src/sync). Inputs cross as UTF-8 JSON made here (no user code runs inside wasm); outputs
-// come back as JSON text, parsed here.
+// core (src/sync). Inputs cross as UTF-8 JSON made here (no user code runs inside wasm), or as a
+// record's value as read from the topic, passed as it is; outputs come back as JSON text, parsed
+// here, their messages either parsed too or, with `publishAs: 'records'`, kept as the JSON text to
+// publish.
 import * as wasm from '#wasm';
 import {SyncError, call as callWasm, describe, freeWasm, freed, isTrap, readArgs, tooLarge} from './errors.mjs';
 import {MAX_JSON, MAX_STRING} from './limits.mjs';
@@ -51,6 +53,8 @@ function jsonOf(value, code, what) {
  */
 export class SyncTask {
   #inner;
+  /** Whether outputs give their messages as records (`publishAs: 'records'`). */
+  #records = false;
 
   /** The wasm task; OBJECT_FREED from JS, without entering wasm, once freed. */
   #live() {
@@ -87,19 +91,52 @@ export class SyncTask {
   }
 
   /**
+   * `#call` of an input: its output. With `publishAs: 'records'` the output's messages come as
+   * records `{key, type, value}`, taken in the same call (the value is the JSON text the core
+   * wrote, never parsed here).
+   */
+  #output(fn, text) {
+    if (!this.#records) return this.#json(fn, text);
+    let flat;
+    const out = JSON.parse(this.#call((inner, bytes) => {
+      const answer = fn(inner, bytes);
+      flat = inner.takeRecords();
+      return answer;
+    }, text));
+    const publish = new Array(flat.length / 3);
+    for (let i = 0, k = 0; k < flat.length; i++, k += 3) publish[i] = {key: flat[k], type: flat[k + 1], value: flat[k + 2]};
+    out.publish = publish;
+    return out;
+  }
+
+  /**
    * @param taskId unique id of this task (new on every restart).
    * @param options `{rebalanceTimeout, epochAckTimeout, removalDelay, tombstoneTtl,
-   *   stateRefreshInterval}` in ms, and `maxRecordBytes` (bytes of JSON per published record).
+   *   stateRefreshInterval}` in ms, and `maxRecordBytes` (bytes of JSON per published record);
+   *   `publishAs`: `'messages'` (default: `publish` lists SyncMessage objects) or `'records'`
+   *   (`publish` lists `{key, type, value}`: the record to append, `value` its JSON text, which a
+   *   transport writes as it is instead of stringifying a message parsed for it).
    */
   constructor(taskId, options) {
     requireString('taskId', taskId);
     let text;
+    let records = false;
     if (options !== undefined) {
       if (!isObject(options)) throw argError(`options must be an object, got ${describe(options)}`);
-      text = jsonOf(options, 'SYNC_INVALID_OPTIONS', 'invalid options');
+      const {publishAs, ...core} = readArgs(argError, () => ({...options}));
+      if (publishAs !== undefined && publishAs !== 'messages' && publishAs !== 'records') {
+        throw new SyncError(`invalid options: publishAs must be 'messages' or 'records', got ${describe(publishAs)}`, 'SYNC_INVALID_OPTIONS');
+      }
+      records = publishAs === 'records';
+      text = jsonOf(core, 'SYNC_INVALID_OPTIONS', 'invalid options');
     }
     const bytes = text === undefined ? undefined : utf8.encode(text);
-    this.#inner = call(() => new wasm.SyncTask(taskId, bytes));
+    this.#inner = call(() => {
+      const inner = new wasm.SyncTask(taskId, bytes);
+      if (records) inner.publishRecords(true);
+      return inner;
+    });
+    this.#records = records;
   }
 
   /** A group rebalance: `{generation, leader, members?}` (`members` required for the leader). */
@@ -109,17 +146,33 @@ export class SyncTask {
       throw new SyncError(`invalid rebalance: expected an object, got ${describe(event)}`, 'SYNC_INVALID_REBALANCE');
     }
     const text = jsonOf(event, 'SYNC_INVALID_REBALANCE', 'invalid rebalance');
-    return this.#json((inner, bytes) => inner.onRebalanceJson(bytes, now), text);
+    return this.#output((inner, bytes) => inner.onRebalanceJson(bytes, now), text);
   }
 
-  /** A message read from the sync topic (any shape: a malformed one is refused). */
+  /**
+   * A message read from the sync topic (any shape: a malformed one is refused): the parsed
+   * message, or the record's value as read (a `Uint8Array` such as a Buffer, or a string of
+   * JSON), which goes to the core as it is (parsed once, in wasm).
+   */
   onMessage(message, now) {
     requireNow(now);
+    if (typeof message === 'string') {
+      if (message.length > MAX_JSON) throw tooLarge(SyncError, 'the sync message', message.length, MAX_JSON, 'UTF-16 code units');
+      return this.#output((inner, bytes) => inner.onMessageJson(bytes, now), message);
+    }
+    // (a Proxy's traps run in `instanceof` and in the copy: both before wasm is entered)
+    if (readArgs(argError, () => message instanceof Uint8Array)) {
+      // a copy of the caller's bytes, made before wasm is entered (over a detached buffer: refused)
+      const bytes = readArgs(argError, () => new Uint8Array(message));
+      if (bytes.length > MAX_JSON) throw tooLarge(SyncError, 'the sync message', bytes.length, MAX_JSON, 'bytes');
+      if (bytes.length > 4096) reserveUnits(SyncError, bytes.length);
+      return this.#output((inner) => inner.onMessageJson(bytes, now));
+    }
     if (!isObject(message)) {
-      throw new SyncError(`malformed sync message: expected an object, got ${describe(message)}`, 'SYNC_MALFORMED_MESSAGE');
+      throw new SyncError(`malformed sync message: expected an object, or a record value (Uint8Array or string), got ${describe(message)}`, 'SYNC_MALFORMED_MESSAGE');
     }
     const text = jsonOf(message, 'SYNC_MALFORMED_MESSAGE', 'malformed sync message');
-    return this.#json((inner, bytes) => inner.onMessageJson(bytes, now), text);
+    return this.#output((inner, bytes) => inner.onMessageJson(bytes, now), text);
   }
 
   /** Initial partitions, or children read from a partition this task runs. */
@@ -139,27 +192,27 @@ export class SyncTask {
       }
     });
     const text = jsonOf(partitions, 'SYNC_INVALID_PARTITION', 'invalid partition');
-    return this.#json((inner, bytes) => inner.addPartitionsJson(bytes, now), text);
+    return this.#output((inner, bytes) => inner.addPartitionsJson(bytes, now), text);
   }
 
   /** The caller started reading a partition it was told to start. */
   partitionStarted(token, now) {
     requireString('token', token);
     requireNow(now);
-    return this.#json((inner) => inner.partitionStarted(token, now));
+    return this.#output((inner) => inner.partitionStarted(token, now));
   }
 
   /** The caller finished reading a partition (after passing its children to addPartitions). */
   partitionFinished(token, now) {
     requireString('token', token);
     requireNow(now);
-    return this.#json((inner) => inner.partitionFinished(token, now));
+    return this.#output((inner) => inner.partitionFinished(token, now));
   }
 
   /** Time passed: leader timeout, epoch re-publication, delayed removal. See `pollTimeout`. */
   tick(now) {
     requireNow(now);
-    return this.#json((inner) => inner.tick(now));
+    return this.#output((inner) => inner.tick(now));
   }
 
   /**
@@ -170,7 +223,7 @@ export class SyncTask {
   fence(reason, now) {
     requireString('reason', reason);
     requireNow(now);
-    return this.#json((inner) => inner.fence(reason, now));
+    return this.#output((inner) => inner.fence(reason, now));
   }
 
   /** This task's id. */

@@ -37,17 +37,21 @@ const DAG = {
 const ALL = ['r', 'a', 'b', 'a1', 'a2', 'm'];
 
 class Cluster {
-  constructor(ids, seed) {
+  /** `records`: ids of the tasks made with `publishAs: 'records'`, which read the log's values as bytes. */
+  constructor(ids, seed, records = []) {
     this.rand = prng(seed);
+    this.records = new Set(records);
     this.now = 1000;
     this.log = [];
+    this.values = []; // each message of the log as its record's value (JSON text)
     this.generation = 0;
     this.nodes = new Map();
     this.finished = new Set();
     for (const id of ids) this.spawn(id);
   }
   spawn(id) {
-    const task = new SyncTask(id, {rebalanceTimeout: 500, epochAckTimeout: 300, removalDelay: 50, tombstoneTtl: 100000});
+    const options = {rebalanceTimeout: 500, epochAckTimeout: 300, removalDelay: 50, tombstoneTtl: 100000};
+    const task = new SyncTask(id, this.records.has(id) ? {...options, publishAs: 'records'} : options);
     this.nodes.set(id, {task, cursor: 0, running: new Map()});
   }
   apply(id, out) {
@@ -55,8 +59,20 @@ class Cluster {
     expect(Object.keys(out).sort()).toEqual(['publish', 'start', 'stop']);
     for (const t of out.stop) node.running.delete(t);
     for (const t of out.start) node.running.set(t, 'scheduled');
-    // the sync topic carries JSON: every message must survive the round trip
-    for (const m of out.publish) this.log.push(JSON.parse(JSON.stringify(m)));
+    for (const m of out.publish) {
+      if (this.records.has(id)) {
+        // a record to write as it is: the sender's key, the message's type, its JSON text
+        expect(Object.keys(m)).toEqual(['key', 'type', 'value']);
+        const msg = JSON.parse(m.value);
+        expect([m.key, m.type]).toEqual([id, msg.type]);
+        this.log.push(msg);
+        this.values.push(m.value);
+      } else {
+        // the sync topic carries JSON: every message must survive the round trip
+        this.log.push(JSON.parse(JSON.stringify(m)));
+        this.values.push(JSON.stringify(m));
+      }
+    }
   }
   rebalance(leader) {
     this.generation += 1;
@@ -69,7 +85,9 @@ class Cluster {
   deliverOne(id) {
     const node = this.nodes.get(id);
     if (node.cursor >= this.log.length) return false;
-    const msg = this.log[node.cursor++];
+    const at = node.cursor++;
+    // a task in records mode reads the record's value as bytes, as KafkaTaskSync passes it
+    const msg = this.records.has(id) ? Buffer.from(this.values[at], 'utf8') : this.log[at];
     this.apply(id, node.task.onMessage(msg, this.now));
     return true;
   }
@@ -122,8 +140,11 @@ class Cluster {
 }
 
 describe('SyncTask: three tasks through the JS API', () => {
-  test.each([1, 2, 3, 4, 5])('seed %i: splits, a merge, a crash and quick rebalances; everything finishes once', (seed) => {
-    const c = new Cluster(['t1', 't2', 't3'], seed);
+  test.each([
+    [1, []], [2, []], [3, []], [4, []], [5, []],
+    [6, ['t1', 't3']], [7, ['t2']], [8, ['t1', 't2', 't3']],
+  ])('seed %i, in records mode %j: splits, a merge, a crash and quick rebalances; everything finishes once', (seed, records) => {
+    const c = new Cluster(['t1', 't2', 't3'], seed, records);
     c.rebalance('t1');
     c.settle();
     for (const id of ['t1', 't2', 't3']) expect(c.nodes.get(id).task.epoch()).toBe('1-t1');
@@ -302,6 +323,15 @@ describe('SyncTask: bad input', () => {
       [() => new SyncTask('', {}), 'SYNC_INVALID_TASK_ID'],
       [() => new SyncTask('t9', {rebalanceTimeout: 0}), 'SYNC_INVALID_OPTIONS'],
       [() => new SyncTask('t9', {rebalanceTimeot: 10}), 'SYNC_INVALID_OPTIONS'],
+      [() => new SyncTask('t9', {publishAs: 'json'}), 'SYNC_INVALID_OPTIONS'],
+      // a record's value as read: bytes or a string of JSON
+      [() => t.onMessage(Buffer.from('not json'), 1), 'SYNC_MALFORMED_MESSAGE'],
+      [() => t.onMessage(new Uint8Array([0x7b, 0xff, 0xfe, 0x7d]), 1), 'SYNC_MALFORMED_MESSAGE'],
+      [() => t.onMessage(new Uint8Array(0), 1), 'SYNC_MALFORMED_MESSAGE'],
+      [() => t.onMessage('[1, 2]', 1), 'SYNC_MALFORMED_MESSAGE'],
+      [() => t.onMessage(JSON.stringify({...c.log[0], taskID: ''}), 1), 'SYNC_MALFORMED_MESSAGE'],
+      [() => t.onMessage(Buffer.from(JSON.stringify({...c.log[0], connectorState: []})), 1), 'SYNC_MALFORMED_MESSAGE'],
+      [() => t.onMessage(Buffer.from(c.values[0]), -1), 'INVALID_ARGUMENT'],
     ];
     for (const [fn, code] of cases) {
       const error = catchError(fn);
@@ -315,7 +345,29 @@ describe('SyncTask: bad input', () => {
     cyclic.self = cyclic;
     expect(catchError(() => t.onMessage(cyclic, 1)).code).toBe('SYNC_MALFORMED_MESSAGE');
     expect(catchError(() => t.onMessage({syncEpoch: 1n}, 1)).code).toBe('SYNC_MALFORMED_MESSAGE');
+    // bytes over a buffer detached after the view was made cannot be read
+    const buffer = new ArrayBuffer(16);
+    const bytes = new Uint8Array(buffer);
+    structuredClone(buffer, {transfer: [buffer]});
+    expect(catchError(() => t.onMessage(bytes, 1)).code).toBe('INVALID_ARGUMENT');
     expect(view(t)).toBe(before);
+  });
+
+  test('a record value (bytes or text) is the message it holds: the same output, the same view', () => {
+    const objects = fresh();
+    const bytes = fresh();
+    const text = fresh();
+    const [a, b, s] = [objects, bytes, text].map((c) => c.nodes.get('t2').task);
+    const next = a.partitionStarted('q', objects.now).publish;
+    b.partitionStarted('q', bytes.now);
+    s.partitionStarted('q', text.now);
+    expect(next).toHaveLength(1);
+    const value = JSON.stringify(next[0]);
+    const outs = [a.onMessage(JSON.parse(value), 5000), b.onMessage(Buffer.from(value), 5000), s.onMessage(value, 5000)];
+    expect(outs[1]).toEqual(outs[0]);
+    expect(outs[2]).toEqual(outs[0]);
+    expect(view(b)).toBe(view(a));
+    expect(view(s)).toBe(view(a));
   });
 
   test('input of any shape never breaks a task (fast-check)', () => {
@@ -333,8 +385,15 @@ describe('SyncTask: bad input', () => {
       },
       {requiredKeys: []},
     );
+    // a record's value as read: the JSON of a near message as text or bytes, or any bytes
+    const value = fc.oneof(
+      near.map((m) => JSON.stringify(m)),
+      near.map((m) => Buffer.from(JSON.stringify(m))),
+      fc.uint8Array({maxLength: 64}),
+      fc.string(),
+    );
     fc.assert(
-      fc.property(fc.oneof(fc.anything(), near), fc.anything(), (input, other) => {
+      fc.property(fc.oneof(fc.anything(), near, value), fc.anything(), (input, other) => {
         let before = view(t);
         for (const fn of [
           () => t.onMessage(input, c.now),

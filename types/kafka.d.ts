@@ -2,11 +2,11 @@
 // dependency). Node only.
 import {EventEmitter} from 'node:events';
 import type {Kafka, PartitionAssigner} from 'kafkajs';
-import type {PartitionSpec, PartitionState, RebalanceEvent, SyncOptions, SyncOutput, SyncTask, TaskState} from './sync';
+import type {PartitionSpec, PartitionState, RebalanceEvent, SyncOptions, SyncOutput, SyncRecordOutput, SyncTask, SyncTaskOptions, TaskState} from './sync';
 
 /** The part of a SyncTask that KafkaTaskSync drives (partkit's `SyncTask` has it). */
 export type SyncTaskLike = Pick<
-  SyncTask,
+  SyncTask<SyncOutput | SyncRecordOutput>,
   'onRebalance' | 'onMessage' | 'addPartitions' | 'partitionStarted' | 'partitionFinished' | 'tick' | 'pollTimeout' | 'fence' | 'ownedPartitions' | 'knownTasks' | 'epoch' | 'isLeader'
 >;
 
@@ -30,7 +30,7 @@ export interface KafkaTaskSyncOptions {
   /** The SyncTask options (timeouts, removal delay, `stateRefreshInterval`, which the retention rule uses). */
   syncOptions?: SyncOptions;
   /** Builds the SyncTask; default: partkit's `SyncTask`. */
-  createSyncTask?: (taskId: string, options?: SyncOptions) => SyncTaskLike;
+  createSyncTask?: (taskId: string, options?: SyncTaskOptions) => SyncTaskLike;
   /** Default `<connectorName>_connector_sync` (one partition, created when missing). */
   syncTopic?: string;
   /** Default `<connectorName>_connector_heartbeat` (created when missing, `heartbeatPartitions` partitions). */

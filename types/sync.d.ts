@@ -42,22 +42,53 @@ export type {
 export type SyncOptions = Partial<ResolvedSyncOptions>;
 
 /**
+ * A message as the record to append to the sync topic (`publishAs: 'records'`): `value` is its
+ * JSON text, to write as it is; `key` the sender's task id; `type` the message's type (KafkaTaskSync
+ * writes it as the record's `type` header).
+ */
+export interface SyncRecord {
+  key: string;
+  type: MessageType;
+  value: string;
+}
+
+/** An output whose messages come as records (`publishAs: 'records'`). */
+export interface SyncRecordOutput extends Omit<SyncOutput, 'publish'> {
+  /** Records to append to the sync topic, in order. */
+  publish: SyncRecord[];
+}
+
+/** The options of a SyncTask: the core's tunables, and how its outputs give their messages. */
+export type SyncTaskOptions = SyncOptions & {
+  /**
+   * `'messages'` (default): `publish` lists SyncMessage objects. `'records'`: it lists
+   * SyncRecords, whose values the core wrote once and JS never parses (what KafkaTaskSync uses).
+   */
+  publishAs?: 'messages' | 'records';
+};
+
+/** What `onMessage` reads: the parsed message, or the record's value as read (bytes or JSON text). */
+export type SyncMessageInput = SyncMessage | Uint8Array | string;
+
+/**
  * One connector task's side of the protocol. Every input takes the caller's clock and returns a
  * SyncOutput; a refused input throws SyncError (`code` `SYNC_*` or `INVALID_ARGUMENT`) and leaves
  * the task unchanged.
  */
-export declare class SyncTask {
-  constructor(taskId: string, options?: SyncOptions);
-  onRebalance(event: RebalanceEvent, now: number): SyncOutput;
-  /** Everything read from the sync topic, own messages included, in topic order. */
-  onMessage(message: SyncMessage, now: number): SyncOutput;
+export interface SyncTask<Output = SyncOutput> {
+  onRebalance(event: RebalanceEvent, now: number): Output;
+  /**
+   * Everything read from the sync topic, own messages included, in topic order: the message, or
+   * the record's value as read (a Buffer/Uint8Array or a string of JSON), parsed in wasm.
+   */
+  onMessage(message: SyncMessageInput, now: number): Output;
   /** Initial partitions, or child partitions found by this task. */
-  addPartitions(partitions: PartitionSpec[], now: number): SyncOutput;
-  partitionStarted(token: string, now: number): SyncOutput;
-  partitionFinished(token: string, now: number): SyncOutput;
-  tick(now: number): SyncOutput;
+  addPartitions(partitions: PartitionSpec[], now: number): Output;
+  partitionStarted(token: string, now: number): Output;
+  partitionFinished(token: string, now: number): Output;
+  tick(now: number): Output;
   /** The caller found a hole in the sync log it fed (e.g. Kafka offsets jumped): stop everything, fence. */
-  fence(reason: string, now: number): SyncOutput;
+  fence(reason: string, now: number): Output;
   taskId(): string;
   ownedPartitions(): PartitionState[];
   sharedPartitions(): SharedPartition[];
@@ -79,3 +110,12 @@ export declare class SyncTask {
    */
   free(): void;
 }
+
+/** `new SyncTask(taskId, options?)`: outputs with messages, or with records (`publishAs: 'records'`). */
+export interface SyncTaskConstructor {
+  new (taskId: string, options: SyncTaskOptions & {publishAs: 'records'}): SyncTask<SyncRecordOutput>;
+  new (taskId: string, options?: SyncTaskOptions): SyncTask<SyncOutput>;
+  readonly prototype: SyncTask<SyncOutput | SyncRecordOutput>;
+}
+
+export declare const SyncTask: SyncTaskConstructor;

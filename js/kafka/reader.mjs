@@ -267,7 +267,9 @@ export function parseRecordValue(value) {
  * passes every record its consumer delivers to `record(offset, value)` and carries out the
  * actions returned, in order:
  *
- * - `{type: 'deliver', offset, message}`: feed `message` to the SyncTask (`offset` is a BigInt);
+ * - `{type: 'deliver', offset, message}`: feed `message` to the SyncTask (`offset` is a BigInt):
+ *   the record's value as read (the SyncTask parses it, and refuses what is not a message), or,
+ *   for a checkpoint the replay starts from, the message joined from its chunks;
  * - `{type: 'warning', message}`: report it;
  * - `{type: 'seek', offset, delay}`: wait `delay` ms, then seek the consumer to `offset` (a
  *   BigInt), before it delivers any other record: the next record passed in must come from that
@@ -351,9 +353,10 @@ export class SyncLogReader {
     this.tries = 0;
   }
 
+  /** `message`: a record's value as read (or null: none), or a parsed message. */
   deliver(offset, message, actions) {
     this.lastOffset = offset;
-    if (message === null) actions.push({type: 'warning', message: `skipped an unreadable record at offset ${offset} of ${this.topic}`});
+    if (message === null || message === undefined) actions.push({type: 'warning', message: `skipped an unreadable record at offset ${offset} of ${this.topic}`});
     else actions.push({type: 'deliver', offset, message});
   }
 
@@ -389,7 +392,8 @@ export class SyncLogReader {
       return;
     }
     this.arrived(offset, actions);
-    this.deliver(offset, parseRecordValue(value), actions);
+    // the value as read: the SyncTask parses it (once, in wasm) and refuses what is not a message
+    this.deliver(offset, value, actions);
   }
 
   scanRecord(offset, value, actions) {
@@ -441,7 +445,7 @@ export class SyncLogReader {
       actions.push({type: 'deliver', offset: at, message: first});
     }
     for (const r of this.buffer) {
-      if (r.offset >= start) this.deliver(r.offset, r.message, actions);
+      if (r.offset >= start) this.deliver(r.offset, r.message === null ? null : r.value, actions);
       else this.lastOffset = r.offset;
     }
     this.buffer = [];

@@ -217,6 +217,17 @@ pub enum MessageType {
     NewEpoch,
 }
 
+impl MessageType {
+    /// The name, as in JSON (`type`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MessageType::Regular => "Regular",
+            MessageType::RebalanceAnswer => "RebalanceAnswer",
+            MessageType::NewEpoch => "NewEpoch",
+        }
+    }
+}
+
 /// A message on the sync topic.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(ts_rs::TS))]

@@ -16,7 +16,8 @@ use wasm_bindgen::prelude::*;
 
 use super::error::{error_value, headroom, out_of_memory, BoundaryError};
 use crate::sync::{
-    self, PartitionSpec, RebalanceEvent, SyncError, SyncMessage, SyncOptions, MAX_SAFE_INTEGER,
+    self, PartitionSpec, RebalanceEvent, SyncError, SyncMessage, SyncOptions, SyncOutput,
+    MAX_SAFE_INTEGER,
 };
 
 type Result<T> = std::result::Result<T, BoundaryError>;
@@ -87,6 +88,32 @@ fn now(value: f64) -> Result<u64> {
 #[wasm_bindgen(js_name = SyncTask)]
 pub struct WasmSyncTask {
     inner: sync::SyncTask,
+    /// Whether outputs give their messages as records (`publishRecords`).
+    as_records: bool,
+    /// The records of the last output, `key, type, value` for each, until `takeRecords`.
+    records: Vec<String>,
+}
+
+impl WasmSyncTask {
+    /// An output as JSON text. With `as_records`, its messages are not in the text (`publish` is
+    /// empty) but kept as records for `takeRecords`: each message's JSON text is written once, as
+    /// the value to publish, and JS neither parses nor stringifies it again.
+    fn output(&mut self, mut out: SyncOutput) -> Result<String> {
+        self.records.clear();
+        if self.as_records {
+            let mut records = Vec::new();
+            records
+                .try_reserve(out.publish.len().saturating_mul(3))
+                .map_err(|_| out_of_memory("sync"))?;
+            for m in std::mem::take(&mut out.publish) {
+                records.push(m.task_id.clone());
+                records.push(m.kind.as_str().to_string());
+                records.push(to_json(&m)?);
+            }
+            self.records = records;
+        }
+        to_json(&out)
+    }
 }
 
 #[wasm_bindgen(js_class = SyncTask)]
@@ -100,45 +127,67 @@ impl WasmSyncTask {
         };
         Ok(WasmSyncTask {
             inner: sync::SyncTask::with_options(task_id, opts)?,
+            as_records: false,
+            records: Vec::new(),
         })
+    }
+
+    /// From now on, outputs give their messages as records (`takeRecords`) instead of in `publish`.
+    #[wasm_bindgen(js_name = publishRecords)]
+    pub fn publish_records(&mut self, on: bool) {
+        self.as_records = on;
+        self.records.clear();
+    }
+
+    /// The records of the last output: `key, type, value` for each message, in order (empty
+    /// unless `publishRecords(true)`); taking them leaves none.
+    #[wasm_bindgen(js_name = takeRecords)]
+    pub fn take_records(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.records)
     }
 
     #[wasm_bindgen(js_name = onRebalanceJson)]
     pub fn on_rebalance_json(&mut self, json: &[u8], at: f64) -> Result<String> {
         let at = now(at)?;
         let event: RebalanceEvent = parse(json, "SYNC_INVALID_REBALANCE", "invalid rebalance")?;
-        to_json(&self.inner.on_rebalance(&event, at)?)
+        let out = self.inner.on_rebalance(&event, at)?;
+        self.output(out)
     }
 
     #[wasm_bindgen(js_name = onMessageJson)]
     pub fn on_message_json(&mut self, json: &[u8], at: f64) -> Result<String> {
         let at = now(at)?;
         let msg: SyncMessage = parse(json, "SYNC_MALFORMED_MESSAGE", "malformed sync message")?;
-        to_json(&self.inner.on_message_owned(msg, at)?)
+        let out = self.inner.on_message_owned(msg, at)?;
+        self.output(out)
     }
 
     #[wasm_bindgen(js_name = addPartitionsJson)]
     pub fn add_partitions_json(&mut self, json: &[u8], at: f64) -> Result<String> {
         let at = now(at)?;
         let specs: Vec<PartitionSpec> = parse(json, "SYNC_INVALID_PARTITION", "invalid partition")?;
-        to_json(&self.inner.add_partitions(&specs, at)?)
+        let out = self.inner.add_partitions(&specs, at)?;
+        self.output(out)
     }
 
     #[wasm_bindgen(js_name = partitionStarted)]
     pub fn partition_started(&mut self, token: &str, at: f64) -> Result<String> {
         let at = now(at)?;
-        to_json(&self.inner.partition_started(token, at)?)
+        let out = self.inner.partition_started(token, at)?;
+        self.output(out)
     }
 
     #[wasm_bindgen(js_name = partitionFinished)]
     pub fn partition_finished(&mut self, token: &str, at: f64) -> Result<String> {
         let at = now(at)?;
-        to_json(&self.inner.partition_finished(token, at)?)
+        let out = self.inner.partition_finished(token, at)?;
+        self.output(out)
     }
 
     pub fn tick(&mut self, at: f64) -> Result<String> {
         let at = now(at)?;
-        to_json(&self.inner.tick(at))
+        let out = self.inner.tick(at);
+        self.output(out)
     }
 
     #[wasm_bindgen(js_name = taskId)]
@@ -189,7 +238,8 @@ impl WasmSyncTask {
     #[wasm_bindgen(js_name = fence)]
     pub fn fence_input(&mut self, reason: &str, at: f64) -> Result<String> {
         let at = now(at)?;
-        to_json(&self.inner.fence(reason, at))
+        let out = self.inner.fence(reason, at);
+        self.output(out)
     }
 
     pub fn fenced(&self) -> Option<String> {

@@ -209,7 +209,16 @@ function recordingSyncTask(taskId, options) {
       return super.onRebalance(e, now);
     }
     onMessage(m, now) {
-      this.inputs.push(['message', m]);
+      // a record's value as read is recorded parsed (as it was when the transport parsed it)
+      let seen = m;
+      if (m instanceof Uint8Array) {
+        try {
+          seen = JSON.parse(Buffer.from(m).toString('utf8'));
+        } catch {
+          seen = Buffer.from(m).toString('utf8');
+        }
+      }
+      this.inputs.push(['message', seen]);
       return super.onMessage(m, now);
     }
     addPartitions(s, now) {

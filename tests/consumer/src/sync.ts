@@ -1,5 +1,5 @@
 // A connector task loop against partkit's sync types (strict tsc checks the declarations).
-import {PartitionSpec, RebalanceEvent, SyncError, SyncMessage, SyncOutput, SyncTask, TaskState} from 'partkit';
+import {PartitionSpec, RebalanceEvent, SyncError, SyncMessage, SyncOutput, SyncRecord, SyncTask, TaskState} from 'partkit';
 
 /** The sync topic of a test: one array, a read cursor per task. */
 export class Topic {
@@ -43,4 +43,12 @@ export function refusalCode(task: SyncTask, message: unknown): string | undefine
   } catch (e) {
     return e instanceof SyncError ? e.code : 'not a SyncError';
   }
+}
+
+/** A lone task whose outputs are records, reading its own records' values back as JSON text. */
+export function recordsAlone(): {epoch: string | undefined; types: string[]} {
+  const task = new SyncTask('a', {publishAs: 'records', rebalanceTimeout: 1000});
+  const log: SyncRecord[] = [...task.onRebalance({generation: 1, leader: true, members: ['a']}, 1).publish];
+  for (let i = 0; i < log.length; i++) log.push(...task.onMessage(log[i].value, 2).publish);
+  return {epoch: task.epoch(), types: log.map((r) => r.type)};
 }
