@@ -79,7 +79,7 @@ const bytesOf = (records) => records.map((m) => JSON.stringify(m).length);
 // `records`: as KafkaTaskSync drives them (`publishAs: 'records'`, every record's value given as
 // the bytes read): the leader's output is the JSON text to publish, the member parses each record
 // once, in wasm. Otherwise the JS API with message objects (stringified in, parsed out).
-function wasmEpochAtScale(api, tasks, per, records) {
+export function wasmEpochAtScale(api, tasks, per, records) {
   const ids = Array.from({length: tasks}, (_, i) => `connector_task-${String(i).padStart(4, '0')}`);
   const opts = {rebalanceTimeout: 3_600_000, epochAckTimeout: 3_600_000, ...(records ? {publishAs: 'records'} : {})};
   const leader = new api.SyncTask(ids[0], opts);

@@ -422,10 +422,22 @@ impl SyncTask {
         resent: bool,
     ) -> Vec<PartitionState> {
         let mut orphans_mine: Vec<PartitionState> = Vec::new();
-        let mut known: HashSet<String> = HashSet::default();
+        // (the view is read in one pass and changed after it: what a member keeps goes to its
+        // entry, what falls to another member to the departed task's entry as a share; nothing
+        // the pass reads, the members' owned tokens, changes but by those it adds, kept aside)
+        let mut kept: Vec<(String, PartitionState)> = Vec::new();
+        let mut departed_shares: Vec<(String, PartitionState, String)> = Vec::new();
+        let count = self
+            .cache
+            .values()
+            .chain(mine)
+            .map(|st| st.data.partitions.len())
+            .sum();
+        let mut known: HashSet<&str> = HashSet::with_capacity_and_hasher(count, Default::default());
         for st in self.cache.values().chain(mine) {
-            known.extend(st.data.partitions.iter().map(|p| p.token.clone()));
+            known.extend(st.data.partitions.iter().map(|p| p.token.as_str()));
         }
+        let mut added: HashSet<String> = HashSet::default();
         let member_list: Vec<String> = self.members.iter().cloned().collect();
         // (a share to a member is that member's: it took the share when it read it, as the
         // sharer was a member then; anything else goes by the rule for late records of departed
@@ -441,16 +453,17 @@ impl SyncTask {
                 // a member's unfinished partition the epoch does not know (its leader computed
                 // from a view that lacked it, e.g. a re-publication gave it to the member after
                 // a departed task's late record) stays that member's
-                if let Some(t) = self.cache.get_mut(&st.task_id) {
+                if self.cache.contains_key(&st.task_id) {
                     for p in &st.data.partitions {
                         if p.state.is_done()
-                            || known.contains(&p.token)
+                            || known.contains(p.token.as_str())
+                            || added.contains(&p.token)
                             || done_before.contains_key(&p.token)
                         {
                             continue;
                         }
-                        known.insert(p.token.clone());
-                        t.data.partitions.push(p.clone());
+                        added.insert(p.token.clone());
+                        kept.push((st.task_id.clone(), p.clone()));
                     }
                 }
                 continue;
@@ -467,15 +480,24 @@ impl SyncTask {
                 .filter(|p| !p.state.is_done())
                 .map(|p| (p.reset(), None));
             for (p, assignee) in datas.chain(shares) {
-                if known.contains(&p.token) || done_before.contains_key(&p.token) {
+                if known.contains(p.token.as_str())
+                    || added.contains(&p.token)
+                    || done_before.contains_key(&p.token)
+                {
                     continue;
                 }
-                known.insert(p.token.clone());
+                added.insert(p.token.clone());
                 let owners = parent_owner.get_or_insert_with(|| {
-                    member_owners(self.cache.values().chain(mine), &self.members)
-                        .into_iter()
-                        .map(|(t, o)| (t.to_string(), o.to_string()))
-                        .collect()
+                    // the members' partitions as of now: the view's and those kept so far
+                    let mut owners: HashMap<String, String> =
+                        member_owners(self.cache.values().chain(mine), &self.members)
+                            .into_iter()
+                            .map(|(t, o)| (t.to_string(), o.to_string()))
+                            .collect();
+                    for (task, q) in &kept {
+                        owners.insert(q.token.clone(), task.clone());
+                    }
+                    owners
                 });
                 let by_parent = p.parents.iter().min().and_then(|x| owners.get(x));
                 let to_assignee = assignee.filter(|a| self.members.contains(*a));
@@ -491,9 +513,17 @@ impl SyncTask {
                     // kept in the departed task's entry as a share to the member it falls to
                     // (as `adopt_departed` does), not as that member's own word: an epoch that
                     // comes before the member has taken it resolves it again
-                    self.share_for_departed(&st.task_id, &p, &target);
+                    departed_shares.push((st.task_id.clone(), p, target));
                 }
             }
+        }
+        for (task, p) in kept {
+            if let Some(t) = self.cache.get_mut(&task) {
+                t.data.partitions.push(p);
+            }
+        }
+        for (departed, p, to) in departed_shares {
+            self.share_for_departed(&departed, &p, &to);
         }
         orphans_mine
     }
@@ -510,11 +540,14 @@ impl SyncTask {
         out: &mut SyncOutput,
     ) {
         // the epoch is authoritative on conflicts: a token it gives another member is dropped
-        let elsewhere: HashSet<&str> = self
-            .cache
-            .values()
-            .flat_map(|s| s.data.partitions.iter().map(|p| p.token.as_str()))
-            .collect();
+        let count = self.cache.values().map(|s| s.data.partitions.len()).sum();
+        let mut elsewhere: HashSet<&str> =
+            HashSet::with_capacity_and_hasher(count, Default::default());
+        elsewhere.extend(
+            self.cache
+                .values()
+                .flat_map(|s| s.data.partitions.iter().map(|p| p.token.as_str())),
+        );
         let mut stop = Vec::new();
         self.reshaped = true;
         self.own.data.partitions.retain(|p| {

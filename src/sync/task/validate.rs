@@ -38,7 +38,7 @@ pub(super) fn validate_state(s: &TaskState) -> Result<(), SyncError> {
         safe(p.end_timestamp, "endTimestamp")?;
         safe(p.finished_timestamp, "finishedTimestamp")?;
     }
-    let mut seen = HashSet::default();
+    let mut seen = HashSet::with_capacity_and_hasher(s.data.partitions.len(), Default::default());
     for p in &s.data.partitions {
         if p.token.is_empty() {
             return Err(malformed(format!(
@@ -53,7 +53,7 @@ pub(super) fn validate_state(s: &TaskState) -> Result<(), SyncError> {
             )));
         }
     }
-    let mut seen = HashSet::default();
+    let mut seen = HashSet::with_capacity_and_hasher(s.share.partitions.len(), Default::default());
     for p in &s.share.partitions {
         if p.token.is_empty() || p.assignee.is_empty() {
             return Err(malformed(format!(
