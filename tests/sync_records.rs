@@ -502,3 +502,18 @@ fn a_delta_is_only_for_regular_messages() {
         "SYNC_MALFORMED_MESSAGE"
     );
 }
+
+#[test]
+fn a_message_type_name_is_its_json_type() {
+    use partkit::sync::MessageType;
+    for kind in [
+        MessageType::Regular,
+        MessageType::RebalanceAnswer,
+        MessageType::NewEpoch,
+    ] {
+        assert_eq!(
+            serde_json::to_string(&kind).unwrap(),
+            format!("\"{}\"", kind.as_str())
+        );
+    }
+}

@@ -4,7 +4,11 @@ import {EventEmitter} from 'node:events';
 import type {Kafka, PartitionAssigner} from 'kafkajs';
 import type {PartitionSpec, PartitionState, RebalanceEvent, SyncOptions, SyncOutput, SyncRecordOutput, SyncTask, SyncTaskOptions, TaskState} from './sync';
 
-/** The part of a SyncTask that KafkaTaskSync drives (partkit's `SyncTask` has it). */
+/**
+ * The part of a SyncTask that KafkaTaskSync drives (partkit's `SyncTask` has it). `onMessage`
+ * receives each record's value as read (a Buffer), or a message object (a checkpoint joined from
+ * its chunks); `publish` may list records (`publishAs: 'records'`) or message objects.
+ */
 export type SyncTaskLike = Pick<
   SyncTask<SyncOutput | SyncRecordOutput>,
   'onRebalance' | 'onMessage' | 'addPartitions' | 'partitionStarted' | 'partitionFinished' | 'tick' | 'pollTimeout' | 'fence' | 'ownedPartitions' | 'knownTasks' | 'epoch' | 'isLeader'
