@@ -247,14 +247,28 @@ fn patch_items<T: Item>(base: &mut Vec<T>, listed: &[T], dropped: &[String]) {
     if listed.is_empty() {
         return;
     }
-    let at: HashMap<String, usize> = base
-        .iter()
-        .enumerate()
-        .map(|(i, p)| (p.token().to_string(), i))
-        .collect();
-    for p in listed {
-        match at.get(p.token()) {
-            Some(&i) => base[i] = p.clone(),
+    // where each listed item is in `base` as it was, the last of a token as an index built by
+    // `collect` finds it (tokens borrowed: a change of a few items to a state of thousands
+    // costs one pass over it, not a copy of its tokens)
+    let at: Vec<Option<usize>> = if listed.len() <= 8 {
+        listed
+            .iter()
+            .map(|p| base.iter().rposition(|q| q.token() == p.token()))
+            .collect()
+    } else {
+        let index: HashMap<&str, usize> = base
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.token(), i))
+            .collect();
+        listed
+            .iter()
+            .map(|p| index.get(p.token()).copied())
+            .collect()
+    };
+    for (p, at) in listed.iter().zip(at) {
+        match at {
+            Some(i) => base[i] = p.clone(),
             None => base.push(p.clone()),
         }
     }

@@ -146,21 +146,46 @@ impl SyncTask {
     /// The unfinished partitions a re-publication of the epoch in force gives other members
     /// and that no state of this view knows (owned or shared) go to those members' entries.
     fn take_unknown(&mut self, msg: &SyncMessage) {
-        let mut known: Option<HashSet<String>> = None;
-        for st in &msg.connector_state {
-            if st.task_id == self.id || !self.members.contains(&st.task_id) {
-                continue;
+        let candidates = || {
+            msg.connector_state
+                .iter()
+                .filter(|st| st.task_id != self.id && self.members.contains(&st.task_id))
+                .flat_map(|st| {
+                    st.data
+                        .partitions
+                        .iter()
+                        .filter(|p| !p.state.is_done())
+                        .map(move |p| (st.task_id.as_str(), p))
+                })
+        };
+        if candidates().next().is_none() {
+            return;
+        }
+        // (the tokens of the view, borrowed; the view is changed after the pass. A checkpoint
+        // names every partition, so at scale this is every token, read once per checkpoint.)
+        let states = || self.all_states();
+        let count = states()
+            .map(|s| s.data.partitions.len() + s.share.partitions.len())
+            .sum();
+        let mut known: HashSet<&str> = HashSet::with_capacity_and_hasher(count, Default::default());
+        for s in states() {
+            known.extend(s.data.partitions.iter().map(|p| p.token.as_str()));
+            known.extend(s.share.partitions.iter().map(|p| p.token.as_str()));
+        }
+        let mut taken: Vec<(&str, &PartitionState)> = Vec::new();
+        for (task, p) in candidates() {
+            if known.insert(p.token.as_str()) && self.cache.contains_key(task) {
+                taken.push((task, p));
             }
-            for p in &st.data.partitions {
-                if p.state.is_done() {
-                    continue;
-                }
-                let known = known.get_or_insert_with(|| self.all_tokens().into_iter().collect());
-                if known.insert(p.token.clone()) {
-                    if let Some(entry) = self.cache.get_mut(&st.task_id) {
-                        entry.data.partitions.push(p.clone());
-                    }
-                }
+        }
+        drop(known);
+        let taken: Vec<(String, PartitionState)> = taken
+            .into_iter()
+            .map(|(task, p)| (task.to_string(), p.clone()))
+            .collect();
+        for (task, p) in taken {
+            if let Some(entry) = self.cache.get_mut(&task) {
+                entry.data.partitions.push(p);
             }
         }
     }

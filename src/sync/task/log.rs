@@ -1,5 +1,6 @@
 //! What a task reads of the other tasks: Regular messages and rebalance answers, older epochs' words, late records of departed tasks; and a hole in what it read (fencing).
 
+use super::delta::patch;
 use super::*;
 
 /// Rendezvous (highest random weight) choice of a member for a token: the same on every task,
@@ -230,12 +231,66 @@ impl SyncTask {
             return;
         }
         if msg.task_id != self.id {
-            let st = self.patched(msg, None);
-            self.merge(&st);
+            self.merge_change(msg);
         } else {
             self.note_own_shares(msg);
         }
         self.ack(msg);
+    }
+
+    /// Another task's message of the epoch in force, taken as `merge` takes its whole state: a
+    /// change is applied to the view's entry in place, so a reader's cost is what changed and
+    /// one pass over the entry (not copies of the sender's whole state). What `merge` would keep
+    /// of the entry that its new state lacks (`keep_unknown_to_sender`) can only be among the
+    /// partitions the change drops.
+    fn merge_change(&mut self, msg: &SyncMessage) {
+        let st = Self::sender_state(msg);
+        let (Some(delta), Some(cur)) = (&msg.delta, self.cache.get(&msg.task_id)) else {
+            let whole = self.patched(msg, None);
+            self.merge(&whole);
+            return;
+        };
+        if cur.state_version >= st.state_version {
+            return; // read before: `merge` keeps the entry
+        }
+        let missing: Vec<&PartitionState> = if delta.removed.is_empty() {
+            Vec::new()
+        } else {
+            let dropped: HashSet<&str> = delta.removed.iter().map(String::as_str).collect();
+            let listed: HashSet<&str> = st
+                .data
+                .partitions
+                .iter()
+                .map(|p| p.token.as_str())
+                .collect();
+            cur.data
+                .partitions
+                .iter()
+                .filter(|p| {
+                    !p.state.is_done()
+                        && dropped.contains(p.token.as_str())
+                        && !listed.contains(p.token.as_str())
+                })
+                .collect()
+        };
+        let kept: Vec<PartitionState> = if missing.is_empty() {
+            Vec::new()
+        } else {
+            let elsewhere: HashSet<&str> = std::iter::once(&self.own)
+                .chain(self.cache.values())
+                .filter(|s| s.task_id != msg.task_id)
+                .flat_map(|s| s.data.partitions.iter().map(|p| p.token.as_str()))
+                .collect();
+            missing
+                .into_iter()
+                .filter(|p| !elsewhere.contains(p.token.as_str()))
+                .cloned()
+                .collect()
+        };
+        let entry = self.cache.get_mut(&msg.task_id).expect("read above");
+        patch(entry, st, delta);
+        entry.data.partitions.extend(kept);
+        self.own_words.insert(msg.task_id.clone());
     }
 
     /// One of this task's own records of the epoch in force, read back: its shares are now what
