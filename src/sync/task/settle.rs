@@ -540,7 +540,9 @@ impl SyncTask {
         // that missed a NewEpoch and applied a later one built on the same base (a fork every
         // other member rejects) learns it from their messages, and its leader rolls back,
         // before it runs what the fork gave it and the epoch it missed gave another member
-        if self.in_epoch && self.members.iter().any(|m| !self.acked.contains(m)) {
+        // (`is_subset` walks both sorted sets once: with a thousand members, a lookup each on
+        // every input was most of a simulated task's time)
+        if self.in_epoch && !self.members.is_subset(&self.acked) {
             self.refresh_marks(waiting);
             if timers {
                 self.remove_finished();
