@@ -18,10 +18,9 @@
 //! first own state, every NewEpoch and every checkpoint go out in chunks, tasks that die half-way
 //! through a chunked publish, and the largest record checked against the bound; `--seeds`
 //! defaults to 2 there. Scale runs are heavy, as every simulated task reads every record and
-//! holds the whole view: one seed of 100 × 1,000 took 14 minutes and 5.9 GB on a shared 2-core
-//! machine (before Regular messages carried only what changed), and 1,000 × 100 holds a
-//! thousand views of 100,000 partitions, about ten times that memory. `tests/sync_scale.rs`
-//! runs the same mode scaled down.
+//! holds the whole view: one seed of 100 × 1,000 takes about 75 s and 5 GB on a 2-core machine
+//! (CI runs it, 2 seeds), and 1,000 × 100 holds a thousand views of 100,000 partitions, about
+//! ten times that memory. `tests/sync_scale.rs` runs the same mode scaled down.
 //!
 //! The last line is `N passed, M failed`.
 

@@ -161,7 +161,8 @@ export declare function findEpochStart(
 
 /** What a SyncLogReader asks its driver to do, in order. Offsets are bigints. */
 export type SyncLogAction =
-  | {type: 'deliver'; offset: bigint; message: object}
+  /** Feed `message` to the SyncTask: the record's value as read, or a checkpoint joined from its chunks. */
+  | {type: 'deliver'; offset: bigint; message: Uint8Array | string | object}
   | {type: 'warning'; message: string}
   /** Wait `delay` ms, then seek the consumer to `offset`, before it delivers anything else. */
   | {type: 'seek'; offset: bigint; delay: number}
