@@ -39,6 +39,12 @@ run('near 4 GiB (PARTKIT_MEMORY_TEST=1)', () => {
     state.apply({type: 'WantCreate', timestamp: 1, wantId: 'w0', partitions: ['r0']});
     const task = new p.SyncTask('t1');
     task.onRebalance({generation: 1, leader: true, members: ['t1']}, 1);
+    // a task in records mode, given a large record's value as bytes
+    const rtask = new p.SyncTask('t2', {publishAs: 'records'});
+    rtask.onRebalance({generation: 1, leader: true, members: ['t2']}, 1);
+    const partitions = ids(20000, 'q').map((token) => ({token, parents: [], state: 'Created'}));
+    const state0 = {taskID: 'x', stateTimestamp: 1, stateVersion: 1, data: {partitions}, share: {partitions: []}};
+    const record = Buffer.from(JSON.stringify({syncEpoch: '', taskID: 'x', messageTimestamp: 1, type: 'Regular', connectorState: [state0]}));
     const partitioner = new p.ObjectPartitioner(8, {partition: {type: 'regex', pattern: '(\\d+)'}});
     const bucketer = new p.Bucketer('k', 12);
     const big = {type: 'WantCreate', timestamp: 2, wantId: 'w1', partitions: ids(20000, 'data/')};
@@ -54,6 +60,8 @@ run('near 4 GiB (PARTKIT_MEMORY_TEST=1)', () => {
       'BuildState#apply': () => state.apply(big),
       'BuildState.replay': () => p.BuildState.replay([big]),
       'SyncTask#addPartitions': () => task.addPartitions(ids(20000, 'p').map((token) => ({token})), 2),
+      'SyncTask#onMessage (bytes)': () => rtask.onMessage(record, 2),
+      'SyncTask#addPartitions (records)': () => rtask.addPartitions(ids(20000, 'r').map((token) => ({token})), 2),
       validatePartitionConfig: () => p.validatePartitionConfig({type: 'regex', pattern: 'a'.repeat(30000)}),
     };
 
@@ -71,7 +79,7 @@ run('near 4 GiB (PARTKIT_MEMORY_TEST=1)', () => {
       }
     }
     // The stateful objects were refused (and survive, below), as were the batches.
-    expect(failed).toEqual(expect.arrayContaining(['BuildState#apply', 'SyncTask#addPartitions', 'indexMany', 'bucketMany']));
+    expect(failed).toEqual(expect.arrayContaining(['BuildState#apply', 'SyncTask#addPartitions', 'SyncTask#onMessage (bytes)', 'SyncTask#addPartitions (records)', 'indexMany', 'bucketMany']));
     // The refused apply changed nothing.
     expect(state.stats()).toEqual({partitions: 0, wants: 1, jobRuns: 0, refs: 1});
 
@@ -91,5 +99,6 @@ run('near 4 GiB (PARTKIT_MEMORY_TEST=1)', () => {
     expect(p.bucket('farosai/airbyte-github-source', 'facebook/react', 12)).toBe(9);
     expect(Array.from(partitioner.indexMany(['a1', 'b2']))).toEqual([partitioner.indexOf('a1'), partitioner.indexOf('b2')]);
     expect(task.ownedPartitions()).toBeDefined();
+    expect(rtask.ownedPartitions()).toHaveLength(20000);
   });
 });
