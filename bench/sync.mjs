@@ -150,6 +150,36 @@ function wasmOneTask(api, n) {
   return {records: bytes.length, bytes: bytes.reduce((a, b) => a + b, 0), largestRecordBytes: Math.max(...bytes), cpuMs};
 }
 
+// Two tasks as KafkaTaskSync drives them (records in and out); the leader adds 2N partitions (N
+// fall to the member) and starts its N one by one; the member's time to read those changes.
+function wasmMemberReads(api, n) {
+  const ids = ['connector_task-0', 'connector_task-1'];
+  const [a, b] = ids.map((id) => new api.SyncTask(id, {publishAs: 'records'}));
+  let now = 1_700_000_000_000;
+  const log = [];
+  log.push(...a.onRebalance({generation: 1, leader: true, members: ids}, now).publish.map((r) => r.value));
+  log.push(...b.onRebalance({generation: 1, leader: false}, now).publish.map((r) => r.value));
+  const read = [0, 0];
+  const pump = (t, i) => {
+    for (; read[i] < log.length; read[i]++) log.push(...t.onMessage(Buffer.from(log[read[i]]), now).publish.map((r) => r.value));
+  };
+  for (let round = 0; round < 3; round++) [a, b].forEach(pump);
+  const out = a.addPartitions(Array.from({length: 2 * n}, (_, i) => ({token: token(i)})), ++now);
+  log.push(...out.publish.map((r) => r.value));
+  for (let round = 0; round < 3; round++) [a, b].forEach(pump);
+  for (const tok of out.start) {
+    log.push(...a.partitionStarted(tok, ++now).publish.map((r) => r.value));
+    pump(a, 0);
+  }
+  const changes = log.slice(read[1]).map((v) => Buffer.from(v));
+  const start = process.hrtime.bigint();
+  for (const m of changes) b.onMessage(m, now);
+  const cpuMs = Number(process.hrtime.bigint() - start) / 1e6;
+  a.free();
+  b.free();
+  return {records: changes.length, cpuMs};
+}
+
 const num = (x) => x.toLocaleString('en');
 const mb = (b) => (b >= 1e6 ? `${(b / 1e6).toFixed(1)} MB` : `${(b / 1e3).toFixed(1)} KB`);
 const secs = (x) => (x >= 1000 ? `${(x / 1000).toFixed(1)} s` : `${x.toFixed(1)} ms`);
@@ -196,6 +226,14 @@ export async function run(api, report) {
       if (n.skipped) return [num(n.partitions), 'skipped: the size before, scaled quadratically, predicts over a minute natively', '', '', ''];
       const x = wasmOneTask(api, n.partitions);
       return [num(n.partitions), num(n.records), mb(n.bytes), `${num(n.largestRecordBytes)} B`, `${secs(n.cpuMs)} / ${secs(x.cpuMs)}`];
+    }),
+  );
+  report(
+    "sync: a member reads another task's N start changes (the sender owns N partitions; native / wasm with records)",
+    ['partitions the sender owns', 'changes read', 'CPU time', 'per change'],
+    (nat.memberReads ?? []).map((n) => {
+      const x = wasmMemberReads(api, n.partitions);
+      return [num(n.partitions), num(n.records), `${secs(n.cpuMs)} / ${secs(x.cpuMs)}`, `${((n.cpuMs * 1000) / n.records).toFixed(1)} µs / ${((x.cpuMs * 1000) / x.records).toFixed(1)} µs`];
     }),
   );
 }

@@ -21,6 +21,10 @@
 //! - **One task** (`oneTask`): `add_partitions` of N partitions, then `partition_started` for
 //!   each (100 / 1,000 / 3,000 / 10,000): records published, their JSON bytes, the largest one,
 //!   and the CPU time of those calls.
+//! - **A member reads them** (`memberReads`): two tasks; the leader adds 2N partitions (N fall to
+//!   the member), then starts each of its N, one call at a time; the time of the member's
+//!   `on_message` calls that read those N changes (before a reader applied changes in place, it
+//!   copied the sender's whole state twice per change: quadratic in N).
 
 use std::time::Instant;
 
@@ -270,6 +274,63 @@ fn one_task(n: usize) -> serde_json::Value {
     })
 }
 
+/// Two tasks; the leader adds `2n` partitions (`n` fall to the member) and starts its `n` one
+/// by one; the member's time to read those changes.
+fn member_reads(n: usize) -> serde_json::Value {
+    let ids = [
+        "connector_task-0".to_string(),
+        "connector_task-1".to_string(),
+    ];
+    let mut a = SyncTask::new(&ids[0]).expect("task");
+    let mut b = SyncTask::new(&ids[1]).expect("task");
+    let mut log: Vec<SyncMessage> = Vec::new();
+    let mut now = 1_700_000_000_000u64;
+    let ev = |leader: bool| RebalanceEvent {
+        generation: 1,
+        leader,
+        members: leader.then(|| ids.to_vec()),
+    };
+    log.extend(a.on_rebalance(&ev(true), now).expect("rebalance").publish);
+    log.extend(b.on_rebalance(&ev(false), now).expect("rebalance").publish);
+    let mut read = [0usize; 2];
+    let pump = |t: &mut SyncTask, k: &mut usize, log: &mut Vec<SyncMessage>, now: u64| {
+        while *k < log.len() {
+            let m = log[*k].clone();
+            log.extend(t.on_message(&m, now).expect("message").publish);
+            *k += 1;
+        }
+    };
+    for _ in 0..3 {
+        pump(&mut a, &mut read[0], &mut log, now);
+        pump(&mut b, &mut read[1], &mut log, now);
+    }
+    let specs: Vec<PartitionSpec> = (0..2 * n)
+        .map(|i| PartitionSpec::new(token(i), &[]))
+        .collect();
+    now += 1;
+    let out = a.add_partitions(&specs, now).expect("add");
+    log.extend(out.publish);
+    for _ in 0..3 {
+        pump(&mut a, &mut read[0], &mut log, now);
+        pump(&mut b, &mut read[1], &mut log, now);
+    }
+    for tok in out.start {
+        now += 1;
+        log.extend(a.partition_started(&tok, now).expect("started").publish);
+        pump(&mut a, &mut read[0], &mut log, now);
+    }
+    let changes: Vec<SyncMessage> = log[read[1]..].to_vec();
+    let start = Instant::now();
+    for m in &changes {
+        std::hint::black_box(b.on_message(m, now).expect("message"));
+    }
+    json!({
+        "partitions": a.owned_partitions().len(),
+        "records": changes.len(),
+        "cpuMs": start.elapsed().as_secs_f64() * 1e3,
+    })
+}
+
 /// The one-task rows; a size is skipped when the previous one, scaled quadratically (as the
 /// cost grows while every change publishes the whole own state), predicts more than a minute.
 fn one_task_rows(sizes: &[usize]) -> Vec<serde_json::Value> {
@@ -402,6 +463,7 @@ fn main() {
         "sizes": sizes,
         "epochs": shapes.iter().map(|&(t, p)| epoch_at_scale(t, p)).collect::<Vec<_>>(),
         "oneTask": one_task_rows(&one_task_sizes),
+        "memberReads": one_task_sizes.iter().map(|&n| member_reads(n)).collect::<Vec<_>>(),
     });
     if as_json {
         println!("{result}");

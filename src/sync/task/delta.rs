@@ -253,7 +253,15 @@ fn patch_items<T: Item>(base: &mut Vec<T>, listed: &[T], dropped: &[String]) {
     let at: Vec<Option<usize>> = if listed.len() <= 8 {
         listed
             .iter()
-            .map(|p| base.iter().rposition(|q| q.token() == p.token()))
+            .map(|p| {
+                let t = p.token();
+                // (the last byte first: tokens of one source tend to share a prefix)
+                let last = t.as_bytes().last();
+                base.iter().rposition(|q| {
+                    let u = q.token();
+                    u.len() == t.len() && u.as_bytes().last() == last && u == t
+                })
+            })
             .collect()
     } else {
         let index: HashMap<&str, usize> = base
