@@ -2,10 +2,12 @@
 //! `js/sync.mjs`; every rule lives in `crate::sync`.
 //!
 //! Inputs (rebalance events, messages, partition specs, options) come in as the UTF-8 bytes of
-//! JSON text made by `JSON.stringify` in JS before wasm is entered, as in the lifecycle binding:
-//! reading a JS object from inside wasm runs user code (getters, proxies) while the task is
-//! borrowed. Outputs and views go out as JSON text that `js/sync.mjs` parses (the core keeps every
-//! number within 2^53-1). Bytes (encoded by `TextEncoder`, copied in one go) and text (decoded
+//! JSON text made by `JSON.stringify` in JS before wasm is entered, as in the lifecycle binding
+//! (reading a JS object from inside wasm runs user code, getters and proxies, while the task is
+//! borrowed), or, for a message, as the bytes of a record's value as the caller read it, copied
+//! by JS. Outputs and views go out as JSON text that `js/sync.mjs` parses (the core keeps every
+//! number within 2^53-1); with `publishRecords(true)` an output's messages stay out of it, each
+//! written once as the JSON text of a record to publish (`takeRecords`). Bytes (encoded by `TextEncoder`, copied in one go) and text (decoded
 //! and parsed natively) cross the boundary faster than strings copied character by character and
 //! objects built one property at a time, which is what a new epoch of thousands of partitions
 //! costs (docs/benchmarks.md, "Task coordination").
