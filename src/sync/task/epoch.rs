@@ -179,13 +179,9 @@ impl SyncTask {
             }
         }
         drop(known);
-        let taken: Vec<(String, PartitionState)> = taken
-            .into_iter()
-            .map(|(task, p)| (task.to_string(), p.clone()))
-            .collect();
         for (task, p) in taken {
-            if let Some(entry) = self.cache.get_mut(&task) {
-                entry.data.partitions.push(p);
+            if let Some(entry) = self.cache.get_mut(task) {
+                entry.data.partitions.push(p.clone());
             }
         }
     }

@@ -183,20 +183,26 @@ impl SyncTask {
             .iter()
             .filter(|p| !p.state.is_done() && !named.contains(p.token.as_str()))
             .collect();
-        if missing.is_empty() {
-            return;
+        let kept = self.owned_by_none_but(&state.task_id, missing);
+        state.data.partitions.extend(kept);
+    }
+
+    /// Those of `parts` (partitions of `task`'s entry) that no other state owns, the own one
+    /// included: what a task's newer word may not drop (see `keep_unknown_to_sender`).
+    fn owned_by_none_but(&self, task: &str, parts: Vec<&PartitionState>) -> Vec<PartitionState> {
+        if parts.is_empty() {
+            return Vec::new();
         }
         let elsewhere: HashSet<&str> = std::iter::once(&self.own)
             .chain(self.cache.values())
-            .filter(|s| s.task_id != state.task_id)
+            .filter(|s| s.task_id != task)
             .flat_map(|s| s.data.partitions.iter().map(|p| p.token.as_str()))
             .collect();
-        let kept: Vec<PartitionState> = missing
+        parts
             .into_iter()
             .filter(|p| !elsewhere.contains(p.token.as_str()))
             .cloned()
-            .collect();
-        state.data.partitions.extend(kept);
+            .collect()
     }
 
     pub(super) fn sender_state(msg: &SyncMessage) -> &TaskState {
@@ -273,20 +279,7 @@ impl SyncTask {
                 })
                 .collect()
         };
-        let kept: Vec<PartitionState> = if missing.is_empty() {
-            Vec::new()
-        } else {
-            let elsewhere: HashSet<&str> = std::iter::once(&self.own)
-                .chain(self.cache.values())
-                .filter(|s| s.task_id != msg.task_id)
-                .flat_map(|s| s.data.partitions.iter().map(|p| p.token.as_str()))
-                .collect();
-            missing
-                .into_iter()
-                .filter(|p| !elsewhere.contains(p.token.as_str()))
-                .cloned()
-                .collect()
-        };
+        let kept = self.owned_by_none_but(&msg.task_id, missing);
         let entry = self.cache.get_mut(&msg.task_id).expect("read above");
         patch(entry, st, delta);
         entry.data.partitions.extend(kept);
