@@ -280,10 +280,12 @@ impl SyncTask {
                 .collect()
         };
         let kept = self.owned_by_none_but(&msg.task_id, missing);
-        let entry = self.cache.get_mut(&msg.task_id).expect("read above");
-        patch(entry, st, delta);
-        entry.data.partitions.extend(kept);
-        self.own_words.insert(msg.task_id.clone());
+        // (the entry read above: nothing between changed the view)
+        if let Some(entry) = self.cache.get_mut(&msg.task_id) {
+            patch(entry, st, delta);
+            entry.data.partitions.extend(kept);
+            self.own_words.insert(msg.task_id.clone());
+        }
     }
 
     /// One of this task's own records of the epoch in force, read back: its shares are now what
