@@ -12,6 +12,8 @@ use partkit::sync::{
 /// readers that stall, producers whose records are held back (in flight) and land later.
 struct World {
     log: Vec<SyncMessage>,
+    /// When each record of the log was appended.
+    log_at: Vec<u64>,
     tasks: BTreeMap<String, SyncTask>,
     pos: BTreeMap<String, usize>,
     live: BTreeSet<String>,
@@ -29,6 +31,7 @@ impl World {
     fn new(ids: &[&str], opts: SyncOptions) -> Self {
         let mut w = World {
             log: Vec::new(),
+            log_at: Vec::new(),
             tasks: BTreeMap::new(),
             pos: BTreeMap::new(),
             live: BTreeSet::new(),
@@ -63,7 +66,7 @@ impl World {
         assert!(out.fenced.is_none(), "{id} fenced: {:?}", out.fenced);
         match self.held.get_mut(id) {
             Some(h) => h.extend(out.publish),
-            None => self.log.extend(out.publish),
+            None => self.append(out.publish),
         }
         for t in &out.stop {
             self.running.get_mut(id).unwrap().remove(t);
@@ -82,6 +85,37 @@ impl World {
             }
             self.running.get_mut(id).unwrap().insert(t);
         }
+    }
+
+    fn append(&mut self, records: Vec<SyncMessage>) {
+        self.log_at.extend(records.iter().map(|_| self.now));
+        self.log.extend(records);
+    }
+
+    /// The clean checkpoints in the log, by when they were appended: directly preceded by the
+    /// record they name, their chunks consecutive.
+    fn clean_checkpoints(&self) -> Vec<u64> {
+        let mut v = Vec::new();
+        for (i, m) in self.log.iter().enumerate() {
+            let Some(named) = &m.checkpoint else { continue };
+            if m.chunk.as_ref().is_some_and(|c| c.index > 0) || i == 0 {
+                continue;
+            }
+            let prev = &self.log[i - 1];
+            let count = m.chunk.as_ref().map_or(1, |c| c.count) as usize;
+            let whole = (0..count).all(|k| {
+                self.log.get(i + k).is_some_and(|r| {
+                    r.task_id == m.task_id && r.chunk.as_ref().map_or(0, |c| c.index) as usize == k
+                })
+            });
+            if whole
+                && prev.task_id == named.after_task_id
+                && prev.message_seq == Some(named.after_seq)
+            {
+                v.push(self.log_at[i]);
+            }
+        }
+        v
     }
 
     fn input(&mut self, id: &str, f: impl FnOnce(&mut SyncTask, u64) -> SyncOutput, what: &str) {
@@ -171,7 +205,7 @@ impl World {
     /// What `id` published since `hold` lands now.
     fn land(&mut self, id: &str) {
         let held = self.held.remove(id).unwrap_or_default();
-        self.log.extend(held);
+        self.append(held);
     }
 
     fn leave(&mut self, id: &str) {
@@ -276,4 +310,48 @@ fn late_records_of_a_closed_task_start_nothing_twice() {
         .filter(|id| w.task(id).owned_partitions().iter().any(|p| p.token == "uso"))
         .collect();
     assert_eq!(owners, vec!["ub7"]);
+}
+
+/// A task that dies half-way through publishing a message in chunks leaves a partial message in
+/// every reader. Before, no reader published a checkpoint for `epochAckTimeout` after it opened
+/// one (30 s by default, legal beside an interval of 5 s and a retention of 20 s), and a task
+/// that read the partial later (one starting at an older checkpoint) was held back as long
+/// again. Now a partial holds checkpoints back for `epochAckTimeout` but at most a quarter of
+/// the interval, counted from its publication: the next clean checkpoint comes at most that
+/// much late.
+#[test]
+fn a_sender_dying_half_way_through_chunks_delays_checkpoints_by_at_most_a_quarter_interval() {
+    let interval = 5_000;
+    let opts = SyncOptions {
+        rebalance_timeout: 5_000,
+        epoch_ack_timeout: 30_000,
+        state_refresh_interval: interval,
+        max_record_bytes: 1_024,
+        ..SyncOptions::default()
+    };
+    let mut w = World::new(&["l", "d"], opts);
+    w.rebalance(1, "l", &["d", "l"]);
+    w.ticks(4, 500);
+    // d finds 40 partitions in one call: its change goes out in chunks, of which only the
+    // first lands before it dies
+    let specs: Vec<PartitionSpec> = (0..40)
+        .map(|i| PartitionSpec::new(&format!("partition-with-a-long-token-{i:03}"), &[]))
+        .collect();
+    w.now += 10;
+    let now = w.now;
+    let mut out = w.tasks.get_mut("d").unwrap().add_partitions(&specs, now).unwrap();
+    assert!(out.publish.len() > 2, "{} records", out.publish.len());
+    out.publish.truncate(1);
+    assert!(out.publish[0].chunk.is_some());
+    let died_at = w.now;
+    w.act("d", out, "addPartitions (dies half-way)");
+    w.leave("d");
+    w.settle();
+    w.ticks(40, 250);
+    let after: Vec<u64> = w.clean_checkpoints().into_iter().filter(|t| *t > died_at).collect();
+    let first = after.first().copied();
+    assert!(
+        first.is_some_and(|t| t - died_at <= interval + interval / 4 + 250),
+        "first clean checkpoint after the partial at {first:?}, the partial at {died_at}"
+    );
 }
