@@ -31,4 +31,6 @@ run(process.execPath, ['-e',
 run(process.execPath, ['--input-type=module', '-e',
   "import {KafkaTaskSync} from 'partkit/kafka'; import {SyncError} from 'partkit'; " +
   "try { new KafkaTaskSync({}); process.exit(1); } catch (e) { if (!(e instanceof SyncError)) process.exit(1); } console.log('esm import partkit/kafka ok');"]);
+// Without the optional peers, partkit/kafka and partkit/s3 say which package to install.
+run(process.execPath, [join(here, 'peers.mjs'), join(here, tarball)]);
 console.log('consumer fixture: ok');
