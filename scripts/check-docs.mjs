@@ -261,6 +261,7 @@ function typeCheck(project, blocks) {
   });
   writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({compilerOptions: STRICT_OPTIONS, include: ['blocks']}, null, 2));
   const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+  if (!existsSync(tsc)) return [...problems, 'check-docs: node_modules/typescript is missing: npm install (it is a devDependency)'];
   let out = '';
   try {
     execFileSync(process.execPath, [tsc, '-p', project, '--pretty', 'false'], {cwd: project, encoding: 'utf8'});

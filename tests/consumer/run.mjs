@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Packs partkit with `npm pack`, installs the tarball into this fixture like a connector would,
-// type-checks it with tsc (strict; and strict/ with exactOptionalPropertyTypes and
+// type-checks it with tsc (strict; and strict/ and src/ with exactOptionalPropertyTypes and
 // noUncheckedIndexedAccess under module resolution node16, nodenext and bundler), runs its
 // ts-jest suite, and checks ESM and CJS loading of the
 // root and of partkit/kafka.
@@ -18,7 +18,7 @@ run('npm', ['pack', '--silent', '--pack-destination', here], root);
 const tarball = readdirSync(here).find((f) => f.endsWith('.tgz'));
 run('npm', ['install', '--no-audit', '--no-fund', '--no-package-lock', '--loglevel=error', `./${tarball}`]);
 run('npx', ['tsc', '-p', '.', '--noEmit']);
-// strict/: strict, exactOptionalPropertyTypes and noUncheckedIndexedAccess, per module resolution.
+// strict/ and src/: strict, exactOptionalPropertyTypes and noUncheckedIndexedAccess, per module resolution.
 for (const resolution of ['node16', 'nodenext', 'bundler']) run('npx', ['tsc', '-p', `tsconfig.${resolution}.json`]);
 run('npx', ['jest', '--ci']);
 run(process.execPath, ['--input-type=module', '-e',
