@@ -59,7 +59,9 @@ fn decl<T: TS + 'static>(cfg: &Config) -> Decl {
 /// with `exactOptionalPropertyTypes` can then pass a value that may be `undefined`.
 fn optional_takes_undefined(decl: &str) -> String {
     let optional = regex::Regex::new(r"([A-Za-z0-9_]+)\?: ([^,;]+),").unwrap();
-    optional.replace_all(decl, "$1?: $2 | undefined,").into_owned()
+    optional
+        .replace_all(decl, "$1?: $2 | undefined,")
+        .into_owned()
 }
 
 /// Rust doc comments as JSDoc: intra-doc links become plain code spans (`` [`X`] `` and

@@ -44,15 +44,18 @@ impl World {
             violations: Vec::new(),
         };
         for id in ids {
-            w.tasks.insert(
-                id.to_string(),
-                SyncTask::with_options(id, opts.clone()).unwrap(),
-            );
-            w.pos.insert(id.to_string(), 0);
-            w.live.insert(id.to_string());
-            w.running.insert(id.to_string(), BTreeSet::new());
+            w.spawn(id, opts.clone());
         }
         w
+    }
+
+    /// A task that starts reading the log from its start.
+    fn spawn(&mut self, id: &str, opts: SyncOptions) {
+        self.tasks
+            .insert(id.to_string(), SyncTask::with_options(id, opts).unwrap());
+        self.pos.insert(id.to_string(), 0);
+        self.live.insert(id.to_string());
+        self.running.insert(id.to_string(), BTreeSet::new());
     }
 
     fn task(&self, id: &str) -> &SyncTask {
@@ -127,16 +130,28 @@ impl World {
 
     fn add(&mut self, id: &str, token: &str, parents: &[&str]) {
         let spec = [PartitionSpec::new(token, parents)];
-        self.input(id, |t, now| t.add_partitions(&spec, now).unwrap(), "addPartitions");
+        self.input(
+            id,
+            |t, now| t.add_partitions(&spec, now).unwrap(),
+            "addPartitions",
+        );
     }
 
     fn run(&mut self, id: &str, token: &str) {
-        self.input(id, |t, now| t.partition_started(token, now).unwrap(), "partitionStarted");
+        self.input(
+            id,
+            |t, now| t.partition_started(token, now).unwrap(),
+            "partitionStarted",
+        );
     }
 
     fn finish(&mut self, id: &str, token: &str) {
         self.running.get_mut(id).unwrap().remove(token);
-        self.input(id, |t, now| t.partition_finished(token, now).unwrap(), "partitionFinished");
+        self.input(
+            id,
+            |t, now| t.partition_finished(token, now).unwrap(),
+            "partitionFinished",
+        );
     }
 
     /// Every live task whose reader is not stalled reads the log to its end, round-robin.
@@ -238,8 +253,16 @@ fn a_stale_share_does_not_bring_a_finished_partition_back() {
     w.add("s", "p", &[]);
     w.settle();
     w.ticks(2, 1_500);
-    assert!(w.task("a").owned_partitions().iter().any(|p| p.token == "p"));
-    assert!(w.task("s").shared_partitions().iter().any(|p| p.token == "p"));
+    assert!(w
+        .task("a")
+        .owned_partitions()
+        .iter()
+        .any(|p| p.token == "p"));
+    assert!(w
+        .task("s")
+        .shared_partitions()
+        .iter()
+        .any(|p| p.token == "p"));
     // a runs and finishes p; b reads the finish
     w.run("a", "p");
     w.finish("a", "p");
@@ -256,7 +279,12 @@ fn a_stale_share_does_not_bring_a_finished_partition_back() {
     assert_eq!(w.task("b").epoch(), Some("4-b"));
     assert!(w.violations.is_empty(), "{:?}", w.violations);
     // p is still known to be done (a tombstone with a member), not new work
-    let p = w.task("b").owned_partitions().iter().find(|p| p.token == "p").cloned();
+    let p = w
+        .task("b")
+        .owned_partitions()
+        .iter()
+        .find(|p| p.token == "p")
+        .cloned();
     assert!(p.as_ref().is_none_or(|p| p.state.is_done()), "{p:?}");
 }
 
@@ -271,13 +299,22 @@ fn a_stale_share_does_not_bring_a_finished_partition_back() {
 fn late_records_of_a_closed_task_start_nothing_twice() {
     let mut w = World::new(&["wh4", "ub7", "xt2"], SyncOptions::default());
     w.rebalance(1, "wh4", &["wh4", "ub7", "xt2"]);
-    for (id, token) in [("xt2", "nr4"), ("ub7", "klb"), ("wh4", "lhe"), ("xt2", "xq6")] {
+    for (id, token) in [
+        ("xt2", "nr4"),
+        ("ub7", "klb"),
+        ("wh4", "lhe"),
+        ("xt2", "xq6"),
+    ] {
         w.add(id, token, &[]);
         w.settle();
         w.run(id, token);
         w.settle();
     }
-    assert!(w.task("wh4").owned_partitions().iter().any(|p| p.token == "lhe"));
+    assert!(w
+        .task("wh4")
+        .owned_partitions()
+        .iter()
+        .any(|p| p.token == "lhe"));
     // wh4 works on with its records in flight, then closes
     w.hold("wh4");
     w.add("wh4", "oui", &["lhe"]);
@@ -307,7 +344,12 @@ fn late_records_of_a_closed_task_start_nothing_twice() {
     assert!(w.violations.is_empty(), "{:?}", w.violations);
     let owners: Vec<&str> = ["ub7", "xt2"]
         .into_iter()
-        .filter(|id| w.task(id).owned_partitions().iter().any(|p| p.token == "uso"))
+        .filter(|id| {
+            w.task(id)
+                .owned_partitions()
+                .iter()
+                .any(|p| p.token == "uso")
+        })
         .collect();
     assert_eq!(owners, vec!["ub7"]);
 }
@@ -339,7 +381,12 @@ fn a_sender_dying_half_way_through_chunks_delays_checkpoints_by_at_most_a_quarte
         .collect();
     w.now += 10;
     let now = w.now;
-    let mut out = w.tasks.get_mut("d").unwrap().add_partitions(&specs, now).unwrap();
+    let mut out = w
+        .tasks
+        .get_mut("d")
+        .unwrap()
+        .add_partitions(&specs, now)
+        .unwrap();
     assert!(out.publish.len() > 2, "{} records", out.publish.len());
     out.publish.truncate(1);
     assert!(out.publish[0].chunk.is_some());
@@ -348,10 +395,55 @@ fn a_sender_dying_half_way_through_chunks_delays_checkpoints_by_at_most_a_quarte
     w.leave("d");
     w.settle();
     w.ticks(40, 250);
-    let after: Vec<u64> = w.clean_checkpoints().into_iter().filter(|t| *t > died_at).collect();
+    let after: Vec<u64> = w
+        .clean_checkpoints()
+        .into_iter()
+        .filter(|t| *t > died_at)
+        .collect();
     let first = after.first().copied();
     assert!(
         first.is_some_and(|t| t - died_at <= interval + interval / 4 + 250),
         "first clean checkpoint after the partial at {first:?}, the partial at {died_at}"
     );
+}
+
+/// A finish that a reader learned from a departed task's late record stays a finish when the
+/// record of the partition's new owner that lands after it still says it runs (the owner wrote it
+/// before it read the finish). Before, that older word undid the finish in every reader's view,
+/// and the next leader handed the partition on as new work: a chain of one-task replacements
+/// (found by the simulation, seed 69) started a partition again after reading its finish.
+#[test]
+fn an_owners_older_word_does_not_undo_a_finish_read_before_it() {
+    let opts = SyncOptions::default();
+    let mut w = World::new(&["t6"], opts.clone());
+    w.rebalance(1, "t6", &["t6"]);
+    w.add("t6", "p", &[]);
+    w.settle();
+    w.run("t6", "p");
+    w.settle();
+    // t6 finishes p and leaves; its finish lands only after the next epoch
+    w.hold("t6");
+    w.finish("t6", "p");
+    w.leave("t6");
+    w.spawn("t7", opts.clone());
+    w.settle();
+    w.rebalance(2, "t7", &["t7"]);
+    w.ticks(2, 1_000);
+    // the epoch gave p (running, as the log said) to t7, which reruns it: at-least-once
+    assert!(w.running["t7"].contains("p"));
+    // t7's records from now on land late, after t6's finish
+    w.hold("t7");
+    w.run("t7", "p");
+    w.land("t6");
+    w.land("t7");
+    w.hold("t7");
+    w.settle();
+    w.leave("t7");
+    // a new task reads all of it, then leads alone
+    w.spawn("t8", opts);
+    w.settle();
+    w.rebalance(3, "t8", &["t8"]);
+    w.ticks(2, 1_000);
+    assert_eq!(w.task("t8").epoch(), Some("3-t8"));
+    assert!(w.violations.is_empty(), "{:?}", w.violations);
 }

@@ -289,7 +289,8 @@ fn dbz_6870_quick_successive_rebalances_neither_skip_the_epoch_nor_move_partitio
 }
 
 #[test]
-fn dbz_6870_leader_keeps_shares_to_live_tasks_and_finished_partitions_of_dead_tasks_only_as_tombstones() {
+fn dbz_6870_leader_keeps_shares_to_live_tasks_and_finished_partitions_of_dead_tasks_only_as_tombstones(
+) {
     let mut n = three_tasks();
     // t3 finds two children of a partition it runs (it keeps one, shares the other to the
     // least-loaded task), finishes the parent and dies before the assignee reads the share
@@ -349,7 +350,11 @@ fn dbz_6870_leader_keeps_shares_to_live_tasks_and_finished_partitions_of_dead_ta
         n.tick(5_000);
         n.settle();
     }
-    assert_eq!(keepers(&n), vec![], "the tombstone is dropped tombstoneTtl after the finish");
+    assert_eq!(
+        keepers(&n),
+        vec![],
+        "the tombstone is dropped tombstoneTtl after the finish"
+    );
 }
 
 #[test]

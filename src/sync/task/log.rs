@@ -144,9 +144,32 @@ impl SyncTask {
             Some(cur) if cur.state_version >= state.state_version => {}
             _ => {
                 let mut state = state.clone();
+                self.keep_done(&mut state);
                 self.keep_unknown_to_sender(&mut state);
                 self.own_words.insert(state.task_id.clone());
                 self.cache.insert(state.task_id.clone(), state);
+            }
+        }
+    }
+
+    /// What the view knows done of a task's partitions stays done in its newer own word (see
+    /// `delta::settled_over`).
+    fn keep_done(&self, state: &mut TaskState) {
+        let Some(old) = self.cache.get(&state.task_id) else {
+            return;
+        };
+        let mut done: HashMap<&str, &PartitionState> = HashMap::default();
+        for p in old.data.partitions.iter().filter(|p| p.state.is_done()) {
+            done.insert(p.token.as_str(), p);
+        }
+        if done.is_empty() {
+            return;
+        }
+        for p in &mut state.data.partitions {
+            if let Some(held) = done.get(p.token.as_str()) {
+                if super::delta::settled_over(held, p) {
+                    *p = (*held).clone();
+                }
             }
         }
     }
