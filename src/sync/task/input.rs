@@ -162,11 +162,18 @@ impl SyncTask {
             self.note_record(msg);
         }
         // a chunk is read; the message it belongs to is taken when its last chunk is, as if it
-        // stood at its first (what was read before that is what a checkpoint names)
-        let here = msg.message_seq.map(|seq| CheckpointRef {
-            after_task_id: msg.task_id.clone(),
-            after_seq: seq,
-        });
+        // stood at its first (what was read before that is what a checkpoint names). A record
+        // read again (re-delivered, or landed twice) is not where the reader is: a checkpoint
+        // names the newest record it read, or every checkpoint after a re-delivery named a record
+        // one before the last and none was clean
+        let here = match msg.message_seq {
+            _ if again => self.last_read.clone(),
+            Some(seq) => Some(CheckpointRef {
+                after_task_id: msg.task_id.clone(),
+                after_seq: seq,
+            }),
+            None => None,
+        };
         // (a message read whole is not copied: at scale a NewEpoch is the whole view)
         let (mut whole, before, interleaved) = if msg.chunk.is_some() {
             match self.take_chunk(record, whole, again) {
