@@ -216,21 +216,21 @@ fn main() {
         started.elapsed()
     );
     if std::env::var_os("SIM_CHECKPOINT_GAPS").is_some() {
-        // the longest stretch without a clean checkpoint, against the retention
-        let mut gaps: Vec<(u64, u64, u64)> = ok
-            .iter()
-            .map(|r| (r.longest_without_checkpoint, r.retention, r.seed))
-            .collect();
-        gaps.sort_by_key(|(g, ret, _)| std::cmp::Reverse(g * 1000 / (*ret).max(1)));
-        let over = gaps.iter().filter(|(g, ret, _)| g > ret).count();
-        println!(
-            "longest without a clean checkpoint: {} seeds over the retention; worst {:?}",
-            over,
-            gaps.iter()
+        // the longest stretches without a clean / usable checkpoint, against the retention
+        let report = |what: &str, f: fn(&SimReport) -> u64| {
+            let mut gaps: Vec<(u64, u64, u64)> =
+                ok.iter().map(|r| (f(r), r.retention, r.seed)).collect();
+            gaps.sort_by_key(|(g, ret, _)| std::cmp::Reverse(g * 1000 / (*ret).max(1)));
+            let over = gaps.iter().filter(|(g, ret, _)| g > ret).count();
+            let worst: Vec<String> = gaps
+                .iter()
                 .take(8)
                 .map(|(g, ret, s)| format!("seed {s}: {g}/{ret}"))
-                .collect::<Vec<_>>()
-        );
+                .collect();
+            println!("longest without a {what} checkpoint: {over} seeds over the retention; worst {worst:?}");
+        };
+        report("clean", |r| r.longest_without_checkpoint);
+        report("usable", |r| r.longest_without_usable);
     }
     if !failed.is_empty() {
         println!(

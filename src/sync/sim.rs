@@ -191,6 +191,16 @@ impl SimConfig {
             cfg.tasks = 1; // a one-task connector
         }
         cfg.faults.chunk_death = cfg.faults.crash * 20;
+        // options at the edges of what docs/sync.md allows (drawn last: the seeds before keep
+        // everything else): an acknowledgement timeout as long as the interval or longer (the
+        // default 30 s beside an interval of 5 s is legal), a retention of exactly the minimum
+        let interval = cfg.options.state_refresh_interval;
+        if r.chance(150) {
+            cfg.options.epoch_ack_timeout = r.range(interval / 2, 3 * interval);
+        }
+        if r.chance(100) {
+            cfg.retention = interval * super::MIN_RETENTION_REFRESHES;
+        }
         cfg
     }
 
@@ -295,9 +305,12 @@ pub struct SimReport {
     pub reruns: usize,
     /// Tasks that fenced themselves (they read the log with a hole) and were replaced.
     pub fenced: usize,
-    /// The longest time the log went without a clean checkpoint (from the first NewEpoch, or
-    /// the last clean checkpoint, to the next one or the end of the run), in time units.
+    /// The longest time the log went without a clean checkpoint (from one to the next, or to
+    /// the end of the run), in time units.
     pub longest_without_checkpoint: u64,
+    /// The longest time from the record a usable checkpoint names (where a new task would start
+    /// reading, all its chunks landed) to the next such record, or the end of the run.
+    pub longest_without_usable: u64,
 }
 
 /// A violated property, with everything needed to replay it.
@@ -401,8 +414,10 @@ struct Sim {
     divert: Option<usize>,
     /// Faults are on (the chaos phase).
     chaos: bool,
-    /// When the last clean checkpoint landed (the first NewEpoch until one does).
+    /// When the last clean checkpoint landed.
     last_clean: Option<u64>,
+    /// When the record named by the latest usable checkpoint landed.
+    last_usable: Option<u64>,
 }
 
 type Check = Result<(), String>;
@@ -498,6 +513,7 @@ pub fn run(cfg: &SimConfig) -> Result<SimReport, SimFailure> {
             sim.report.partitions_finished = sim.finished.len();
             sim.report.partitions_known = sim.created.len();
             sim.gap_until_now();
+            sim.usable_gap_until_now();
             Ok(sim.report)
         }
         Err(message) => Err(SimFailure {
@@ -545,6 +561,7 @@ impl Sim {
             divert: None,
             chaos: true,
             last_clean: None,
+            last_usable: None,
             cfg,
         };
         let tasks = if sim.scale() {
@@ -1566,8 +1583,7 @@ impl Sim {
         }
         let (complete, checkpoint) = (
             m.chunk.as_ref().is_none_or(|c| c.index + 1 == c.count),
-            m.checkpoint.is_some()
-                || (m.kind == MessageType::NewEpoch && self.last_clean.is_none()),
+            m.checkpoint.is_some(),
         );
         self.log.push(Rc::new(m));
         self.log_time.push(self.now);
@@ -1576,27 +1592,71 @@ impl Sim {
         }
     }
 
-    /// A message that completes at `log[at]` is a NewEpoch: the first one starts the clock of
-    /// the longest stretch without a clean checkpoint; a clean checkpoint (the record before its
-    /// first chunk is the one it names, its chunks one after the other) resets it.
+    /// A checkpoint completes at `log[at]`: if it is usable (the record it names is retained
+    /// before it) the clock of the longest stretch without a usable checkpoint starts again from
+    /// that record; if it is clean (the record before its first chunk is the one it names, its
+    /// chunks one after the other) the clock of the longest stretch without a clean one starts
+    /// again. Both start at the first such checkpoint: before it, a new task replays the log from
+    /// its start (the first interval of a connector).
     fn note_checkpoint(&mut self, at: usize) {
+        // (its chunks one after the other; a copy of one of them landing twice in between, a
+        // producer retry, is passed over by every reader)
         let last = &self.log[at];
-        let count = last.chunk.as_ref().map_or(1, |c| c.count as usize);
-        let Some(first) = (at + 1).checked_sub(count) else {
+        let count = last.chunk.as_ref().map_or(1, |c| c.count as u64);
+        let Some(seq0) = last.message_seq.and_then(|s| s.checked_sub(count - 1)) else {
             return;
         };
-        let contiguous = (first..=at).all(|k| {
-            let r = &self.log[k];
-            r.task_id == last.task_id
-                && r.chunk.as_ref().map_or(0, |c| c.index as usize) == k - first
-        });
+        let mut first = at;
+        let mut contiguous = true;
+        while first > 0 && self.log[first].message_seq != Some(seq0) {
+            first -= 1;
+            let r = &self.log[first];
+            let ours = r.task_id == last.task_id
+                && r.message_seq
+                    .is_some_and(|s| s >= seq0 && s <= seq0 + count - 1);
+            contiguous &= ours;
+            if !ours {
+                break;
+            }
+        }
+        let first_is_ours =
+            self.log[first].task_id == last.task_id && self.log[first].message_seq == Some(seq0);
+        contiguous &= first_is_ours;
+        // (the first of the copies of the first chunk)
+        while contiguous
+            && first > 0
+            && self.log[first - 1].task_id == last.task_id
+            && self.log[first - 1].message_seq == Some(seq0)
+        {
+            first -= 1;
+        }
         let clean = contiguous
             && first > 0
             && self.log[first].checkpoint.as_ref().is_some_and(|c| {
+                // (the record it names, or a copy of it landing twice)
                 let prev = &self.log[first - 1];
                 prev.task_id == c.after_task_id && prev.message_seq == Some(c.after_seq)
             });
-        if clean || self.last_clean.is_none() {
+        let named = self.log[first].checkpoint.as_ref().and_then(|c| {
+            (self.retained_from..first).rev().find(|&j| {
+                self.log[j].task_id == c.after_task_id
+                    && self.log[j].message_seq == Some(c.after_seq)
+            })
+        });
+        if let Some(j) = named {
+            let t = self.log_time[j];
+            if self.last_usable.is_none_or(|u| t > u) {
+                let gap = t.saturating_sub(self.last_usable.unwrap_or(t));
+                let r = &mut self.report.longest_without_usable;
+                *r = (*r).max(gap);
+                self.last_usable = Some(t);
+            }
+        }
+        if clean {
+            let since = self.last_clean.map_or(0, |t| self.now.saturating_sub(t));
+            self.note(format!(
+                "#{first} a clean checkpoint lands, {since} after the last one"
+            ));
             self.gap_until_now();
             self.last_clean = Some(self.now);
         }
@@ -1607,6 +1667,15 @@ impl Sim {
         if let Some(t) = self.last_clean {
             let gap = self.now.saturating_sub(t);
             let r = &mut self.report.longest_without_checkpoint;
+            *r = (*r).max(gap);
+        }
+    }
+
+    /// The stretch without a usable checkpoint up to now counts toward the longest.
+    fn usable_gap_until_now(&mut self) {
+        if let Some(t) = self.last_usable {
+            let gap = self.now.saturating_sub(t);
+            let r = &mut self.report.longest_without_usable;
             *r = (*r).max(gap);
         }
     }
