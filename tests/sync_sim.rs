@@ -110,3 +110,19 @@ fn simulation_with_an_offset_checking_transport() {
         true,
     );
 }
+
+/// Seeds in which the record the newest usable checkpoint named got older than the retention: a
+/// chain of replacements each living less than an interval after a quiet stretch re-published a
+/// checkpoint naming the old record the one before it named (13297; 5368 with an
+/// `epochAckTimeout` of almost three intervals). A checkpoint that names a record older than an
+/// interval now counts as published an interval after that record.
+#[test]
+fn the_newest_usable_checkpoint_stays_within_the_retention() {
+    for seed in [13297, 5368] {
+        let mut cfg = SimConfig::from_seed(seed);
+        cfg.check_usable = true;
+        if let Err(f) = run(&cfg) {
+            panic!("{f}");
+        }
+    }
+}

@@ -133,6 +133,9 @@ pub struct SimConfig {
     /// A scale run ([`SimConfig::scale`]): each task's share of the partitions, all of them
     /// added at once; 0 for an ordinary run.
     pub per_task: usize,
+    /// Fail a run in which the record the newest usable checkpoint names gets older than the
+    /// retention (otherwise only measured, [`SimReport::longest_without_usable`]).
+    pub check_usable: bool,
 }
 
 impl SimConfig {
@@ -173,6 +176,7 @@ impl SimConfig {
             retention: 0,
             max_skew: 0,
             per_task: 0,
+            check_usable: false,
         };
         // drawn after the rest, so that older seeds keep their other settings
         // (as in production, several times the rebalance and acknowledgement timeouts)
@@ -255,6 +259,7 @@ impl SimConfig {
             retention,
             max_skew: r.range(0, 50),
             per_task: per_task.max(1),
+            check_usable: false,
         }
     }
 
@@ -1950,6 +1955,14 @@ impl Sim {
     // --------------------------------------------------------------------------- checks
 
     fn check(&mut self) -> Check {
+        self.gap_until_now();
+        self.usable_gap_until_now();
+        if self.cfg.check_usable && self.report.longest_without_usable > self.cfg.retention {
+            return Err(format!(
+                "no usable checkpoint in the retained log: the newest names a record of {:?}, now {}, retention {}",
+                self.last_usable, self.now, self.cfg.retention
+            ));
+        }
         let alive = self.alive();
         let mut active: BTreeMap<&str, &str> = BTreeMap::new();
         let mut owned: BTreeMap<&str, &str> = BTreeMap::new();

@@ -344,6 +344,18 @@ pub struct CheckpointRef {
     pub after_task_id: String,
     /// Its `messageSeq`.
     pub after_seq: u64,
+    /// Its `messageTimestamp` (when it was published): a checkpoint is a complete state as of
+    /// that record, so the next one falls due an interval after it at the latest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub after_timestamp: Option<u64>,
+}
+
+impl CheckpointRef {
+    /// Whether both name the same record (sender and counter; the timestamp is a hint).
+    pub fn names_same_record(&self, other: &CheckpointRef) -> bool {
+        self.after_task_id == other.after_task_id && self.after_seq == other.after_seq
+    }
 }
 
 fn is_zero(x: &u32) -> bool {

@@ -256,7 +256,12 @@ export type CheckpointRef = {
   /**
    * Its `messageSeq`.
    */
-  afterSeq: number, };
+  afterSeq: number,
+  /**
+   * Its `messageTimestamp` (when it was published): a checkpoint is a complete state as of
+   * that record, so the next one falls due an interval after it at the latest.
+   */
+  afterTimestamp?: number | undefined, };
 
 /**
  * Which chunk of a message a record is.

@@ -318,9 +318,10 @@ impl SyncTask {
         }
     }
 
-    /// A checkpoint published now could name a record in the middle of a message still being
-    /// read (a reader starting after that record would miss the message). Until when a message being read in chunks holds back the checkpoints of this task, if
-    /// one does: [`chunk_wait`](Self::chunk_wait) after its first chunk was published. A sender
+    /// Until when a message being read in chunks holds back the checkpoints of this task, if one
+    /// does (a checkpoint published now could name a record in the middle of it, and a reader
+    /// starting after that record would miss the message): [`chunk_wait`](Self::chunk_wait)
+    /// after its first chunk was published. A sender
     /// publishes its chunks in one go, so a message that has not completed by then never will
     /// (its sender died half-way); counting from the publication, not from the reading, a task
     /// that reads an old partial message (it started at a checkpoint before it) is not held back

@@ -164,13 +164,14 @@ impl SyncTask {
         // a chunk is read; the message it belongs to is taken when its last chunk is, as if it
         // stood at its first (what was read before that is what a checkpoint names). A record
         // read again (re-delivered, or landed twice) is not where the reader is: a checkpoint
-        // names the newest record it read, or every checkpoint after a re-delivery named a record
-        // one before the last and none was clean
+        // names the newest record it read (naming the one read again, the next checkpoint after
+        // a re-delivery was not clean)
         let here = match msg.message_seq {
             _ if again => self.last_read.clone(),
             Some(seq) => Some(CheckpointRef {
                 after_task_id: msg.task_id.clone(),
                 after_seq: seq,
+                after_timestamp: Some(msg.message_timestamp),
             }),
             None => None,
         };
@@ -190,7 +191,11 @@ impl SyncTask {
         if msg.checkpoint.is_some() {
             // (a clean checkpoint of the epoch in force: one of an older epoch, from a task that
             // could not apply the newer one, is not a place to start from)
-            if msg.checkpoint == before && !interleaved && msg.sync_epoch == self.cur_id() {
+            let names_before = match (&msg.checkpoint, &before) {
+                (Some(c), Some(b)) => c.names_same_record(b),
+                _ => false,
+            };
+            if names_before && !interleaved && msg.sync_epoch == self.cur_id() {
                 self.checkpoint_read(msg);
             } else if msg.task_id == self.id {
                 // another record landed between the one it was computed after and itself: no
@@ -286,8 +291,20 @@ impl SyncTask {
 
     /// A clean checkpoint of the epoch in force was read: the next one falls due an interval
     /// after it was published (its `messageTimestamp`, or now if that is earlier).
+    /// A checkpoint is a complete state as of the record it names: one that names a record older
+    /// than an interval (a quiet log, whose last record is the checkpoint before; a new task that
+    /// had read nothing newer) counts as published an interval after that record, so that the
+    /// record the newest checkpoint names does not age past the retention while replacements
+    /// that each live less than an interval re-publish it.
     fn checkpoint_read(&mut self, msg: &SyncMessage) {
-        self.checkpoint_seen = Some(msg.message_timestamp.min(self.now));
+        let named = msg
+            .checkpoint
+            .as_ref()
+            .and_then(|c| c.after_timestamp)
+            .map_or(u64::MAX, |t| {
+                t.saturating_add(self.opts.state_refresh_interval)
+            });
+        self.checkpoint_seen = Some(msg.message_timestamp.min(named).min(self.now));
         self.schedule_refresh();
     }
 

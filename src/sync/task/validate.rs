@@ -81,6 +81,14 @@ impl SyncTask {
         safe(Some(msg.epoch_generation), "epochGeneration")?;
         safe(msg.rebalance_generation, "rebalanceGeneration")?;
         safe(msg.message_seq, "messageSeq")?;
+        safe(
+            msg.checkpoint.as_ref().map(|c| c.after_seq),
+            "checkpoint.afterSeq",
+        )?;
+        safe(
+            msg.checkpoint.as_ref().and_then(|c| c.after_timestamp),
+            "checkpoint.afterTimestamp",
+        )?;
         if msg.kind == MessageType::NewEpoch
             && (msg.sync_epoch.is_empty() || msg.epoch_generation == 0)
         {
