@@ -1,9 +1,11 @@
 // Bucketing and round robin: a drop-in for faros-airbyte-common's RoundRobinConfig contract.
 // Type checks of JS values happen here; every value rule lives in the Rust core.
-import * as wasm from '#wasm';
+import * as wasm from '#wasm/bucketing';
 import {BucketingError, call, describe, freeWasm, freed, readArgs, rethrow, tooLarge} from './errors.mjs';
 import {MAX_BATCH_ITEMS, MAX_BATCH_UNITS, MAX_RANGE_ITEMS, MAX_STRING} from './limits.mjs';
-import {mapPacked} from './packed.mjs';
+import {packedFor} from './packed.mjs';
+
+const {mapPacked} = packedFor(wasm);
 
 const STATE_KEY = '__bucket_execution_state';
 const MAX_LISTED_BUCKETS = 10000000;

@@ -1,6 +1,6 @@
 // UUID buckets for bulk imports: which `[dataset, bucket]` partition each imported item goes to.
 // Type checks of JS values happen here; every value rule lives in the Rust core (src/imports).
-import * as wasm from '#wasm';
+import * as wasm from '#wasm/imports';
 import {ImportBucketError, call as callWasm, describe, readArgs, tooLarge} from './errors.mjs';
 import {MAX_BATCH_ITEMS, MAX_BATCH_UNITS, MAX_STRING} from './limits.mjs';
 

@@ -1,9 +1,11 @@
 // Partition lifecycle: an event-sourced build state with partition UUIDs. Type checks of JS
 // arguments happen here; every rule lives in the Rust core (src/lifecycle).
-import * as wasm from '#wasm';
+import * as wasm from '#wasm/lifecycle';
 import {LifecycleError, describe, freeWasm, freed, isTrap, readArgs, rethrow, tooLarge} from './errors.mjs';
 import {MAX_BATCH_ITEMS, MAX_JSON, MAX_SNAPSHOT_JSON, MAX_STRING} from './limits.mjs';
-import {reserveUnits} from './packed.mjs';
+import {packedFor} from './packed.mjs';
+
+const {reserveUnits} = packedFor(wasm);
 
 const argError = (message) => new LifecycleError(message, 'INVALID_ARGUMENT');
 const INTERNAL = Symbol('partkit.lifecycle.internal');

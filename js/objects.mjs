@@ -1,9 +1,11 @@
 // Object-store key partitioning with exact parity with Go (Bacalhau's S3 partitioner).
 // Type checks of JS values happen here; every value rule lives in the Rust core.
-import * as wasm from '#wasm';
+import * as wasm from '#wasm/objects';
 import {PartitionError, call as callWasm, describe, freeWasm, freed, isTrap, readArgs, rethrow, tooLarge} from './errors.mjs';
 import {MAX_BATCH_ITEMS, MAX_CHUNK_BYTES, MAX_LISTING_BYTES, MAX_STRING} from './limits.mjs';
-import {mapPacked} from './packed.mjs';
+import {packedFor} from './packed.mjs';
+
+const {mapPacked} = packedFor(wasm);
 
 /** `indexOf`/`indexMany` value of a directory key: in no partition. */
 export const DIRECTORY = -1;

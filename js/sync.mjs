@@ -4,10 +4,12 @@
 // record's value as read from the topic, passed as it is; outputs come back as JSON text, parsed
 // here, their messages either parsed too or, with `publishAs: 'records'`, kept as the JSON text to
 // publish.
-import * as wasm from '#wasm';
+import * as wasm from '#wasm/sync';
 import {SyncError, call as callWasm, describe, freeWasm, freed, isTrap, readArgs, tooLarge} from './errors.mjs';
 import {MAX_JSON, MAX_STRING} from './limits.mjs';
-import {reserveUnits} from './packed.mjs';
+import {packedFor} from './packed.mjs';
+
+const {reserveUnits} = packedFor(wasm);
 
 const argError = (message) => new SyncError(message, 'INVALID_ARGUMENT');
 const utf8 = new TextEncoder();
