@@ -188,6 +188,8 @@ await esbuild.build({
   format: 'esm',
   platform: 'neutral',
   target: 'es2022',
+  // the JSON import's `with {type: 'json'}` (browsers need it; es2022 predates it)
+  supported: {'import-attributes': true},
   plugins: [wasmDomains('esm')],
 });
 
