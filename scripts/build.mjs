@@ -192,6 +192,8 @@ await esbuild.build({
   supported: {'import-attributes': true},
   plugins: [wasmDomains('esm')],
 });
+// The ES module's types: types/index.d.ts read as an ES module (see step 5).
+writeFileSync(join(root, 'dist', 'index.d.mts'), "export * from '../types/index.js';\n");
 
 // 5. Node-only subpaths: package.json "exports" "./<name>" (with its types in types/<name>.d.ts),
 // from js/<name>/index.mjs, bundled to dist/<name>.cjs (require) and dist/<name>.mjs (import).
