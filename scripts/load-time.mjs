@@ -21,7 +21,7 @@ import {gzipSync} from 'node:zlib';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const RUNS = 20;
+const RUNS = Number(process.env.RUNS ?? 20);
 const i = process.argv.indexOf('--baseline');
 const builds = [['this build', root]];
 if (i > 0) builds.unshift(['baseline', resolve(process.argv[i + 1])]);
@@ -58,7 +58,6 @@ async function chromiumLoads(dir, throttle) {
   const browser = await chromium.launch({executablePath: CHROMIUM, headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync']});
   const times = [];
-  const bytes = [];
   try {
     for (let r = 0; r < RUNS + 1; r++) {
       const context = await browser.newContext();
@@ -70,15 +69,17 @@ async function chromiumLoads(dir, throttle) {
         await cdp.send('Network.emulateNetworkConditions', {offline: false, latency: 40,
           downloadThroughput: (10e6 / 8), uploadThroughput: (10e6 / 8)});
       }
-      let transferred = 0;
-      cdp.on('Network.loadingFinished', (e) => { transferred += e.encodedDataLength; });
+      const errors = [];
+      page.on('pageerror', (e) => errors.push(e.message));
+      page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
       await page.addInitScript(FIRST_RESULT);
       await page.goto(`http://127.0.0.1:${server.address().port}/examples/config-validator/`);
-      await page.waitForFunction(() => window.__firstResult !== undefined, null, {timeout: 60000});
+      await page.waitForFunction(() => window.__firstResult !== undefined, null, {timeout: 60000}).catch((e) => {
+        throw new Error(`${dir}: no validation result (${errors.join('; ') || e.message})`);
+      });
       const t = await page.evaluate(() => window.__firstResult);
       if (r > 0) { // the first load warms the browser process, not the page
         times.push(t);
-        bytes.push(transferred);
       }
       await context.close();
     }
@@ -86,7 +87,7 @@ async function chromiumLoads(dir, throttle) {
     await browser.close();
     server.close();
   }
-  return {ms: median(times), bytes: median(bytes)};
+  return {ms: median(times)};
 }
 
 function nodeLoads(dir) {
@@ -106,8 +107,8 @@ for (const [label, dir] of builds) {
 }
 const f = (x) => `${x.toFixed(1)} ms`;
 console.log(`partkit load times — node ${process.version}, Chromium (${CHROMIUM}), ${RUNS} runs each, medians\n`);
-console.log('| build | validator page, first result (localhost) | same at 10 Mbit/s, 40 ms | bytes over the wire | `require(\'partkit\')` | `require` + first `bucket()` |');
-console.log('| --- | ---: | ---: | ---: | ---: | ---: |');
+console.log('| build | validator page, first result (localhost) | same at 10 Mbit/s, 40 ms | `require(\'partkit\')` | `require` + first `bucket()` |');
+console.log('| --- | ---: | ---: | ---: | ---: |');
 for (const [label, local, slow, node] of rows) {
-  console.log(`| ${label} | ${local ? f(local.ms) : '—'} | ${slow ? f(slow.ms) : '—'} | ${local ? `${local.bytes.toLocaleString('en')} B` : '—'} | ${f(node.require)} | ${f(node.firstCall)} |`);
+  console.log(`| ${label} | ${local ? f(local.ms) : '—'} | ${slow ? f(slow.ms) : '—'} | ${f(node.require)} | ${f(node.firstCall)} |`);
 }
