@@ -184,6 +184,9 @@ await esbuild.build({
   outdir: 'dist/browser',
   outExtension: {'.js': '.mjs'},
   chunkNames: 'chunk-[hash]',
+  // what a page without a bundler downloads; class names kept (errors' `name`)
+  minify: true,
+  keepNames: true,
   splitting: true,
   format: 'esm',
   platform: 'neutral',
