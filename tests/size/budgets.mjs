@@ -6,7 +6,8 @@
 //   and dist/browser/bucketing.mjs with every chunk and wasm it imports;
 // - the same page with object partitioning (dist/browser/objects.mjs and what it imports);
 // - the whole browser build (dist/browser/index.mjs and everything it imports);
-// - each domain's wasm (dist/wasm/<domain>.json), dist/index.cjs, and the tarball.
+// - each domain's wasm (dist/wasm/<domain>.json), dist/index.cjs, and the tarball, which must hold
+//   no pkg/ (each wasm is in it once) and of js/ only the CLI.
 //
 // Fails when any figure passes its budget (tests/size/budgets.json), and when the size tables of
 // README.md and docs/validator.md (between `<!-- sizes:NAME -->` and `<!-- /sizes -->`) are not
@@ -83,6 +84,12 @@ for (const [name, size] of Object.entries(rows)) {
   for (const k of ['raw', 'gzip', 'brotli']) {
     if (size[k] > budget[k]) failures.push(`${name}: ${k} ${size[k]} B, over its budget of ${budget[k]} B`);
   }
+}
+// The tarball holds what runs and is read: each domain's wasm once (dist/wasm/), no wasm-bindgen
+// output (pkg/), and of js/ only the CLI (the rest is bundled into dist/).
+for (const f of tarball.files) {
+  if (f.startsWith('pkg/') || f.endsWith('.wasm')) failures.push(`tarball: ${f} (the wasm is in dist/wasm/, once)`);
+  if (f.startsWith('js/') && !(f === 'js/cli.mjs' || f.startsWith('js/cli/'))) failures.push(`tarball: ${f} (bundled into dist/; only the CLI runs from js/)`);
 }
 if (tarball.packed > budgets.tarball.packed) failures.push(`tarball: ${tarball.packed} B packed, over its budget of ${budgets.tarball.packed} B`);
 if (tarball.unpacked > budgets.tarball.unpacked) failures.push(`tarball: ${tarball.unpacked} B unpacked, over its budget of ${budgets.tarball.unpacked} B`);
