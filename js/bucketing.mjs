@@ -4,20 +4,18 @@ import * as wasm from '#wasm';
 import {BucketingError, call, describe, freeWasm, freed, readArgs, rethrow, tooLarge} from './errors.mjs';
 import {MAX_BATCH_ITEMS, MAX_BATCH_UNITS, MAX_RANGE_ITEMS, MAX_STRING} from './limits.mjs';
 import {mapPacked} from './packed.mjs';
+import {argumentKit, isPlainObject} from './args.mjs';
 
 const STATE_KEY = '__bucket_execution_state';
 const MAX_LISTED_BUCKETS = 10000000;
 
-const argError = (message) => new BucketingError(message, 'INVALID_ARGUMENT');
+const kit = argumentKit(BucketingError);
+const argError = kit.fail;
 const totalError = () =>
   new BucketingError('bucket_total must be a positive integer', 'BUCKET_TOTAL_INVALID');
 /** Runs `read` (reads of caller values); a foreign exception becomes INVALID_ARGUMENT. */
-const reading = (read) => readArgs(argError, read);
-
-function requireString(value, name) {
-  if (typeof value !== 'string') throw argError(`${name} must be a string, got ${describe(value)}`);
-  if (value.length > MAX_STRING) throw tooLarge(BucketingError, name, value.length, MAX_STRING, 'UTF-16 code units');
-}
+const reading = (read) => kit.reading(read);
+const requireString = (value, name) => kit.requireString(value, name);
 function requireTotal(value) {
   if (typeof value !== 'number') throw totalError();
 }
@@ -25,9 +23,6 @@ function requireLogger(logger, name = 'logger') {
   if (logger !== undefined && logger !== null && typeof logger !== 'function') {
     throw argError(`${name} must be a function, got ${describe(logger)}`);
   }
-}
-function isPlainObject(value) {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 /**
@@ -379,8 +374,9 @@ export class Bucketing {
   static create(options) {
     const {partitionKey, config, state, logger} = reading(() => {
       if (!isPlainObject(options)) {
-        throw argError('Bucketing.create expects {partitionKey, config, state?, logger?}');
+        throw argError(`Bucketing.create expects {partitionKey, config, state?, logger?}, got ${describe(options)}`);
       }
+      kit.knownKeys(options, ['partitionKey', 'config', 'state', 'logger'], 'options');
       const {partitionKey, config, state, logger} = options;
       return {partitionKey, config, state, logger};
     });
@@ -400,6 +396,7 @@ export class Bucketing {
       if (options !== undefined && options !== null && !isPlainObject(options)) {
         throw argError(`options must be an object, got ${describe(options)}`);
       }
+      if (options !== undefined && options !== null) kit.knownKeys(options, ['logger', 'entityName'], 'options');
       const logger = options?.logger;
       requireLogger(logger, 'options.logger');
       const entityName = options?.entityName ?? 'entities';
@@ -491,10 +488,11 @@ const SPEC_PROPERTIES = [
 export function bucketingSpecProperties(options = {}) {
   const order = reading(() => {
     if (!isPlainObject(options)) throw argError(`options must be an object, got ${describe(options)}`);
+    kit.knownKeys(options, ['order'], 'options');
     return options.order;
   });
   if (order !== undefined && !Number.isSafeInteger(order)) {
-    throw argError(`order must be an integer, got ${describe(order)}`);
+    throw argError(`options.order must be an integer, got ${describe(order)}`);
   }
   const properties = {};
   SPEC_PROPERTIES.forEach(([name, schema], i) => {

@@ -1,4 +1,5 @@
 // Error classes of the package, and the one place wasm errors become them.
+import {errorText} from './args.mjs';
 
 /** Base class of every error partkit throws on purpose: a stable `message` and a `code`. */
 export class PartkitError extends Error {
@@ -79,16 +80,6 @@ export function readArgs(fail, read) {
   }
 }
 
-/** The message of a thrown value, without running more user code than a string read. */
-function errorText(error) {
-  try {
-    if (error instanceof Error) return String(error.message);
-    return describe(error);
-  } catch {
-    return 'an exception';
-  }
-}
-
 /** `INPUT_TOO_LARGE` of `Class`: `what` is over `bound` (its unit in `unit`). */
 export function tooLarge(Class, what, size, bound, unit) {
   return new Class(`${what} has ${size} ${unit}, more than the bound of ${bound} ${unit}`, 'INPUT_TOO_LARGE');
@@ -99,21 +90,7 @@ export function freed(Class, name) {
   return new Class(`${name} was freed: free() ends an object's use, create a new one`, 'OBJECT_FREED');
 }
 
-/** A short, safe description of a value's type for messages (never throws, runs no user code). */
-export function describe(value) {
-  if (value === null) return 'null';
-  const type = typeof value;
-  if (type === 'number') return Number.isNaN(value) ? 'NaN' : `the number ${value}`;
-  if (type === 'object') {
-    try {
-      if (Array.isArray(value)) return 'an array';
-    } catch {
-      return 'a revoked proxy';
-    }
-    return 'an object';
-  }
-  return `a ${type}`;
-}
+export {describe} from './args.mjs';
 
 /**
  * Frees a wasm object a class has just let go of (`free()` of the JS classes). A call that

@@ -3,6 +3,7 @@
 import * as wasm from '#wasm';
 import {ImportBucketError, call as callWasm, describe, readArgs, tooLarge} from './errors.mjs';
 import {MAX_BATCH_ITEMS, MAX_BATCH_UNITS, MAX_STRING} from './limits.mjs';
+import {argumentKit, isPlainObject} from './args.mjs';
 
 /** The NIL UUID, the bucket of dataset-level documents. */
 export const NIL_UUID = '00000000-0000-0000-0000-000000000000';
@@ -16,9 +17,13 @@ const BUCKET_ABSENT = 0;
 const BUCKET_NOT_STRING = 1;
 const UUID_LEN = 36;
 
-const argError = (message) => new ImportBucketError(message, 'INVALID_ARGUMENT');
+const kit = argumentKit(ImportBucketError);
+const argError = kit.fail;
 /** Runs `read` (reads of caller values); a foreign exception becomes INVALID_ARGUMENT. */
-const reading = (read) => readArgs(argError, read);
+const reading = (read) => kit.reading(read);
+/** The option keys of assignImportBuckets, and of partitionKeyOf and groupByPartitionKey. */
+const ASSIGN_OPTIONS = ['buckets', 'importId', 'datasetField', 'bucketField'];
+const FIELD_OPTIONS = ['datasetField', 'bucketField'];
 const call = (fn) => callWasm(fn, ImportBucketError);
 
 function bounded(value, name) {
@@ -47,9 +52,7 @@ function bucketsKind(value) {
   }
 }
 
-function isObject(value) {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
+const isObject = isPlainObject;
 
 const hasOwn = Object.prototype.hasOwnProperty;
 /** An own property, as `{...item}` copies them: never one inherited from a prototype. */
@@ -59,6 +62,7 @@ function readOptions(options, forAssign) {
   const o = reading(() => {
     if (options === undefined || options === null) options = {};
     else if (!isObject(options)) throw argError(`options must be an object, got ${describe(options)}`);
+    kit.knownKeys(options, forAssign ? ASSIGN_OPTIONS : FIELD_OPTIONS, 'options');
     const {datasetField = 'datasetName', bucketField = 'bucket'} = options;
     if (typeof datasetField !== 'string') {
       throw argError(`options.datasetField must be a string, got ${describe(datasetField)}`);

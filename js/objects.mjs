@@ -4,6 +4,7 @@ import * as wasm from '#wasm';
 import {PartitionError, call as callWasm, describe, freeWasm, freed, isTrap, readArgs, rethrow, tooLarge} from './errors.mjs';
 import {MAX_BATCH_ITEMS, MAX_CHUNK_BYTES, MAX_LISTING_BYTES, MAX_STRING} from './limits.mjs';
 import {mapPacked} from './packed.mjs';
+import {argumentKit, isPlainObject} from './args.mjs';
 
 /** `indexOf`/`indexMany` value of a directory key: in no partition. */
 export const DIRECTORY = -1;
@@ -17,25 +18,18 @@ const AUTO = 2; // a directory when the key ends in '/'
 
 const NO_FLAGS = new Uint8Array(0); // every key: AUTO
 
-const argError = (message) => new PartitionError(message, 'INVALID_ARGUMENT');
+const kit = argumentKit(PartitionError);
+const argError = kit.fail;
 /** Runs `read` (reads of caller values); a foreign exception becomes INVALID_ARGUMENT. */
-const reading = (read) => readArgs(argError, read);
+const reading = (read) => kit.reading(read);
 const call = (fn) => callWasm(fn, PartitionError);
+const requireString = (value, name) => kit.requireString(value, name);
+const requireInteger = (value, name) => kit.requireInteger(value, name);
 
-function isPlainObject(value) {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
-function requireString(value, name) {
-  if (typeof value !== 'string') throw argError(`${name} must be a string, got ${describe(value)}`);
-  if (value.length > MAX_STRING) throw tooLarge(PartitionError, name, value.length, MAX_STRING, 'UTF-16 code units');
-}
-
-function requireInteger(value, name) {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value)) {
-    throw argError(`${name} must be an integer, got ${describe(value)}`);
-  }
-}
+/** The keys of a partition config (Go's PartitionConfig, as JSON). */
+const CONFIG_KEYS = ['type', 'pattern', 'startIndex', 'endIndex', 'dateFormat'];
+/** The keys of a source (Go's SourceSpec, as JSON: partkit reads bucket, key and partition). */
+const SOURCE_KEYS = ['bucket', 'key', 'partition', 'filter', 'region', 'endpoint', 'versionId', 'checksumSHA256'];
 
 /** A config field: absent or null is Go's zero value, as with encoding/json. */
 function field(config, name, kind, zero) {
@@ -54,6 +48,7 @@ function readConfig(config, name = 'config') {
 function readConfigFields(config, name) {
   if (config === undefined || config === null) return {type: '', pattern: '', startIndex: 0, endIndex: 0, dateFormat: ''};
   if (!isPlainObject(config)) throw argError(`${name} must be an object, got ${describe(config)}`);
+  kit.knownKeys(config, CONFIG_KEYS, name);
   return {
     type: field(config, 'type', 'string', ''),
     pattern: field(config, 'pattern', 'string', ''),
@@ -70,6 +65,7 @@ function readSource(source) {
 
 function readSourceFields(source) {
   if (!isPlainObject(source)) throw argError(`source must be an object, got ${describe(source)}`);
+  kit.knownKeys(source, SOURCE_KEYS, 'source');
   const {bucket, key, partition} = source;
   if (bucket !== undefined && bucket !== null) requireString(bucket, 'source.bucket');
   if (key !== undefined && key !== null) requireString(key, 'source.key');
@@ -196,6 +192,15 @@ export class ObjectPartitioner {
     return call(() => this.#live().prefix());
   }
 
+  /**
+   * What is almost surely a mistake in the source although Go accepts it (a date layout with no
+   * Go layout element, such as 'YYYY-MM-DD': every key falls back to partition 0), each in a
+   * sentence; the partitioning is Go's all the same.
+   */
+  get warnings() {
+    return call(() => this.#live().warnings());
+  }
+
   /** False when every partition gets every object (type '' or 'none', or one partition). */
   get isPartitioned() {
     return call(() => this.#live().isPartitioned());
@@ -265,7 +270,8 @@ export class ObjectPartitioner {
 
   /**
    * How `keys` (strings or objects) spread over the partitions: counts per partition, how many
-   * fell back to partition 0 (no regex match, unparsable date, key too short), directories.
+   * fell back to partition 0 (no regex match, unparsable date, key too short), directories; and
+   * `warnings` (see the `warnings` getter) when there are any.
    */
   stats(keys) {
     this.#live();
@@ -281,7 +287,8 @@ export class ObjectPartitioner {
       for (let i = 2; i < s.length; i++) counts[i - 2] += s[i];
       return new Uint32Array(0);
     });
-    return {counts, fallback, directories};
+    const warnings = this.warnings;
+    return warnings.length ? {counts, fallback, directories, warnings} : {counts, fallback, directories};
   }
 
   /**
@@ -427,6 +434,7 @@ function readFinal(options) {
   return reading(() => {
     if (options === undefined || options === null) return false;
     if (!isPlainObject(options)) throw argError(`options must be an object, got ${describe(options)}`);
+    kit.knownKeys(options, ['final'], 'options');
     const {final} = options;
     if (final === undefined || final === null) return false;
     if (typeof final !== 'boolean') throw argError(`options.final must be a boolean, got ${describe(final)}`);

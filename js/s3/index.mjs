@@ -219,6 +219,8 @@ export async function stats(client, source, totalPartitions, options) {
   const state = {...args, pages: 0, keys: 0, selected: 0};
   const out = {counts: new Array(totalPartitions).fill(0), bytes: new Array(totalPartitions).fill(0),
     fallback: 0, directories: 0, objects: 0, pages: 0};
+  const warnings = p.warnings;
+  if (warnings.length) out.warnings = warnings;
   try {
     for await (const page of pages(state)) {
       const keys = page.map((o) => o.key);
