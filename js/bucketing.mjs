@@ -1,15 +1,15 @@
 // Bucketing and round robin: a drop-in for faros-airbyte-common's RoundRobinConfig contract.
 // Type checks of JS values happen here; every value rule lives in the Rust core.
 import * as wasm from '#wasm';
-import {BucketingError, call, describe, freeWasm, freed, readArgs, rethrow, tooLarge} from './errors.mjs';
+import {BucketingError, PartkitError, call, describe, freeWasm, freed, readArgs, rethrow, tooLarge} from './errors.mjs';
 import {MAX_BATCH_ITEMS, MAX_BATCH_UNITS, MAX_RANGE_ITEMS, MAX_STRING} from './limits.mjs';
 import {mapPacked} from './packed.mjs';
-import {argumentKit, isPlainObject} from './args.mjs';
+import {argumentKit, isPlainObject} from './kit/args.mjs';
 
 const STATE_KEY = '__bucket_execution_state';
 const MAX_LISTED_BUCKETS = 10000000;
 
-const kit = argumentKit(BucketingError);
+const kit = argumentKit(BucketingError, {base: PartkitError, maxString: MAX_STRING});
 const argError = kit.fail;
 const totalError = () =>
   new BucketingError('bucket_total must be a positive integer', 'BUCKET_TOTAL_INVALID');

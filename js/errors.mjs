@@ -1,5 +1,5 @@
 // Error classes of the package, and the one place wasm errors become them.
-import {errorText} from './args.mjs';
+import {errorText} from './kit/args.mjs';
 
 /** Base class of every error partkit throws on purpose: a stable `message` and a `code`. */
 export class PartkitError extends Error {
@@ -90,7 +90,7 @@ export function freed(Class, name) {
   return new Class(`${name} was freed: free() ends an object's use, create a new one`, 'OBJECT_FREED');
 }
 
-export {describe} from './args.mjs';
+export {describe} from './kit/args.mjs';
 
 /**
  * Frees a wasm object a class has just let go of (`free()` of the JS classes). A call that

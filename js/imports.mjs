@@ -1,9 +1,9 @@
 // UUID buckets for bulk imports: which `[dataset, bucket]` partition each imported item goes to.
 // Type checks of JS values happen here; every value rule lives in the Rust core (src/imports).
 import * as wasm from '#wasm';
-import {ImportBucketError, call as callWasm, describe, readArgs, tooLarge} from './errors.mjs';
+import {ImportBucketError, PartkitError, call as callWasm, describe, readArgs, tooLarge} from './errors.mjs';
 import {MAX_BATCH_ITEMS, MAX_BATCH_UNITS, MAX_STRING} from './limits.mjs';
-import {argumentKit, isPlainObject} from './args.mjs';
+import {argumentKit, isPlainObject} from './kit/args.mjs';
 
 /** The NIL UUID, the bucket of dataset-level documents. */
 export const NIL_UUID = '00000000-0000-0000-0000-000000000000';
@@ -17,7 +17,7 @@ const BUCKET_ABSENT = 0;
 const BUCKET_NOT_STRING = 1;
 const UUID_LEN = 36;
 
-const kit = argumentKit(ImportBucketError);
+const kit = argumentKit(ImportBucketError, {base: PartkitError, maxString: MAX_STRING});
 const argError = kit.fail;
 /** Runs `read` (reads of caller values); a foreign exception becomes INVALID_ARGUMENT. */
 const reading = (read) => kit.reading(read);

@@ -1,12 +1,12 @@
 // Partition lifecycle: an event-sourced build state with partition UUIDs. Type checks of JS
 // arguments happen here; every rule lives in the Rust core (src/lifecycle).
 import * as wasm from '#wasm';
-import {LifecycleError, describe, freeWasm, freed, isTrap, readArgs, rethrow, tooLarge} from './errors.mjs';
-import {MAX_BATCH_ITEMS, MAX_JSON, MAX_SNAPSHOT_JSON} from './limits.mjs';
+import {LifecycleError, PartkitError, describe, freeWasm, freed, isTrap, readArgs, rethrow, tooLarge} from './errors.mjs';
+import {MAX_BATCH_ITEMS, MAX_JSON, MAX_SNAPSHOT_JSON, MAX_STRING} from './limits.mjs';
 import {reserveUnits} from './packed.mjs';
-import {argumentKit, isPlainObject as isObject, reword} from './args.mjs';
+import {argumentKit, isPlainObject as isObject, reword} from './kit/args.mjs';
 
-const kit = argumentKit(LifecycleError);
+const kit = argumentKit(LifecycleError, {base: PartkitError, maxString: MAX_STRING});
 const argError = kit.fail;
 const INTERNAL = Symbol('partkit.lifecycle.internal');
 const REPLAY_CHUNK = 10_000;

@@ -1,10 +1,10 @@
 // Object-store key partitioning with exact parity with Go (Bacalhau's S3 partitioner).
 // Type checks of JS values happen here; every value rule lives in the Rust core.
 import * as wasm from '#wasm';
-import {PartitionError, call as callWasm, describe, freeWasm, freed, isTrap, readArgs, rethrow, tooLarge} from './errors.mjs';
+import {PartitionError, PartkitError, call as callWasm, describe, freeWasm, freed, isTrap, readArgs, rethrow, tooLarge} from './errors.mjs';
 import {MAX_BATCH_ITEMS, MAX_CHUNK_BYTES, MAX_LISTING_BYTES, MAX_STRING} from './limits.mjs';
 import {mapPacked} from './packed.mjs';
-import {argumentKit, isPlainObject} from './args.mjs';
+import {argumentKit, isPlainObject} from './kit/args.mjs';
 
 /** `indexOf`/`indexMany` value of a directory key: in no partition. */
 export const DIRECTORY = -1;
@@ -18,7 +18,7 @@ const AUTO = 2; // a directory when the key ends in '/'
 
 const NO_FLAGS = new Uint8Array(0); // every key: AUTO
 
-const kit = argumentKit(PartitionError);
+const kit = argumentKit(PartitionError, {base: PartkitError, maxString: MAX_STRING});
 const argError = kit.fail;
 /** Runs `read` (reads of caller values); a foreign exception becomes INVALID_ARGUMENT. */
 const reading = (read) => kit.reading(read);

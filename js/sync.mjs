@@ -5,12 +5,12 @@
 // here, their messages either parsed too or, with `publishAs: 'records'`, kept as the JSON text to
 // publish.
 import * as wasm from '#wasm';
-import {SyncError, call as callWasm, describe, freeWasm, freed, isTrap, readArgs, tooLarge} from './errors.mjs';
-import {MAX_JSON} from './limits.mjs';
+import {PartkitError, SyncError, call as callWasm, describe, freeWasm, freed, isTrap, readArgs, tooLarge} from './errors.mjs';
+import {MAX_JSON, MAX_STRING} from './limits.mjs';
 import {reserveUnits} from './packed.mjs';
-import {argumentKit, isPlainObject, knownKeyError, reword} from './args.mjs';
+import {argumentKit, isPlainObject, knownKeyError, reword} from './kit/args.mjs';
 
-const kit = argumentKit(SyncError);
+const kit = argumentKit(SyncError, {base: PartkitError, maxString: MAX_STRING});
 const argError = kit.fail;
 const utf8 = new TextEncoder();
 const call = (fn) => callWasm(fn, SyncError);

@@ -2,8 +2,10 @@
 // refusals of caller values. A refusal names the argument or field path in JS terms
 // (`options.rebalanceTimeout`, `events[12].timestamp`), says what was expected in JS words and
 // what was given. docs/ARCHITECTURE.md ("The boundary rule") says which forms data then takes.
-import {PartkitError} from './errors.mjs';
-import {MAX_STRING} from './limits.mjs';
+//
+// Pure functions with no state and no classes of their own, importing nothing: the build bundles
+// them into the root and into each Node-only subpath alike (a subpath's imports of js/*.mjs go to
+// the root's dist/index.cjs instead), so every entry words its refusals with the same code.
 
 /** A short, safe description of a value for messages (never throws, runs no user code). */
 export function describe(value) {
@@ -31,16 +33,19 @@ export function isPlainObject(value) {
 
 /**
  * The checks of one error class (a domain's, or SyncError for partkit/kafka, PartitionError for
- * partkit/s3): every refusal is `INVALID_ARGUMENT` or `INPUT_TOO_LARGE` of `Class`.
+ * partkit/s3): every refusal is `INVALID_ARGUMENT` or `INPUT_TOO_LARGE` of `Class`. `base`: the
+ * class whose errors pass through `reading` as they are (PartkitError); `maxString`: the bound of
+ * one string argument (js/limits.mjs `MAX_STRING`).
  */
-export function argumentKit(Class) {
+export function argumentKit(Class, {base = Class, maxString = 1 << 20} = {}) {
+  const MAX_STRING = maxString;
   const fail = (message) => new Class(message, 'INVALID_ARGUMENT');
   /** Runs `read` (reads of caller values); a foreign exception becomes INVALID_ARGUMENT. */
   const reading = (read, name) => {
     try {
       return read();
     } catch (error) {
-      if (error instanceof PartkitError) throw error;
+      if (error instanceof base) throw error;
       throw fail(`${name ? `${name} could not be read` : 'the arguments could not be read'}: ${errorText(error)}`);
     }
   };
