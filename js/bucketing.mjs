@@ -14,7 +14,7 @@ const argError = kit.fail;
 const totalError = () =>
   new BucketingError('bucket_total must be a positive integer', 'BUCKET_TOTAL_INVALID');
 /** Runs `read` (reads of caller values); a foreign exception becomes INVALID_ARGUMENT. */
-const reading = (read) => kit.reading(read);
+const reading = (read, name) => kit.reading(read, name);
 const requireString = (value, name) => kit.requireString(value, name);
 function requireTotal(value) {
   if (typeof value !== 'number') throw totalError();
@@ -38,7 +38,7 @@ function readConfig(config) {
     const total = config.bucket_total;
     const ranges = config.bucket_ranges;
     return {rr, id, total, ranges, rangeList: Array.isArray(ranges) ? plainRanges(ranges) : null};
-  });
+  }, 'config');
 }
 
 /** A copy of `bucket_ranges` as an array, bounded. */
@@ -142,7 +142,7 @@ function readLast(state) {
       throw new BucketingError(`${STATE_KEY} must be an object, got ${describe(inner)}`, 'BUCKET_STATE_INVALID');
     }
     return inner.last_executed_bucket_id;
-  });
+  }, 'state');
 }
 
 /** A value for a log line; never throws. */
@@ -263,7 +263,7 @@ export function applyRoundRobinBucketing(config, state, logger) {
   const applied = reading(() => ({
     config: {...config, bucket_id: next},
     state: {...state, [STATE_KEY]: {last_executed_bucket_id: next}},
-  }));
+  }), 'config');
   if (logger) logger(`Using round robin bucket execution. Bucket id: ${next}`);
   return applied;
 }
@@ -304,7 +304,7 @@ export class BucketSet {
       total: bucketTotal,
       ranges: bucketRanges,
       rangeList: Array.isArray(bucketRanges) ? plainRanges(bucketRanges) : null,
-    }));
+    }), 'bucketRanges');
     this.#inner = call(() => new wasm.BucketSet(...encode(c)), BucketingError);
   }
 
@@ -318,7 +318,7 @@ export class BucketSet {
   next(bucketId) {
     this.#live();
     if (typeof bucketId !== 'number') {
-      throw argError(`bucket id must be a number, got ${describe(bucketId)}`);
+      throw argError(`bucketId must be a number, got ${describe(bucketId)}`);
     }
     return call(() => this.#live().next(bucketId), BucketingError);
   }
@@ -374,12 +374,12 @@ export class Bucketing {
   static create(options) {
     const {partitionKey, config, state, logger} = reading(() => {
       if (!isPlainObject(options)) {
-        throw argError(`Bucketing.create expects {partitionKey, config, state?, logger?}, got ${describe(options)}`);
+        throw argError(`options must be an object {partitionKey, config, state?, logger?}, got ${describe(options)}`);
       }
       kit.knownKeys(options, ['partitionKey', 'config', 'state', 'logger'], 'options');
       const {partitionKey, config, state, logger} = options;
       return {partitionKey, config, state, logger};
-    });
+    }, 'options');
     requireString(partitionKey, 'partitionKey');
     validateBucketingConfig(config, logger);
     const applied = applyRoundRobinBucketing(config, state, logger);
@@ -406,8 +406,8 @@ export class Bucketing {
       const n = items.length;
       if (n > MAX_BATCH_ITEMS) throw tooLarge(BucketingError, 'items', n, MAX_BATCH_ITEMS, 'items');
       return {n, logger, entityName};
-    });
-    const list = reading(() => Array.prototype.slice.call(items, 0, n));
+    }, 'options');
+    const list = reading(() => Array.prototype.slice.call(items, 0, n), 'items');
     const keys = new Array(n);
     for (let i = 0; i < n; i++) {
       const key = getKey(list[i]);
@@ -490,7 +490,7 @@ export function bucketingSpecProperties(options = {}) {
     if (!isPlainObject(options)) throw argError(`options must be an object, got ${describe(options)}`);
     kit.knownKeys(options, ['order'], 'options');
     return options.order;
-  });
+  }, 'options');
   if (order !== undefined && !Number.isSafeInteger(order)) {
     throw argError(`options.order must be an integer, got ${describe(order)}`);
   }

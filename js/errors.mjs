@@ -71,12 +71,12 @@ export function call(fn, Class) {
  * revoked proxy run here, in JS, before wasm is entered). Anything it throws that is not a
  * partkit error becomes `fail(message)`: an `INVALID_ARGUMENT` of the caller's domain.
  */
-export function readArgs(fail, read) {
+export function readArgs(fail, read, name) {
   try {
     return read();
   } catch (error) {
     if (error instanceof PartkitError) throw error;
-    throw fail(`the arguments could not be read: ${errorText(error)}`);
+    throw fail(`${name ? `${name} could not be read` : 'the arguments could not be read'}: ${errorText(error)}`);
   }
 }
 

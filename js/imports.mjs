@@ -20,7 +20,7 @@ const UUID_LEN = 36;
 const kit = argumentKit(ImportBucketError, {base: PartkitError, maxString: MAX_STRING});
 const argError = kit.fail;
 /** Runs `read` (reads of caller values); a foreign exception becomes INVALID_ARGUMENT. */
-const reading = (read) => kit.reading(read);
+const reading = (read, name) => kit.reading(read, name);
 /** The option keys of assignImportBuckets, and of partitionKeyOf and groupByPartitionKey. */
 const ASSIGN_OPTIONS = ['buckets', 'importId', 'datasetField', 'bucketField'];
 const FIELD_OPTIONS = ['datasetField', 'bucketField'];
@@ -79,7 +79,7 @@ function readOptions(options, forAssign) {
     }
     if (importId !== undefined) bounded(importId, 'options.importId');
     return {datasetField, bucketField, importId, buckets: buckets === undefined ? undefined : bucketsKind(buckets)};
-  });
+  }, 'options');
   if (!forAssign) return o;
   o.buckets = o.buckets === undefined ? importBucketsDefault() : call(() => wasm.checkImportBuckets(...o.buckets));
   return o;
@@ -92,7 +92,7 @@ function readItems(items) {
     const n = items.length;
     if (n > MAX_BATCH_ITEMS) throw tooLarge(ImportBucketError, 'items', n, MAX_BATCH_ITEMS, 'items');
     return Array.prototype.slice.call(items);
-  });
+  }, 'items');
 }
 
 /** One joined string plus UTF-16 lengths (src/packed.rs). */
@@ -107,7 +107,7 @@ function packStrings(list) {
  * Distinct strings are compared as JavaScript strings.
  */
 function pack(items, datasetField, bucketField) {
-  return reading(() => packItems(items, datasetField, bucketField));
+  return reading(() => packItems(items, datasetField, bucketField), 'items');
 }
 
 function packItems(items, datasetField, bucketField) {
@@ -178,9 +178,10 @@ export function importBucketsDefault(env) {
     if (env === undefined) env = globalThis.process?.env ?? {};
     else if (env === null || typeof env !== 'object') throw argError(`env must be an object, got ${describe(env)}`);
     const value = env[ENV_VAR];
-    if (typeof value === 'symbol') throw argError(`${ENV_VAR} must be a string, got a symbol`);
-    return value === undefined || value === null ? undefined : bounded(String(value), ENV_VAR);
-  });
+    if (value === undefined || value === null) return undefined;
+    if (typeof value !== 'string' && typeof value !== 'number') throw argError(`env.${ENV_VAR} must be a string, got ${describe(value)}`);
+    return bounded(String(value), `env.${ENV_VAR}`);
+  }, 'env');
   return call(() => wasm.importBucketsDefault(text));
 }
 
@@ -198,7 +199,7 @@ export function assignImportBuckets(items, options) {
   const table = splitUuids(tableJoined);
   const protoField = bucketField === '__proto__';
   const out = new Array(items.length);
-  reading(() => fill(out, items, table, indices, bucketField, protoField));
+  reading(() => fill(out, items, table, indices, bucketField, protoField), 'items');
   return out;
 }
 
@@ -223,7 +224,7 @@ export function partitionKeyOf(item, options) {
   const [object, dataset, bucket] = reading(() => {
     const object = isObject(item);
     return [object, object ? own(item, datasetField) : undefined, object ? own(item, bucketField) : undefined];
-  });
+  }, 'item');
   const kind = (v) => (typeof v === 'string' ? 0 : v === undefined ? 1 : v === null ? 2 : 3);
   const text = (v, name) => (typeof v === 'string' ? bounded(v, name) : undefined);
   const normalized = call(() =>

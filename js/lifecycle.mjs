@@ -24,16 +24,12 @@ function inJsWords(error, text, path) {
 
 /** JSON `text` of `what`, bounded by `bound` code units. */
 function boundedJson(text, what, bound) {
-  if (text.length > bound) throw tooLarge(LifecycleError, `the JSON text of ${what}`, text.length, bound, 'UTF-16 code units');
+  if (text.length > bound) throw tooLarge(LifecycleError, what, text.length, bound, 'UTF-16 code units of JSON');
   return text;
 }
 
 /** A time in integer milliseconds, like event timestamps: a safe integer >= 0. */
-function requireMillis(name, value) {
-  if (!Number.isSafeInteger(value) || value < 0) {
-    throw argError(`${name} must be an integer number of milliseconds in 0..=Number.MAX_SAFE_INTEGER, got ${describe(value)}`);
-  }
-}
+const requireMillis = (name, value) => kit.requireMillis(value, name);
 
 /** Calls wasm, rethrowing its errors as LifecycleError and keeping `eventIndex` (replay). */
 function run(fn) {
@@ -81,7 +77,7 @@ function eventJson(event, index) {
   if (!object) throw fail(`${path} must be an event object {type, timestamp, …}, got ${describe(event)}`);
   const {text, reason} = jsonOf(event);
   if (text === undefined) throw fail(`${path} cannot be serialized as JSON: ${reason}`);
-  return boundedJson(text, index === undefined ? 'an event' : `event ${index}`, MAX_JSON);
+  return boundedJson(text, path, MAX_JSON);
 }
 
 /**
@@ -128,8 +124,11 @@ export class BuildState {
     const log = readArgs(argError, () => {
       if (!Array.isArray(events)) throw argError(`events must be an array, got ${describe(events)}`);
       if (events.length > MAX_BATCH_ITEMS) throw tooLarge(LifecycleError, 'events', events.length, MAX_BATCH_ITEMS, 'items');
-      return Array.prototype.slice.call(events);
-    });
+      const log = Array.prototype.slice.call(events);
+      // Each item an event object (an array would pass serde's tagged enum as a sequence).
+      for (let i = 0; i < log.length; i++) if (!isObject(log[i])) eventJson(log[i], i);
+      return log;
+    }, 'events');
     // The log crosses as JSON text in chunks: few boundary crossings, and wasm memory (which
     // never shrinks) grows by one chunk of text at most, not by the whole log.
     const inner = run(() => new wasm.BuildState());
@@ -139,7 +138,7 @@ export class BuildState {
         const {text} = jsonOf(chunk);
         // Not JSON, or too large as one text: each event checked on its own says which.
         if (text === undefined || text.length > MAX_SNAPSHOT_JSON) chunk.forEach((event, i) => eventJson(event, start + i));
-        boundedJson(text, `events ${start}..${start + chunk.length - 1}`, MAX_SNAPSHOT_JSON);
+        boundedJson(text, `events[${start}..${start + chunk.length - 1}]`, MAX_SNAPSHOT_JSON);
         reserveUnits(LifecycleError, text.length);
         try {
           run(() => inner.applyLogJson(text, start));
@@ -169,12 +168,12 @@ export class BuildState {
   static fromSnapshot(snapshot) {
     readArgs(argError, () => {
       if (!isObject(snapshot)) throw argError(`snapshot must be an object, got ${describe(snapshot)}`);
-    });
+    }, 'snapshot');
     // Snapshots are JSON data by definition: they cross as JSON text, checked strictly
     // (unknown fields refused) by the core.
     const {text, reason} = jsonOf(snapshot);
-    if (text === undefined) throw new LifecycleError(`invalid snapshot: it cannot be serialized as JSON: ${reason}`, 'INVALID_SNAPSHOT');
-    boundedJson(text, 'the snapshot', MAX_SNAPSHOT_JSON);
+    if (text === undefined) throw new LifecycleError(`invalid snapshot: snapshot cannot be serialized as JSON: ${reason}`, 'INVALID_SNAPSHOT');
+    boundedJson(text, 'snapshot', MAX_SNAPSHOT_JSON);
     try {
       return new BuildState(INTERNAL, run(() => wasm.BuildState.fromSnapshotJson(text)));
     } catch (error) {

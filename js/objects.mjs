@@ -21,7 +21,7 @@ const NO_FLAGS = new Uint8Array(0); // every key: AUTO
 const kit = argumentKit(PartitionError, {base: PartkitError, maxString: MAX_STRING});
 const argError = kit.fail;
 /** Runs `read` (reads of caller values); a foreign exception becomes INVALID_ARGUMENT. */
-const reading = (read) => kit.reading(read);
+const reading = (read, name) => kit.reading(read, name);
 const call = (fn) => callWasm(fn, PartitionError);
 const requireString = (value, name) => kit.requireString(value, name);
 const requireInteger = (value, name) => kit.requireInteger(value, name);
@@ -32,17 +32,17 @@ const CONFIG_KEYS = ['type', 'pattern', 'startIndex', 'endIndex', 'dateFormat'];
 const SOURCE_KEYS = ['bucket', 'key', 'partition', 'filter', 'region', 'endpoint', 'versionId', 'checksumSHA256'];
 
 /** A config field: absent or null is Go's zero value, as with encoding/json. */
-function field(config, name, kind, zero) {
+function field(config, name, kind, zero, base) {
   const value = config[name];
   if (value === undefined || value === null) return zero;
-  if (kind === 'string') requireString(value, `partition.${name}`);
-  else requireInteger(value, `partition.${name}`);
+  if (kind === 'string') requireString(value, `${base}.${name}`);
+  else requireInteger(value, `${base}.${name}`);
   return value;
 }
 
 /** The five config fields as a fresh plain object (src/wasm/objects.rs `ConfigArgs`). */
 function readConfig(config, name = 'config') {
-  return reading(() => readConfigFields(config, name));
+  return reading(() => readConfigFields(config, name), name);
 }
 
 function readConfigFields(config, name) {
@@ -50,17 +50,17 @@ function readConfigFields(config, name) {
   if (!isPlainObject(config)) throw argError(`${name} must be an object, got ${describe(config)}`);
   kit.knownKeys(config, CONFIG_KEYS, name);
   return {
-    type: field(config, 'type', 'string', ''),
-    pattern: field(config, 'pattern', 'string', ''),
-    startIndex: field(config, 'startIndex', 'integer', 0),
-    endIndex: field(config, 'endIndex', 'integer', 0),
-    dateFormat: field(config, 'dateFormat', 'string', ''),
+    type: field(config, 'type', 'string', '', name),
+    pattern: field(config, 'pattern', 'string', '', name),
+    startIndex: field(config, 'startIndex', 'integer', 0, name),
+    endIndex: field(config, 'endIndex', 'integer', 0, name),
+    dateFormat: field(config, 'dateFormat', 'string', '', name),
   };
 }
 
 /** `[prefix, config fields]` of a SourceSpec. */
 function readSource(source) {
-  return reading(() => readSourceFields(source));
+  return reading(() => readSourceFields(source), 'source');
 }
 
 function readSourceFields(source) {
@@ -77,7 +77,7 @@ function readSourceFields(source) {
  * is a string, `keys` is `objects` itself and `dirs` is empty (every key AUTO).
  */
 function readObjects(objects, name = 'objects') {
-  return reading(() => readObjectList(copyList(objects, name), name));
+  return reading(() => readObjectList(copyList(objects, name), name), name);
 }
 
 /** `objects` (an array) read once into a bounded copy. */
@@ -87,7 +87,7 @@ function copyList(objects, name) {
     const n = objects.length;
     if (n > MAX_BATCH_ITEMS) throw tooLarge(PartitionError, name, n, MAX_BATCH_ITEMS, 'items');
     return Array.prototype.slice.call(objects);
-  });
+  }, name);
 }
 
 /** Keys and flags of a copied list; `list` is returned too (the objects as read). */
@@ -131,7 +131,7 @@ export function validatePartitionConfig(config) {
   const c = reading(() => {
     if (!isPlainObject(config)) throw argError(`config must be an object, got ${describe(config)}`);
     return readConfigFields(config, 'config');
-  });
+  }, 'config');
   call(() => wasm.validatePartitionConfig(c));
 }
 
@@ -147,7 +147,7 @@ export function partitionObjects(objects, totalPartitions, partitionIndex, sourc
   // Go validates config, total and index (in that order) before looking at the objects.
   const selector = call(() => new wasm.PartitionSelector({totalPartitions, partitionIndex, sourceKey: prefix, partition: c}));
   try {
-    const {keys, dirs} = reading(() => readObjectList(list, 'objects'));
+    const {keys, dirs} = reading(() => readObjectList(list, 'objects'), 'objects');
     const out = [];
     mapPacked(keys, 'keys', argError, Uint32Array, (p, start, end) => {
       const picked = call(() => selector.select(p, dirs.length === 0 ? NO_FLAGS : dirs.subarray(start, end)));
@@ -221,7 +221,7 @@ export class ObjectPartitioner {
     this.#live();
     reading(() => {
       if (!Array.isArray(keys)) throw argError(`keys must be an array of strings, got ${describe(keys)}`);
-    });
+    }, 'keys');
     return mapPacked(keys, 'keys', argError, Int32Array, (p) => call(() => this.#live().indexPacked(p, NO_FLAGS)));
   }
 
@@ -361,7 +361,7 @@ export class ObjectPartitioner {
 
   /** Indices of a list already copied by `copyList`. */
   #indices(list) {
-    const {keys, dirs} = reading(() => readObjectList(list, 'objects'));
+    const {keys, dirs} = reading(() => readObjectList(list, 'objects'), 'objects');
     return packed(keys, dirs, Int32Array, (p, d) => call(() => this.#live().indexPacked(p, d)));
   }
 
@@ -426,7 +426,7 @@ function readBytes(value, name, bound) {
     const length = apply(BYTE_LENGTH, value, []);
     if (length > bound) throw tooLarge(PartitionError, name, length, bound, 'bytes');
     return new Uint8Array(apply(BUFFER, value, []), apply(BYTE_OFFSET, value, []), length);
-  });
+  }, name);
 }
 
 /** `{final}`: whether the stream ends with this chunk (default false). */
@@ -439,7 +439,7 @@ function readFinal(options) {
     if (final === undefined || final === null) return false;
     if (typeof final !== 'boolean') throw argError(`options.final must be a boolean, got ${describe(final)}`);
     return final;
-  });
+  }, 'options');
 }
 
 function concat(Out, parts, n) {

@@ -15,17 +15,13 @@ const argError = kit.fail;
 const utf8 = new TextEncoder();
 const call = (fn) => callWasm(fn, SyncError);
 
-function isObject(value) {
-  return kit.reading(() => isPlainObject(value));
+function isObject(value, name) {
+  return kit.reading(() => isPlainObject(value), name);
 }
 
 const requireString = (name, value) => kit.requireString(value, name);
 
-function requireNow(now) {
-  if (!Number.isSafeInteger(now) || now < 0) {
-    throw argError(`now must be a non-negative integer of milliseconds (at most Number.MAX_SAFE_INTEGER), got ${describe(now)}`);
-  }
-}
+const requireNow = (now) => kit.requireMillis(now, 'now');
 
 /** The SyncTask options that are times or sizes (non-negative integers), and the others. */
 const NUMBER_OPTIONS = ['rebalanceTimeout', 'epochAckTimeout', 'removalDelay', 'tombstoneTtl', 'stateRefreshInterval', 'maxRecordBytes'];
@@ -94,15 +90,15 @@ function inJsWords(error, text, path) {
 /** JSON text of `value`, or a SyncError with `code` saying why JSON cannot carry it (passed to
  * wasm as its UTF-8 bytes: `utf8.encode` copies them in one go, where a string crosses character
  * by character). */
-function jsonOf(value, code, what) {
+function jsonOf(value, code, what, name) {
   let text;
   try {
     text = JSON.stringify(value);
   } catch (error) {
     const reason = readArgs(argError, () => String(error?.message ?? error));
-    throw new SyncError(`${what}: it cannot be serialized as JSON: ${reason}`, code);
+    throw new SyncError(`${what}: ${name} cannot be serialized as JSON: ${reason}`, code);
   }
-  if (text === undefined) throw new SyncError(`${what}: it cannot be serialized as JSON`, code);
+  if (text === undefined) throw new SyncError(`${what}: ${name} cannot be serialized as JSON`, code);
   if (text.length > MAX_JSON) throw tooLarge(SyncError, `${what}: the JSON text`, text.length, MAX_JSON, 'UTF-16 code units');
   return text;
 }
@@ -187,7 +183,7 @@ export class SyncTask {
     if (options !== undefined) {
       const {publishAs, ...core} = readOptions(options);
       records = publishAs === 'records';
-      text = jsonOf(core, 'SYNC_INVALID_OPTIONS', 'invalid options');
+      text = jsonOf(core, 'SYNC_INVALID_OPTIONS', 'invalid options', 'options');
     }
     const bytes = text === undefined ? undefined : utf8.encode(text);
     try {
@@ -205,7 +201,7 @@ export class SyncTask {
   /** A group rebalance: `{generation, leader, members?}` (`members` required for the leader). */
   onRebalance(event, now) {
     requireNow(now);
-    const text = jsonOf(readRebalance(event), 'SYNC_INVALID_REBALANCE', 'invalid rebalance');
+    const text = jsonOf(readRebalance(event), 'SYNC_INVALID_REBALANCE', 'invalid rebalance', 'event');
     try {
       return this.#output((inner, bytes) => inner.onRebalanceJson(bytes, now), text);
     } catch (error) {
@@ -229,9 +225,9 @@ export class SyncTask {
       }
     }
     // (a Proxy's traps run in `instanceof` and in the copy: both before wasm is entered)
-    if (readArgs(argError, () => message instanceof Uint8Array)) {
+    if (kit.reading(() => message instanceof Uint8Array, 'message')) {
       // a copy of the caller's bytes, made before wasm is entered (over a detached buffer: refused)
-      const bytes = readArgs(argError, () => new Uint8Array(message));
+      const bytes = kit.reading(() => new Uint8Array(message), 'message');
       if (bytes.length > MAX_JSON) throw tooLarge(SyncError, 'the sync message', bytes.length, MAX_JSON, 'bytes');
       if (bytes.length > 4096) reserveUnits(SyncError, bytes.length);
       try {
@@ -242,16 +238,16 @@ export class SyncTask {
           try {
             text = new TextDecoder('utf-8', {fatal: true}).decode(bytes);
           } catch {
-            // not UTF-8: the core's words stay
+            text = ''; // not UTF-8: no field to name, the syntax error is worded all the same
           }
         }
         throw inJsWords(error, text, 'message');
       }
     }
-    if (!isObject(message)) {
-      throw new SyncError(`malformed sync message: expected an object, or a record value (Uint8Array or string), got ${describe(message)}`, 'SYNC_MALFORMED_MESSAGE');
+    if (!isObject(message, 'message')) {
+      throw new SyncError(`malformed sync message: message must be an object, or a record value (a Uint8Array or a string), got ${describe(message)}`, 'SYNC_MALFORMED_MESSAGE');
     }
-    const text = jsonOf(message, 'SYNC_MALFORMED_MESSAGE', 'malformed sync message');
+    const text = jsonOf(message, 'SYNC_MALFORMED_MESSAGE', 'malformed sync message', 'message');
     try {
       return this.#output((inner, bytes) => inner.onMessageJson(bytes, now), text);
     } catch (error) {
@@ -262,7 +258,7 @@ export class SyncTask {
   /** Initial partitions, or children read from a partition this task runs. */
   addPartitions(partitions, now) {
     requireNow(now);
-    readArgs(argError, () => {
+    kit.reading(() => {
       if (!Array.isArray(partitions)) throw argError(`partitions must be an array, got ${describe(partitions)}`);
       // Each item takes at least 2 characters of JSON: a longer array cannot fit MAX_JSON.
       const max = MAX_JSON / 2;
@@ -270,12 +266,12 @@ export class SyncTask {
       // (an array item would pass as a spec with positional fields: JSON of a Rust struct)
       for (let i = 0; i < partitions.length; i++) {
         const item = partitions[i];
-        if (!isObject(item)) {
+        if (!isObject(item, `partitions[${i}]`)) {
           throw new SyncError(`invalid partition: partitions[${i}] must be an object {token, parents?, ...}, got ${describe(item)}`, 'SYNC_INVALID_PARTITION');
         }
       }
-    });
-    const text = jsonOf(partitions, 'SYNC_INVALID_PARTITION', 'invalid partition');
+    }, 'partitions');
+    const text = jsonOf(partitions, 'SYNC_INVALID_PARTITION', 'invalid partition', 'partitions');
     try {
       return this.#output((inner, bytes) => inner.addPartitionsJson(bytes, now), text);
     } catch (error) {

@@ -8,7 +8,8 @@ const fc = require('fast-check');
 const p = require('partkit');
 const k = require('partkit/kafka');
 const s3 = require('partkit/s3');
-const {hostileValues, revoked} = require('./hostile');
+const {hostileValues, revoked, subpathCalls, SUBPATH_FIXTURES} = require('./hostile');
+const {client, SOURCE, BASE} = SUBPATH_FIXTURES;
 
 const LONG = process.env.PARTKIT_FUZZ_LONG === '1';
 const RUNS = LONG ? 100000 : 1000;
@@ -17,52 +18,7 @@ jest.setTimeout(LONG ? 4 * 3600 * 1000 : 60000);
 /** Codes a refusal of a value of the right type may carry (a rule of the value's domain). */
 const VALUE_CODES = new Set(['INVALID_ARGUMENT', 'INPUT_TOO_LARGE', 'PARTITION_CONFIG_INVALID', 'PARTITION_COUNT_INVALID', 'PARTITION_COUNT_UNSUPPORTED', 'PARTITION_INDEX_OUT_OF_RANGE', 'KAFKA_RETENTION_TOO_SHORT', 'SYNC_INVALID_OPTIONS']);
 
-const kafka = {consumer() {}, producer() {}, admin() {}};
-/** An S3 client whose every ListObjectsV2 page is empty. */
-const client = {send: async () => ({Contents: [], IsTruncated: false, KeyCount: 0})};
-const SOURCE = {bucket: 'b', key: 'logs/', partition: {type: 'object'}};
-const BASE = {kafka, connectorName: 'c', taskId: 't'};
-
-/** `[name, thunk]`: one call per export and argument position, with `v` there. */
-function calls(v) {
-  const assigner = () => k.taskSyncAssigner({taskId: 't'})({cluster: {}});
-  return [
-    ['kafkaTopicNames', () => k.kafkaTopicNames(v)],
-    ['new KafkaTaskSync', () => new k.KafkaTaskSync(v)],
-    ...['kafka', 'connectorName', 'taskId', 'syncOptions', 'topicCheckInterval', 'sessionTimeout', 'syncRetentionMs', 'clock', 'syncTopic', 'groupId', 'onStart', 'createSyncTask']
-      .map((field) => [`new KafkaTaskSync.${field}`, () => new k.KafkaTaskSync({...BASE, [field]: v})]),
-    ['new KafkaTaskSync.syncOptions.stateRefreshInterval', () => new k.KafkaTaskSync({...BASE, syncOptions: {stateRefreshInterval: v}})],
-    ['taskSyncAssigner', () => k.taskSyncAssigner(v)],
-    ['taskSyncAssigner.taskId', () => k.taskSyncAssigner({taskId: v})],
-    ['taskSyncAssigner.onAssign', () => k.taskSyncAssigner({taskId: 't', onAssign: v})],
-    ['taskSyncAssigner()(context)', () => k.taskSyncAssigner({taskId: 't'})(v)],
-    ['assigner.protocol', () => assigner().protocol(v)],
-    ['assigner.protocol.topics', () => assigner().protocol({topics: v})],
-    ['assigner.protocol.topic', () => assigner().protocol({topics: [v]})],
-    ['findEpochStart', () => k.findEpochStart(v, {atLow: true, low: 0})],
-    ['findEpochStart.record', () => k.findEpochStart([v], {atLow: true, low: 0})],
-    ['findEpochStart.message', () => k.findEpochStart([{offset: 0, message: v}], {atLow: true, low: 0})],
-    ['findEpochStart.where', () => k.findEpochStart([], v)],
-    ['new SyncLogReader', () => new k.SyncLogReader(v)],
-    ...['topic', 'low', 'high', 'scanWindow', 'refetches'].map((field) => [
-      `new SyncLogReader.${field}`,
-      () => new k.SyncLogReader({topic: 't', low: 0, high: 5, scanWindow: 4, [field]: v}),
-    ]),
-    ['parseS3Url', () => s3.parseS3Url(v)],
-    ['listPartition.client', () => s3.listPartition(v, SOURCE, 2, 0).next()],
-    ['listPartition.source', () => s3.listPartition(client, v, 2, 0).next()],
-    ['listPartition.source.bucket', () => s3.listPartition(client, {...SOURCE, bucket: v}, 2, 0).next()],
-    ['listPartition.source.partition', () => s3.listPartition(client, {...SOURCE, partition: v}, 2, 0).next()],
-    ['listPartition.total', () => s3.listPartition(client, SOURCE, v, 0).next()],
-    ['listPartition.index', () => s3.listPartition(client, SOURCE, 2, v).next()],
-    ['listPartition.options', () => s3.listPartition(client, SOURCE, 2, 0, v).next()],
-    ['listPartition.options.pageSize', () => s3.listPartition(client, SOURCE, 2, 0, {pageSize: v}).next()],
-    ['listPartition.options.signal', () => s3.listPartition(client, SOURCE, 2, 0, {signal: v}).next()],
-    ['stats.source', () => s3.stats(client, v, 2)],
-    ['stats.total', () => s3.stats(client, SOURCE, v)],
-    ['stats.options', () => s3.stats(client, SOURCE, 2, v)],
-  ];
-}
+const calls = (v) => subpathCalls(k, s3, v);
 
 const NAMES = calls(undefined).map(([name]) => name);
 const named = Object.entries(hostileValues());

@@ -170,10 +170,10 @@ describe('validation (Go messages)', () => {
 
   test('wrong types are INVALID_ARGUMENT', () => {
     for (const [c, msg] of [
-      [{type: 1}, 'partition.type must be a string, got the number 1'],
-      [{type: 'substring', startIndex: 1.5, endIndex: 3}, 'partition.startIndex must be an integer, got the number 1.5'],
-      [{type: 'substring', startIndex: 0, endIndex: '3'}, 'partition.endIndex must be an integer, got the string "3"'],
-      [{type: 'date', dateFormat: ['2006']}, 'partition.dateFormat must be a string, got an array'],
+      [{type: 1}, 'config.type must be a string, got the number 1'],
+      [{type: 'substring', startIndex: 1.5, endIndex: 3}, 'config.startIndex must be an integer, got the number 1.5'],
+      [{type: 'substring', startIndex: 0, endIndex: '3'}, 'config.endIndex must be an integer, got the string "3"'],
+      [{type: 'date', dateFormat: ['2006']}, 'config.dateFormat must be a string, got an array'],
     ]) {
       const e = thrown(() => validatePartitionConfig(c));
       expect(e).toBeInstanceOf(PartitionError);

@@ -32,16 +32,16 @@ const MAX_TASK_ID = 1 << 20;
  */
 export function taskSyncAssigner(options) {
   const what = 'taskSyncAssigner(options)';
-  if (!isObjectArg(what, options)) throw argError(`${what}: options must be an object {taskId, onAssign?}`);
+  if (!isObjectArg(what, options)) throw argError(`${what}: options must be an object {taskId, onAssign?}, got ${describe(options)}`);
   const [taskId, onAssign] = readArg(what, () => [options.taskId, options.onAssign]);
   if (typeof taskId !== 'string' || taskId === '') throw argError(`${what}: options.taskId must be a non-empty string, got ${describe(taskId)}`);
   if (taskId.length > MAX_TASK_ID) throw new SyncError(`${what}: options.taskId has ${taskId.length} UTF-16 code units, more than the bound of ${MAX_TASK_ID} UTF-16 code units`, 'INPUT_TOO_LARGE');
   if (onAssign !== undefined && typeof onAssign !== 'function') throw argError(`${what}: options.onAssign must be a function, got ${describe(onAssign)}`);
   return (context) => {
-    if (context !== undefined && !isObjectArg('the assigner factory argument', context)) {
-      throw argError('the assigner factory takes kafkajs\' {cluster}');
+    if (context !== undefined && !isObjectArg('context', context)) {
+      throw argError(`context must be kafkajs' {cluster}, got ${describe(context)}`);
     }
-    const cluster = context === undefined ? undefined : readArg('the assigner factory argument', () => context.cluster);
+    const cluster = context === undefined ? undefined : readArg('context', () => context.cluster);
     return assignerOf(taskId, onAssign, cluster);
   };
 }
@@ -51,8 +51,8 @@ function assignerOf(taskId, onAssign, cluster) {
     name: ASSIGNER_NAME,
     version: ASSIGNER_VERSION,
     protocol(request) {
-      const what = 'the assigner\'s protocol({topics})';
-      if (!isObjectArg(what, request)) throw argError(`${what}: expected an object {topics}`);
+      const what = 'protocol(request)';
+      if (!isObjectArg(what, request)) throw argError(`${what}: request must be an object {topics}, got ${describe(request)}`);
       const topicsArg = readArg(what, () => request.topics);
       if (!readArg(what, () => Array.isArray(topicsArg))) throw argError(`${what}: topics must be an array of strings`);
       const topics = readArg(what, () => Array.prototype.slice.call(topicsArg, 0, MAX_TOPICS + 1));

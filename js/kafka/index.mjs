@@ -45,10 +45,10 @@ const DEFAULTS = {
   stopTimeout: 10000,
 };
 
-/** Every key of the KafkaTaskSync options (`tickInterval` is refused with its own message). */
+/** Every key of the KafkaTaskSync options (the removed `tickInterval` is refused with its own message). */
 const OPTIONS = [
   'kafka', 'connectorName', 'taskId', 'syncOptions', 'createSyncTask', 'clock', 'syncTopic', 'heartbeatTopic', 'groupId',
-  'onStart', 'onStop', 'onError', 'onRebalance', 'onEpoch', 'tickInterval', ...Object.keys(DEFAULTS),
+  'onStart', 'onStop', 'onError', 'onRebalance', 'onEpoch', ...Object.keys(DEFAULTS),
 ];
 
 // The tick timer sleeps until the SyncTask's pollTimeout(), but never longer than this (ms; so a
@@ -90,9 +90,12 @@ export class KafkaTaskSync extends EventEmitter {
     super();
     // The options read once into a plain copy (a revoked Proxy or a throwing getter is refused here).
     const given = kit.reading(() => {
-      if (!isPlainObject(options)) throw kit.fail(`KafkaTaskSync options must be an object, got ${describe(options)}`);
+      if (!isPlainObject(options)) throw kit.fail(`options must be an object {kafka, connectorName, taskId, …}, got ${describe(options)}`);
       return {...options};
     }, 'options');
+    if (given.tickInterval !== undefined) {
+      throw new SyncError('options.tickInterval was removed: the SyncTask is ticked when its pollTimeout() is due', 'INVALID_ARGUMENT');
+    }
     kit.knownKeys(given, OPTIONS, 'options');
     options = given;
     const {kafka, connectorName, taskId} = options;
@@ -106,9 +109,6 @@ export class KafkaTaskSync extends EventEmitter {
     if (typeof taskId !== 'string' || taskId === '') throw new SyncError(`options.taskId must be a non-empty string, got ${describe(taskId)}`, 'INVALID_ARGUMENT');
     const o = {...DEFAULTS};
     for (const [k, v] of Object.entries(options)) if (v !== undefined) o[k] = v;
-    if (options.tickInterval !== undefined) {
-      throw new SyncError('options.tickInterval was removed: the SyncTask is ticked when its pollTimeout() is due', 'INVALID_ARGUMENT');
-    }
     for (const k of ['topicCheckInterval', 'stopTimeout', 'sessionTimeout', 'heartbeatInterval', 'rebalanceTimeout', 'scanWindow', 'heartbeatPartitions']) {
       if (!Number.isSafeInteger(o[k]) || o[k] <= 0) throw new SyncError(`options.${k} must be a positive integer, got ${describe(o[k])}`, 'INVALID_ARGUMENT');
     }

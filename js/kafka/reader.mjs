@@ -276,7 +276,7 @@ export class SyncLogReader {
    *   refetches?: number, refetchDelay?: number}} options
    */
   constructor(options) {
-    const what = 'SyncLogReader options';
+    const what = 'options';
     if (!isObjectArg(what, options)) throw argError(`options must be an object {topic, low, high, scanWindow, refetches?, refetchDelay?}, got ${kind(options)}`);
     const copy = readArg(what, () => ({...options}));
     kit.knownKeys(copy, ['topic', 'low', 'high', 'scanWindow', 'refetches', 'refetchDelay'], 'options');

@@ -71,6 +71,13 @@ export function argumentKit(Class, {base = Class, maxString = 1 << 20} = {}) {
       }
       return value;
     },
+    /** A time in integer milliseconds: a safe integer >= 0 (event timestamps, `now`). */
+    requireMillis(value, name) {
+      if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+        throw fail(`${name} must be a non-negative integer of milliseconds (at most Number.MAX_SAFE_INTEGER), got ${describe(value)}`);
+      }
+      return value;
+    },
     /** An object that is not an array (read inside `reading`). */
     requireObject(value, name, shape = '') {
       if (!reading(() => isPlainObject(value), name)) throw fail(`${name} must be an object${shape ? ` ${shape}` : ''}, got ${describe(value)}`);
@@ -148,6 +155,7 @@ const EXPECTED = [
   [/^(a sequence|a tuple.*|an array.*)$/, 'an array'],
   [/^(struct \w+|a map|map|internally tagged enum.*|enum \w+)$/, 'an object'],
   [/^option$/, 'a value or null'],
+  [/^variant identifier$/, 'the name of a type (a string)'],
 ];
 
 /** What serde says was given (`string "x"`, `integer \`-5\``, `map`), in JS words. */
@@ -196,23 +204,27 @@ export function fromSerde(message, text, base) {
     const got = given(m[1]);
     const expected = expectedWords(m[2]);
     // Inside a tagged object serde points after the object: find the field holding the value.
-    if (value !== undefined) path += fieldOf(text, value, m[1]) ?? '';
+    if (value !== undefined) path += fieldOf(text, value, m[1], path) ?? '';
     return `${path} must be ${expected}, got ${got}`;
   }
   if ((m = /^missing field `(.*)`$/.exec(body))) return `${path}.${m[1]} is missing`;
   if ((m = /^unknown field `(.*)`, expected (?:one of )?(.*)$/.exec(body))) {
     const known = [...m[2].matchAll(/`([^`]*)`/g)].map((x) => x[1]);
     // serde points after the key: the path ends with it; without a position, find its object.
-    let parent = path.endsWith(`.${m[1]}`) ? path.slice(0, -m[1].length - 1) : path;
+    const quoted = `[${JSON.stringify(m[1])}]`;
+    let parent = path.endsWith(`.${m[1]}`) ? path.slice(0, -m[1].length - 1) : path.endsWith(quoted) ? path.slice(0, -quoted.length) : path;
     if (!at && value !== undefined) parent += ownerOf(text, value, m[1]) ?? '';
     return unknownKey(m[1], known, parent);
   }
   if ((m = /^unknown field `(.*)`, there are no fields$/.exec(body))) return `${path} has no fields, got ${m[1]}`;
   if ((m = /^unknown variant `(.*)`, expected (?:one of )?(.*)$/.exec(body))) {
-    if (value !== undefined) path += fieldOf(text, value, `string ${JSON.stringify(m[1])}`) ?? '';
+    if (value !== undefined) path += fieldOf(text, value, `string ${JSON.stringify(m[1])}`, path) ?? '';
     return `${path} must be one of ${oneOf(m[2])}, got ${JSON.stringify(m[1])}`;
   }
   if ((m = /^invalid length (\d+), expected (.*)$/.exec(body))) return `${path} must have ${m[2]}, got ${m[1]} items`;
+  if (/^(lone leading surrogate in hex escape|unexpected end of hex escape|invalid unicode code point)$/.test(body)) {
+    return `${path} must be well-formed Unicode, got a string with a lone surrogate`;
+  }
   // Syntax: only a record value the caller read can be malformed JSON (partkit makes the rest).
   if ((m = /^EOF while parsing (?:an? )?(.*)$/.exec(body))) return `${base} is not valid JSON: it ends inside ${m[1] === 'list' ? 'an array' : m[1] === 'object' ? 'an object' : `a ${m[1]}`}`;
   if (/^(trailing characters|expected .*|key must be a string|control character .*|invalid (escape|number|unicode code point)|lone leading surrogate.*|recursion limit exceeded)$/.test(body)) {
@@ -295,7 +307,7 @@ function pathAt(text, offset) {
 }
 
 /** The serde_json phrases a message from the core starts its serde part with. */
-const SERDE = /(invalid type: |invalid value: |missing field `|unknown field `|unknown variant `|invalid length \d|expected .* at line \d+ column \d+|trailing characters|EOF while parsing|recursion limit exceeded)/;
+const SERDE = /(lone leading surrogate|unexpected end of hex escape|invalid unicode code point|invalid type: |invalid value: |missing field `|unknown field `|unknown variant `|invalid length \d|expected .* at line \d+ column \d+|trailing characters|EOF while parsing|recursion limit exceeded)/;
 
 /**
  * `message` with its serde part (if any) in JS words (`fromSerde`): the core's prefix (`event 3:
@@ -328,11 +340,11 @@ function ownerOf(text, range, key) {
     }
   };
   visit(object, '', 0);
-  return found.length === 1 ? found[0] : undefined;
+  return found.length === 0 ? undefined : found.slice(0, 3).map((f, i) => (i === 0 ? f : ` or ${pathName}${f}`)).join('');
 }
 
 /** The path inside the object at `range` of `text` of the one field whose value serde describes. */
-function fieldOf(text, range, serdeGiven) {
+function fieldOf(text, range, serdeGiven, pathName = '') {
   let object;
   try {
     object = JSON.parse(text.slice(range[0], range[1]));

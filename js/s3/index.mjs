@@ -27,17 +27,12 @@ const argError = kit.fail;
 
 /** The caller's arguments read once into plain values (getters run here, once). */
 function readArgs(client, source, options) {
-  return kit.reading(() => readArgValues(client, source, options));
-}
-
-function readArgValues(client, source, options) {
-  if (client === null || typeof client !== 'object' || typeof client.send !== 'function') {
-    throw argError(`client must be an S3Client (an object with send()), got ${describe(client)}`);
-  }
-  if (!isPlainObject(source)) throw argError(`source must be an object, got ${describe(source)}`);
+  const isClient = kit.reading(() => client !== null && typeof client === 'object' && typeof client.send === 'function', 'client');
+  if (!isClient) throw argError(`client must be an S3Client (an object with send()), got ${describe(client)}`);
   // A plain copy, each key read once; ObjectPartitioner refuses the keys a source does not have.
-  const copy = {...source};
-  const {bucket, key, partition, versionId} = copy;
+  const copy = kit.reading(() => (isPlainObject(source) ? {...source} : null), 'source');
+  if (copy === null) throw argError(`source must be an object, got ${describe(source)}`);
+  const {bucket, key, versionId} = copy;
   if (typeof bucket !== 'string' || bucket.length === 0 || bucket.length > MAX_NAME) {
     throw argError(`source.bucket must be a non-empty string of at most ${MAX_NAME} characters, got ${describe(bucket)}`);
   }
@@ -45,15 +40,19 @@ function readArgValues(client, source, options) {
     throw argError(`source.key must be a string of at most ${4 * MAX_NAME} characters, got ${describe(key)}`);
   }
   if (versionId !== undefined && versionId !== null && (typeof versionId !== 'string' || versionId.length > MAX_NAME)) {
-    throw argError(`source.versionId must be a string, got ${describe(versionId)}`);
+    throw argError(`source.versionId must be a string of at most ${MAX_NAME} characters, got ${describe(versionId)}`);
   }
-  const opts = options ?? {};
-  if (!isPlainObject(opts)) throw argError(`options must be an object, got ${describe(opts)}`);
-  kit.knownKeys(opts, ['signal', 'pageSize', 'onPage'], 'options');
+  const opts = kit.reading(() => {
+    const o = options ?? {};
+    if (!isPlainObject(o)) throw argError(`options must be an object {signal?, pageSize?, onPage?}, got ${describe(o)}`);
+    kit.knownKeys(o, ['signal', 'pageSize', 'onPage'], 'options');
+    const {signal, pageSize, onPage} = o;
+    if (signal !== undefined && signal !== null && !(signal instanceof AbortSignal)) {
+      throw argError(`options.signal must be an AbortSignal, got ${describe(signal)}`);
+    }
+    return {signal, pageSize, onPage};
+  }, 'options');
   const {signal, pageSize, onPage} = opts;
-  if (signal !== undefined && signal !== null && !(signal instanceof AbortSignal)) {
-    throw argError(`options.signal must be an AbortSignal, got ${describe(signal)}`);
-  }
   if (pageSize !== undefined && pageSize !== null
     && (!Number.isSafeInteger(pageSize) || pageSize < 1 || pageSize > MAX_KEYS)) {
     throw argError(`options.pageSize must be an integer from 1 to ${MAX_KEYS}, got ${describe(pageSize)}`);
@@ -253,6 +252,6 @@ export const plan = stats;
 export function parseS3Url(url) {
   kit.requireString(url, 'url');
   const m = /^s3:\/\/([^/]+)(?:\/(.*))?$/s.exec(url);
-  if (!m) throw argError(`not an s3://bucket/key URL: ${JSON.stringify(url)}`);
+  if (!m) throw argError(`url must be an s3://bucket/key URL, got ${describe(url)}`);
   return {bucket: m[1], key: m[2] ?? ''};
 }
