@@ -4,7 +4,7 @@ import * as wasm from '#wasm';
 import {BucketingError, PartkitError, call, describe, freeWasm, freed, readArgs, rethrow, tooLarge} from './errors.mjs';
 import {MAX_BATCH_ITEMS, MAX_BATCH_UNITS, MAX_RANGE_ITEMS, MAX_STRING} from './limits.mjs';
 import {mapPacked} from './packed.mjs';
-import {argumentKit, isPlainObject} from './kit/args.mjs';
+import {KIND, argumentKit, isPlainObject, kindOf} from './kit/args.mjs';
 
 const STATE_KEY = '__bucket_execution_state';
 const MAX_LISTED_BUCKETS = 10000000;
@@ -48,15 +48,6 @@ function plainRanges(ranges) {
   return Array.prototype.slice.call(ranges);
 }
 
-// Kinds of the plain values wasm decodes (src/wasm/bucketing.rs).
-const K_MISSING = 0;
-const K_FALSE = 1;
-const K_TRUE = 2;
-const K_NUMBER = 3;
-const K_TEXT = 4;
-const K_LIST = 5;
-const K_OBJECT = 6;
-const K_BIGINT = 7;
 
 /**
  * `[kinds, nums, joined, lens]`: the plain encoding of `[round_robin_bucket_execution,
@@ -70,40 +61,19 @@ function encode(c, last) {
   const nums = [];
   const texts = [];
   const put = (v, name) => {
-    let kind = K_OBJECT;
-    let num = 0;
-    switch (typeof v) {
-      case 'undefined':
-        kind = K_MISSING;
-        break;
-      case 'boolean':
-        kind = v ? K_TRUE : K_FALSE;
-        break;
-      case 'number':
-        kind = K_NUMBER;
-        num = v;
-        break;
-      case 'string':
-        if (v.length > MAX_STRING) throw tooLarge(BucketingError, name, v.length, MAX_STRING, 'UTF-16 code units');
-        kind = K_TEXT;
-        texts.push(v);
-        break;
-      case 'bigint':
-        kind = K_BIGINT;
-        break;
-      case 'object':
-        if (v === null) kind = K_MISSING;
-        break;
-      default: // symbol, function
+    const kind = kindOf(v);
+    if (kind === KIND.STRING) {
+      if (v.length > MAX_STRING) throw tooLarge(BucketingError, name, v.length, MAX_STRING, 'UTF-16 code units');
+      texts.push(v);
     }
     kinds.push(kind);
-    nums.push(num);
+    nums.push(kind === KIND.NUMBER ? v : 0);
   };
   put(c.rr, 'round_robin_bucket_execution');
   put(c.id, 'bucket_id');
   put(c.total, 'bucket_total');
   if (c.rangeList) {
-    kinds.push(K_LIST);
+    kinds.push(KIND.ARRAY);
     nums.push(c.rangeList.length);
     // By index: a hole is `undefined`, as `Array.from` reads it.
     for (let i = 0; i < c.rangeList.length; i++) {
@@ -111,7 +81,7 @@ function encode(c, last) {
       if (typeof item !== 'object' || item === null) {
         put(item, `bucket_ranges[${i}]`);
       } else {
-        kinds.push(K_OBJECT); // nested arrays too: only strings are ranges
+        kinds.push(KIND.OBJECT); // nested arrays too: only strings are ranges
         nums.push(0);
       }
     }

@@ -3,7 +3,7 @@
 import * as wasm from '#wasm';
 import {ImportBucketError, PartkitError, call as callWasm, describe, readArgs, tooLarge} from './errors.mjs';
 import {MAX_BATCH_ITEMS, MAX_BATCH_UNITS, MAX_STRING} from './limits.mjs';
-import {argumentKit, isPlainObject} from './kit/args.mjs';
+import {KIND, argumentKit, isPlainObject, kindOf} from './kit/args.mjs';
 
 /** The NIL UUID, the bucket of dataset-level documents. */
 export const NIL_UUID = '00000000-0000-0000-0000-000000000000';
@@ -31,28 +31,12 @@ function bounded(value, name) {
   return value;
 }
 
-/** `[kind, number, text]` of `options.buckets` for wasm (src/wasm/imports.rs). */
+/** `[kind, number, text]` of `options.buckets` for wasm (src/wasm/imports.rs); read inside `reading`. */
 function bucketsKind(value) {
-  switch (typeof value) {
-    case 'number':
-      return [0, value, undefined];
-    case 'string':
-      return [1, 0, value.slice(0, 82)];
-    case 'undefined':
-      return [3, 0, undefined];
-    case 'boolean':
-      return [4, 0, undefined];
-    case 'bigint':
-      return [5, 0, undefined];
-    case 'object':
-      if (value === null) return [2, 0, undefined];
-      return [Array.isArray(value) ? 6 : 7, 0, undefined];
-    default:
-      return [7, 0, undefined];
-  }
+  const kind = kindOf(value) === KIND.OBJECT && Array.isArray(value) ? KIND.ARRAY : kindOf(value);
+  return [kind, kind === KIND.NUMBER ? value : 0, kind === KIND.STRING ? value.slice(0, 82) : undefined];
 }
 
-const isObject = isPlainObject;
 
 const hasOwn = Object.prototype.hasOwnProperty;
 /** An own property, as `{...item}` copies them: never one inherited from a prototype. */
@@ -61,7 +45,7 @@ const own = (item, field) => (hasOwn.call(item, field) ? item[field] : undefined
 function readOptions(options, forAssign) {
   const o = reading(() => {
     if (options === undefined || options === null) options = {};
-    else if (!isObject(options)) throw argError(`options must be an object, got ${describe(options)}`);
+    else if (!isPlainObject(options)) throw argError(`options must be an object, got ${describe(options)}`);
     kit.knownKeys(options, forAssign ? ASSIGN_OPTIONS : FIELD_OPTIONS, 'options');
     const {datasetField = 'datasetName', bucketField = 'bucket'} = options;
     if (typeof datasetField !== 'string') {
@@ -121,7 +105,7 @@ function packItems(items, datasetField, bucketField) {
   const bucketIds = new Map();
   for (let i = 0; i < n; i++) {
     const item = items[i];
-    if (!isObject(item)) {
+    if (!isPlainObject(item)) {
       datasetRefs[i] = DATASET_NOT_OBJECT;
       continue;
     }
@@ -222,10 +206,10 @@ function fill(out, items, table, indices, bucketField, protoField) {
 export function partitionKeyOf(item, options) {
   const {datasetField, bucketField} = readOptions(options, false);
   const [object, dataset, bucket] = reading(() => {
-    const object = isObject(item);
+    const object = isPlainObject(item);
     return [object, object ? own(item, datasetField) : undefined, object ? own(item, bucketField) : undefined];
   }, 'item');
-  const kind = (v) => (typeof v === 'string' ? 0 : v === undefined ? 1 : v === null ? 2 : 3);
+  const kind = kindOf;
   const text = (v, name) => (typeof v === 'string' ? bounded(v, name) : undefined);
   const normalized = call(() =>
     wasm.partitionKeyOf(object, kind(dataset), text(dataset, datasetField), kind(bucket), text(bucket, bucketField), datasetField, bucketField),

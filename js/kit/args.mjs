@@ -26,6 +26,35 @@ export function describe(value) {
   return `a ${type}`;
 }
 
+/**
+ * The one numbering of the kinds of JS values that cross into wasm as a kind byte
+ * (src/wasm/kinds.rs is the same table; tests/kinds.test.js checks that they agree).
+ */
+export const KIND = Object.freeze({UNDEFINED: 0, NULL: 1, FALSE: 2, TRUE: 3, NUMBER: 4, STRING: 5, BIGINT: 6, ARRAY: 7, OBJECT: 8, OTHER: 9});
+
+/**
+ * The kind of `value` by `typeof` alone (an array is OBJECT: a caller that needs ARRAY asks
+ * `Array.isArray` itself, inside `reading`). Runs no user code.
+ */
+export function kindOf(value) {
+  switch (typeof value) {
+    case 'undefined':
+      return KIND.UNDEFINED;
+    case 'boolean':
+      return value ? KIND.TRUE : KIND.FALSE;
+    case 'number':
+      return KIND.NUMBER;
+    case 'string':
+      return KIND.STRING;
+    case 'bigint':
+      return KIND.BIGINT;
+    case 'object':
+      return value === null ? KIND.NULL : KIND.OBJECT;
+    default:
+      return KIND.OTHER;
+  }
+}
+
 /** Whether `value` is an object that is not an array (a revoked proxy throws: call it inside `reading`). */
 export function isPlainObject(value) {
   return value !== null && typeof value === 'object' && !Array.isArray(value);

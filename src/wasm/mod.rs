@@ -7,6 +7,7 @@ mod alloc;
 
 mod bucketing;
 mod imports;
+mod kinds;
 mod lifecycle;
 mod objects;
 mod objects_bytes;
