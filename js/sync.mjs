@@ -8,7 +8,7 @@ import * as wasm from '#wasm';
 import {PartkitError, SyncError, call as callWasm, describe, freeWasm, freed, isTrap, readArgs, tooLarge} from './errors.mjs';
 import {MAX_JSON, MAX_STRING} from './limits.mjs';
 import {reserveUnits} from './packed.mjs';
-import {argumentKit, isPlainObject, knownKeyError, reword} from './kit/args.mjs';
+import {argumentKit, isPlainObject, unknownKey, reword} from './kit/args.mjs';
 
 const kit = argumentKit(SyncError, {base: PartkitError, maxString: MAX_STRING});
 const argError = kit.fail;
@@ -38,7 +38,7 @@ function readOptions(options) {
     if (!isPlainObject(options)) throw argError(`options must be an object, got ${describe(options)}`);
     const copy = {};
     for (const key of Object.keys(options)) {
-      if (!OPTIONS.includes(key)) throw fail(knownKeyError(key, OPTIONS, 'options'));
+      if (!OPTIONS.includes(key)) throw fail(unknownKey(key, OPTIONS, 'options'));
       const value = options[key];
       if (value === undefined) continue;
       if (key === 'publishAs') {
@@ -60,7 +60,7 @@ function readRebalance(event) {
   const fail = (message) => new SyncError(`invalid rebalance: ${message}`, 'SYNC_INVALID_REBALANCE');
   return kit.reading(() => {
     if (!isPlainObject(event)) throw fail(`event must be an object {generation, leader, members?}, got ${describe(event)}`);
-    for (const key of Object.keys(event)) if (!REBALANCE.includes(key)) throw fail(knownKeyError(key, REBALANCE, 'event'));
+    for (const key of Object.keys(event)) if (!REBALANCE.includes(key)) throw fail(unknownKey(key, REBALANCE, 'event'));
     const {generation, leader, members} = event;
     if (typeof generation !== 'number' || !Number.isSafeInteger(generation) || generation < 0) {
       throw fail(`event.generation must be a non-negative integer, got ${describe(generation)}`);

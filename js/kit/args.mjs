@@ -107,11 +107,6 @@ export function argumentKit(Class, {base = Class, maxString = 1 << 20} = {}) {
       }
       return value;
     },
-    /** An object that is not an array (read inside `reading`). */
-    requireObject(value, name, shape = '') {
-      if (!reading(() => isPlainObject(value), name)) throw fail(`${name} must be an object${shape ? ` ${shape}` : ''}, got ${describe(value)}`);
-      return value;
-    },
     /** Refuses own keys of `object` not in `known`, suggesting the nearest known key. */
     knownKeys(object, known, name) {
       const keys = reading(() => Object.keys(object), name);
@@ -131,9 +126,6 @@ export function errorText(error) {
     return 'an exception';
   }
 }
-
-/** The message refusing unknown key `key` of `name` (see `unknownKey`). */
-export const knownKeyError = (key, known, name) => unknownKey(key, known, name);
 
 /** `name.key is not a known key[: did you mean name.near?] (known keys: …)`. */
 export function unknownKey(key, known, name) {
@@ -328,9 +320,6 @@ function pathAt(text, offset) {
   for (const f of stack) {
     if (f.array) path += `[${f.index}]`;
     else if (f.key !== undefined) path += /^[A-Za-z_$][\w$]*$/.test(f.key) ? `.${f.key}` : `[${JSON.stringify(f.key)}]`;
-  }
-  if (closed) {
-    // The path names the closed value: its frame's entry in the parent is already in `path`.
   }
   return {path, closed};
 }
