@@ -6,7 +6,8 @@ const stateOf = (p) => (p ? `${p.state}${p.missingDeps ? ` waiting for ${p.missi
 export function register(program, api) {
   const lifecycle = program
     .command('lifecycle')
-    .description('partition lifecycle: replay build-event logs, derive partition UUIDs');
+    .description('partition lifecycle: replay build-event logs, derive partition UUIDs')
+    .addHelpText('after', '\nExample:\n  $ partkit lifecycle uuid job-3 sales/daily\n');
 
   leaf(
     lifecycle,

@@ -135,7 +135,10 @@ export function simulate(api, {tasks = 3, partitions = 15, crashes = 1, seed = 1
 }
 
 export function register(program, api) {
-  const sync = program.command('sync').description('task coordination: the leader/epoch/partition-sharing protocol');
+  const sync = program
+    .command('sync')
+    .description('task coordination: the leader/epoch/partition-sharing protocol')
+    .addHelpText('after', '\nExample:\n  $ partkit sync simulate --tasks 3 --partitions 15 --crashes 1 --seed 7\n');
   leaf(
     sync,
     'simulate',
