@@ -110,5 +110,7 @@ describe('fuzz: partkit/kafka and partkit/s3 with hostile values', () => {
   test('unknown option keys are refused with the nearest known key, as in the root', async () => {
     expect(() => new k.KafkaTaskSync({...BASE, sessionTimout: 100})).toThrow('options.sessionTimout is not a known key: did you mean options.sessionTimeout?');
     await expect(s3.stats(client, SOURCE, 2, {pagesize: 10})).rejects.toThrow('options.pagesize is not a known key: did you mean options.pageSize?');
+    expect(() => new k.KafkaTaskSync({...BASE, syncOptions: {removalDelai: 5}})).toThrow('options.syncOptions.removalDelai is not a known key: did you mean options.syncOptions.removalDelay?');
+    expect(() => new k.KafkaTaskSync({...BASE, syncOptions: {removalDelay: -1}})).toThrow('options.syncOptions.removalDelay must be a non-negative integer of milliseconds, got the number -1');
   });
 });

@@ -135,7 +135,15 @@ export class KafkaTaskSync extends EventEmitter {
     this.clock = o.clock ?? Date.now;
     const factory = o.createSyncTask ?? defaultSyncTaskFactory;
     if (typeof factory !== 'function') throw new SyncError('options.createSyncTask must be a function', 'INVALID_ARGUMENT');
-    this.task = factory(taskId, o.syncOptions);
+    try {
+      this.task = factory(taskId, o.syncOptions);
+    } catch (error) {
+      // The SyncTask's own options are this task's options.syncOptions.
+      if (factory === defaultSyncTaskFactory && error instanceof SyncError && error.code === 'SYNC_INVALID_OPTIONS') {
+        error.message = error.message.replace(/\boptions(?=[.[])/g, 'options.syncOptions');
+      }
+      throw error;
+    }
     for (const [event, key] of [['start', 'onStart'], ['stop', 'onStop'], ['error', 'onError'], ['rebalance', 'onRebalance'], ['epoch', 'onEpoch']]) {
       if (typeof o[key] === 'function') this.on(event, o[key]);
     }
