@@ -190,7 +190,7 @@ export function findEpochStart(records, where) {
 function chunksOf(rs, i) {
   const first = rs[i].message;
   if (!first.chunk) return [i];
-  if (first.messageSeq === undefined) return null;
+  if (first.messageSeq === undefined || first.taskID === undefined) return null;
   const out = [i];
   let at = i;
   for (let n = 1; n < first.chunk.count; n++) {
@@ -198,7 +198,7 @@ function chunksOf(rs, i) {
     let next = -1;
     for (let k = at + 1; k < rs.length; k++) {
       const m = rs[k].message;
-      if (m?.taskID === first.taskID && m.messageSeq === seq) {
+      if (m !== null && m.taskID === first.taskID && m.messageSeq === seq) {
         next = k;
         break;
       }
