@@ -215,6 +215,23 @@ fn main() {
         ok.iter().map(|r| r.max_message_bytes).max().unwrap_or(0),
         started.elapsed()
     );
+    if std::env::var_os("SIM_CHECKPOINT_GAPS").is_some() {
+        // the longest stretch without a clean checkpoint, against the retention
+        let mut gaps: Vec<(u64, u64, u64)> = ok
+            .iter()
+            .map(|r| (r.longest_without_checkpoint, r.retention, r.seed))
+            .collect();
+        gaps.sort_by_key(|(g, ret, _)| std::cmp::Reverse(g * 1000 / (*ret).max(1)));
+        let over = gaps.iter().filter(|(g, ret, _)| g > ret).count();
+        println!(
+            "longest without a clean checkpoint: {} seeds over the retention; worst {:?}",
+            over,
+            gaps.iter()
+                .take(8)
+                .map(|(g, ret, s)| format!("seed {s}: {g}/{ret}"))
+                .collect::<Vec<_>>()
+        );
+    }
     if !failed.is_empty() {
         println!(
             "failing seeds: {:?}",

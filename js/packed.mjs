@@ -4,7 +4,7 @@
 // U+FFFD). Large batches go in chunks, so the buffer stays small and cache-resident.
 // Each domain has its own wasm instance (js/wasm/load.mjs): `packedFor(wasm)` gives the helpers
 // that write into that instance's memory.
-import {isTrap, readArgs, rethrow, tooLarge} from './errors.mjs';
+import {describe, isTrap, readArgs, rethrow, tooLarge} from './errors.mjs';
 import {MAX_BATCH_ITEMS, MAX_BATCH_UNITS, MAX_STRING} from './limits.mjs';
 
 /** Code units per wasm call. */
@@ -20,17 +20,17 @@ const GROUP_UNITS = 1 << 14;
 export function readStrings(items, name, fail) {
   const Class = fail('').constructor;
   const list = readArgs(fail, () => {
-    if (!Array.isArray(items)) throw fail(`${name} must be an array of strings`);
+    if (!Array.isArray(items)) throw fail(`${name} must be an array of strings, got ${describe(items)}`);
     const n = items.length;
     if (n > MAX_BATCH_ITEMS) throw tooLarge(Class, name, n, MAX_BATCH_ITEMS, 'items');
     return Array.prototype.slice.call(items);
-  });
+  }, name);
   const n = list.length;
   const lens = new Uint32Array(n);
   let units = 0;
   for (let i = 0; i < n; i++) {
     const s = list[i];
-    if (typeof s !== 'string') throw fail(`${name}[${i}] must be a string`);
+    if (typeof s !== 'string') throw fail(`${name}[${i}] must be a string, got ${describe(s)}`);
     if (s.length > MAX_STRING) throw tooLarge(Class, `${name}[${i}]`, s.length, MAX_STRING, 'UTF-16 code units');
     units += s.length;
     lens[i] = s.length;

@@ -226,6 +226,27 @@ const sharedRoot = (name) => ({
     });
   },
 });
+// A subpath's optional peer dependencies, with the names its modules import from each: every
+// import of one goes through js/peers/missing.mjs, so that loading the subpath without the peer
+// throws PartkitError MISSING_PEER_DEPENDENCY (naming it and `npm install <peer>`) instead of
+// Node's bare module-not-found error. The ES module imports the peer with a top-level `await
+// import()`: a static import of a missing package fails at link time, before any code runs.
+const PEERS = {kafkajs: ['default'], '@aws-sdk/client-s3': ['HeadObjectCommand', 'ListObjectsV2Command']};
+const peerGuard = (subpath, format) => ({
+  name: 'partkit-peer-guard',
+  setup(build) {
+    const filter = new RegExp(`^(${Object.keys(PEERS).map((p) => p.replace(/[/.]/g, '\\$&')).join('|')})$`);
+    build.onResolve({filter}, ({path, namespace}) => (namespace === 'file' ? {path, namespace: 'partkit-peer'} : undefined));
+    build.onLoad({filter: /.*/, namespace: 'partkit-peer'}, ({path}) => {
+      const args = `${JSON.stringify(subpath)}, ${JSON.stringify(path)}`;
+      const contents = format === 'cjs'
+        ? `const {loadPeer} = require('./peers/missing.mjs');\nmodule.exports = loadPeer(() => require(${JSON.stringify(path)}), ${args});\n`
+        : `import {loadPeerAsync} from './peers/missing.mjs';\nconst peer = await loadPeerAsync(() => import(${JSON.stringify(path)}), ${args});\n` +
+          PEERS[path].map((n) => (n === 'default' ? 'export default peer.default;' : `export const ${n} = peer.${n};`)).join('\n');
+      return {contents, resolveDir: join(root, 'js'), loader: 'js'};
+    });
+  },
+});
 for (const name of NODE_SUBPATHS) {
   for (const format of ['cjs', 'esm']) {
     await esbuild.build({
@@ -236,7 +257,7 @@ for (const name of NODE_SUBPATHS) {
       platform: 'node',
       target: 'node18',
       packages: 'external',
-      plugins: [sharedRoot(name)],
+      plugins: [peerGuard(name, format), sharedRoot(name)],
     });
   }
   writeFileSync(join(root, 'dist', `${name}.d.mts`), `export * from '../types/${name}.js';\n`);

@@ -6,16 +6,25 @@
 //   that exists, and every `#anchor` (in the same file or in another Markdown file) to a heading
 //   there (GitHub's heading ids);
 // - every code block marked js, javascript, mjs, cjs, ts or typescript parses (esbuild);
-// - a block preceded by `<!-- docs-check: run -->` also runs, against the built package
-//   (`require('partkit')` resolves to this package's `exports`, i.e. dist/), and each line
-//   `expression; // => value` asserts that the expression deep-equals the value.
+// - every such block type-checks with tsc under `strict`, `exactOptionalPropertyTypes` and
+//   `noUncheckedIndexedAccess` (module resolution nodenext) against the types of the PACKED
+//   package: `npm pack`, the tarball installed in a project under the OS temp dir, as a user has it;
+// - a block preceded by `<!-- docs-check: run -->` also runs there (`partkit` is the installed
+//   tarball), and each line `expression; // => value` asserts that the expression deep-equals
+//   the value. The comment may go on over more lines: `before: FILE` / `after: FILE` put a
+//   TypeScript module of this repository before / after the block (an in-memory transport, then
+//   assertions), other lines are TypeScript put before the block for the type check only
+//   (`declare const taskId: string;` for a name the prose around it defines);
+//   `<!-- docs-check: declare ... -->` is that without running.
 // Every problem is reported as file:line; the exit code is 1 if there is any.
-// `node scripts/check-docs.mjs [--parse-only] [FILE...]` checks only those files; `--parse-only`
-// runs no block (no build needed).
-import {existsSync, readdirSync, readFileSync, statSync} from 'node:fs';
-import {createRequire} from 'node:module';
+// `node scripts/check-docs.mjs [--parse-only] [--keep] [FILE...]` checks only those files;
+// `--parse-only` packs nothing, type-checks and runs no block or CLI line; `--keep` keeps the
+// temp project.
+import {execFileSync, spawnSync} from 'node:child_process';
+import {chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync} from 'node:fs';
+import {tmpdir} from 'node:os';
 import {dirname, join, relative, resolve} from 'node:path';
-import {fileURLToPath} from 'node:url';
+import {fileURLToPath, pathToFileURL} from 'node:url';
 import {inspect, isDeepStrictEqual} from 'node:util';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -24,7 +33,33 @@ const JS_LANGS = new Map([
   ['js', 'js'], ['javascript', 'js'], ['mjs', 'js'], ['cjs', 'js'], ['jsx', 'jsx'],
   ['ts', 'ts'], ['typescript', 'ts'], ['tsx', 'tsx'],
 ]);
-const RUN_MARKER = /^<!--\s*docs-check:\s*run\s*-->$/;
+const DIRECTIVE_START = /^<!--\s*docs-check:/;
+
+/**
+ * A `<!-- docs-check: ... -->` comment right before a code block: `run` (the block runs), and/or
+ * `declare` followed by TypeScript on the same line (`declare const taskId: string;`) or on the
+ * lines below. The lines after the first: `before: FILE` and
+ * `after: FILE` (TypeScript modules, relative to the repository, put before and after the block
+ * for the type check and the run: an in-memory transport, then assertions), or TypeScript put
+ * before the block for the type check only (e.g. `declare const taskId: string;` for a name the
+ * surrounding prose defines).
+ */
+function parseDirective(lines, firstLine) {
+  const text = lines.join('\n').replace(DIRECTIVE_START, '').replace(/-->\s*$/, '');
+  const [head, ...rest] = text.split('\n');
+  // `run`, then `declare`: on one line, `declare ...` is TypeScript (`declare const x: T; ...`).
+  const m = /^\s*(run\b)?\s*(declare\b.*)?$/.exec(head);
+  const d = {run: Boolean(m?.[1]), prelude: '', before: null, after: null, directiveLine: firstLine, problems: []};
+  if (!m) d.problems.push(`a docs-check comment starts with 'run' or 'declare', not '${head.trim()}'`);
+  const prelude = m?.[2] && m[2].trim() !== 'declare' ? [m[2].trim()] : [];
+  for (const line of rest) {
+    const m = /^\s*(before|after):\s*(\S+)\s*$/.exec(line);
+    if (m) d[m[1]] = m[2];
+    else prelude.push(line);
+  }
+  d.prelude = prelude.join('\n').trim();
+  return d;
+}
 
 /** GitHub's heading id: lower case, punctuation dropped, each space a hyphen. */
 export function slug(heading) {
@@ -48,19 +83,29 @@ export function parseMarkdown(text) {
   const blocks = [];
   let fence = null;
   let prev = ''; // the last non-blank line outside code
+  let directive = null; // a `<!-- docs-check: ... -->` comment, while it is the last non-blank line
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i];
     if (fence) {
       if (line.trimStart().startsWith(fence.marker) && line.trim().replace(/[`~]/g, '') === '') {
-        blocks.push({lang: fence.lang, line: fence.line, code: fence.body.join('\n'), run: fence.run});
+        blocks.push({lang: fence.lang, line: fence.line, code: fence.body.join('\n'), ...fence.directive});
         fence = null;
         prev = line.trim();
+        directive = null;
       } else fence.body.push(line);
+      continue;
+    }
+    if (DIRECTIVE_START.test(line)) {
+      const start = i;
+      while (i < lines.length - 1 && !lines[i].includes('-->')) i++;
+      directive = parseDirective(lines.slice(start, i + 1), start + 1);
+      prev = lines[i].trim();
       continue;
     }
     const open = /^\s{0,3}(`{3,}|~{3,})\s*([\w+-]*)/.exec(line);
     if (open) {
-      fence = {marker: open[1], lang: open[2].toLowerCase(), line: i + 2, body: [], run: RUN_MARKER.test(prev)};
+      const d = directive && prev.endsWith('-->') ? directive : {run: false, prelude: '', before: null, after: null};
+      fence = {marker: open[1], lang: open[2].toLowerCase(), line: i + 2, body: [], directive: d};
       continue;
     }
     const heading = /^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
@@ -75,9 +120,12 @@ export function parseMarkdown(text) {
     for (const m of prose.matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)) links.push({target: m[1], line: i + 1});
     const def = /^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(\s|$)/.exec(prose);
     if (def) links.push({target: def[1], line: i + 1});
-    if (line.trim() !== '') prev = line.trim();
+    if (line.trim() !== '') {
+      prev = line.trim();
+      directive = null;
+    }
   }
-  if (fence) blocks.push({lang: fence.lang, line: fence.line, code: fence.body.join('\n'), run: fence.run, unclosed: true});
+  if (fence) blocks.push({lang: fence.lang, line: fence.line, code: fence.body.join('\n'), ...fence.directive, unclosed: true});
   return {lines: lines.length, anchors, links, blocks};
 }
 
@@ -121,6 +169,7 @@ export function checkLinks(file, parsed, readParsed, base = root) {
  */
 export function instrument(code, firstLine, file) {
   let count = 0;
+  const lines = [];
   const problems = [];
   const out = code.split('\n').map((text, i) => {
     const m = /^(\s*)(.+?);?\s*\/\/ => (.+?)\s*$/.exec(text);
@@ -130,60 +179,271 @@ export function instrument(code, firstLine, file) {
       return text;
     }
     count++;
+    lines.push(firstLine + i);
     return `${m[1]}__expect((${m[2]}), (${m[3]}), ${firstLine + i});`;
   });
-  return {code: out.join('\n'), count, problems};
+  return {code: out.join('\n'), count, lines, problems};
 }
 
-async function checkBlocks(file, parsed, esbuild, requireFromRoot) {
+/** The compiler options every TS/JS block is type-checked with: a strict project of today. */
+export const STRICT_OPTIONS = {
+  strict: true,
+  exactOptionalPropertyTypes: true,
+  noUncheckedIndexedAccess: true,
+  module: 'nodenext',
+  moduleResolution: 'nodenext',
+  moduleDetection: 'force',
+  target: 'es2022',
+  lib: ['es2023'],
+  types: ['node'],
+  allowJs: true,
+  checkJs: true,
+  noEmit: true,
+  skipLibCheck: true,
+};
+
+/**
+ * The extension a block is checked and run as: `.cts`/`.cjs` when it uses `require` and no
+ * `import` statement, else an ES module (`.mts`/`.mjs`, top-level await allowed).
+ */
+function extensionOf(block, loader) {
+  const commonjs = block.lang === 'cjs' || (block.lang !== 'mjs' && /\brequire\(/.test(block.code) && !/^\s*import\s/m.test(block.code));
+  if (loader === 'ts') return commonjs ? '.cts' : '.mts';
+  return commonjs ? '.cjs' : '.mjs';
+}
+
+/**
+ * A block as one module: its `before` file, its prelude, the block, its `after` file; with a map
+ * from the module's lines back to where they were written.
+ */
+function assemble(file, block, code, ext) {
+  const parts = [];
   const problems = [];
-  let parsedCount = 0;
+  const read = (rel) => {
+    try {
+      return readFileSync(join(root, rel), 'utf8').replace(/\n$/, '');
+    } catch {
+      problems.push(`${file}:${block.directiveLine}: docs-check file ${rel} does not exist`);
+      return '';
+    }
+  };
+  if (block.before) parts.push({text: read(block.before), where: (l) => `${block.before}:${l}`});
+  if (block.prelude) parts.push({text: block.prelude, where: () => `${file}:${block.directiveLine}`});
+  parts.push({text: code, where: (l) => `${file}:${block.line + l - 1}`});
+  if (block.after) parts.push({text: read(block.after), where: (l) => `${block.after}:${l}`});
+  const lines = [];
+  const origin = [];
+  for (const part of parts) {
+    part.text.split('\n').forEach((text, i) => {
+      lines.push(text);
+      origin.push(part.where(i + 1));
+    });
+  }
+  return {text: `${lines.join('\n')}\n`, origin, problems};
+}
+
+/**
+ * Type-checks every JS/TS block of `files` in `project` (the packed tarball installed) with tsc
+ * and `STRICT_OPTIONS`. Returns problems as file:line.
+ */
+function typeCheck(project, blocks) {
+  const dir = join(project, 'blocks');
+  rmSync(dir, {recursive: true, force: true});
+  mkdirSync(dir);
+  const origins = new Map();
+  const problems = [];
+  blocks.forEach(({file, block, loader}, i) => {
+    const ext = extensionOf(block, loader);
+    const name = `${file.replace(/[^\w]+/g, '_')}_${block.line}${ext}`;
+    const a = assemble(file, block, block.code, ext);
+    problems.push(...a.problems);
+    writeFileSync(join(dir, name), a.text);
+    origins.set(`blocks/${name}`, a.origin);
+  });
+  writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({compilerOptions: STRICT_OPTIONS, include: ['blocks']}, null, 2));
+  const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+  if (!existsSync(tsc)) return [...problems, 'check-docs: node_modules/typescript is missing: npm install (it is a devDependency)'];
+  let out = '';
+  try {
+    execFileSync(process.execPath, [tsc, '-p', project, '--pretty', 'false'], {cwd: project, encoding: 'utf8'});
+  } catch (e) {
+    out = `${e.stdout ?? ''}${e.stderr ?? ''}`;
+    if (!out.trim()) out = String(e.message);
+  }
+  let last = null;
+  for (const line of out.split('\n')) {
+    const m = /^(.+?)\((\d+),(\d+)\): error (TS\d+): (.*)$/.exec(line);
+    if (m) {
+      const origin = origins.get(m[1].replace(/\\/g, '/'));
+      const at = origin ? origin[Number(m[2]) - 1] ?? m[1] : `${m[1]}:${m[2]}`;
+      last = `${at}: ${m[4]} (strict TypeScript): ${m[5]}`;
+      problems.push(last);
+    } else if (line.trim() && last) {
+      problems[problems.length - 1] += ` ${line.trim()}`; // a continued message
+    } else if (line.trim()) {
+      problems.push(`tsc: ${line.trim()}`);
+    }
+  }
+  return problems;
+}
+
+/**
+ * Runs the blocks marked `run` as modules of `project`, so `partkit` is the installed tarball.
+ * `// => value` lines become assertions.
+ */
+async function runBlocks(project, blocks, esbuild) {
+  const dir = join(project, 'run');
+  rmSync(dir, {recursive: true, force: true});
+  mkdirSync(dir);
+  const problems = [];
   let ran = 0;
   let assertions = 0;
-  for (const block of parsed.blocks) {
-    if (block.unclosed) problems.push(`${file}:${block.line - 1}: code block never closed`);
-    const loader = JS_LANGS.get(block.lang);
-    if (!loader) {
-      if (block.run) problems.push(`${file}:${block.line - 1}: docs-check: run on a block that is not JS/TS (${block.lang || 'no language'})`);
+  const reached = new Set();
+  globalThis.__expect = (actual, expected, line) => {
+    reached.add(line);
+    if (!isDeepStrictEqual(actual, expected)) {
+      throw Object.assign(new Error(`expected ${inspect(expected)}, got ${inspect(actual)}`), {docLine: line});
+    }
+    assertions++;
+  };
+  for (const {file, block, loader} of blocks) {
+    if (!block.run) continue;
+    const inst = instrument(block.code, block.line, file);
+    problems.push(...inst.problems);
+    const ext = extensionOf(block, loader);
+    const a = assemble(file, block, inst.code, ext);
+    problems.push(...a.problems);
+    let js;
+    try {
+      const format = /^\.c/.test(ext) ? 'cjs' : 'esm';
+      js = (await esbuild.transform(a.text, {loader, format, logLevel: 'silent', sourcefile: file})).code;
+    } catch (e) {
+      problems.push(`${file}:${block.line}: code block cannot be compiled to run: ${e.errors?.[0]?.text ?? e.message}`);
       continue;
     }
-    // Parse: as an ES module, so top-level await and imports are fine.
+    const path = join(dir, `${file.replace(/[^\w]+/g, '_')}_${block.line}${ext.replace('t', 'j')}`);
+    writeFileSync(path, js);
+    try {
+      await import(pathToFileURL(path).href);
+      ran++;
+      for (const line of inst.lines) if (!reached.has(line)) problems.push(`${file}:${line}: '// =>' line never reached when the block ran`);
+    } catch (e) {
+      problems.push(`${e.docLine ? `${file}:${e.docLine}` : `${file}:${block.line}`}: code block failed when run: ${e.message}`);
+    }
+  }
+  delete globalThis.__expect;
+  return {problems, ran, assertions};
+}
+
+/** Parses every JS/TS block of one file (esbuild, as an ES module). */
+async function parseBlocks(file, parsed, esbuild) {
+  const problems = [];
+  const ok = [];
+  for (const block of parsed.blocks) {
+    if (block.unclosed) problems.push(`${file}:${block.line - 1}: code block never closed`);
+    for (const p of block.problems ?? []) problems.push(`${file}:${block.directiveLine}: ${p}`);
+    const loader = JS_LANGS.get(block.lang);
+    if (!loader) {
+      if (block.run || block.prelude || block.before || block.after) {
+        problems.push(`${file}:${block.line - 1}: docs-check on a block that is not JS/TS (${block.lang || 'no language'})`);
+      }
+      continue;
+    }
     try {
       await esbuild.transform(block.code, {loader, format: 'esm', logLevel: 'silent'});
-      parsedCount++;
+      ok.push({file, block, loader});
     } catch (e) {
       for (const err of e.errors ?? [{text: e.message}]) {
         const at = err.location ? block.line + err.location.line - 1 : block.line;
         problems.push(`${file}:${at}: ${block.lang} code block does not parse: ${err.text}`);
       }
-      continue;
-    }
-    if (!block.run || !requireFromRoot) continue;
-    const inst = instrument(block.code, block.line, file);
-    problems.push(...inst.problems);
-    let js;
-    try {
-      js = (await esbuild.transform(inst.code, {loader, format: 'cjs', logLevel: 'silent'})).code;
-    } catch (e) {
-      problems.push(`${file}:${block.line}: code block cannot be compiled to run: ${e.errors?.[0]?.text ?? e.message}`);
-      continue;
-    }
-    const expect = (actual, expected, line) => {
-      if (!isDeepStrictEqual(actual, expected)) {
-        throw Object.assign(new Error(`expected ${inspect(expected)}, got ${inspect(actual)}`), {docLine: line});
-      }
-      assertions++;
-    };
-    try {
-      const module = {exports: {}};
-      // eslint-disable-next-line no-new-func
-      new Function('require', 'module', 'exports', '__expect', js)(requireFromRoot, module, module.exports, expect);
-      ran++;
-    } catch (e) {
-      problems.push(`${file}:${e.docLine ?? block.line}: code block failed when run: ${e.message}`);
     }
   }
-  return {problems, parsedCount, ran, assertions};
+  return {problems, ok};
+}
+
+/**
+ * `npm pack`, then a project under the OS temp dir that installs the tarball as a user does,
+ * with the optional peers and Node's types linked from this repository's node_modules.
+ */
+function packedProject() {
+  const dir = mkdtempSync(join(tmpdir(), 'partkit-docs-'));
+  const quiet = {cwd: dir, stdio: ['ignore', 'ignore', 'inherit']};
+  execFileSync('npm', ['pack', '--silent', '--pack-destination', dir], {...quiet, cwd: root});
+  const tarball = readdirSync(dir).find((f) => f.endsWith('.tgz'));
+  writeFileSync(join(dir, 'package.json'), `${JSON.stringify({name: 'partkit-docs-check', private: true, type: 'module'})}\n`);
+  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--no-package-lock', '--loglevel=error', `./${tarball}`], quiet);
+  for (const name of ['kafkajs', '@aws-sdk/client-s3', '@types/node']) {
+    const link = join(dir, 'node_modules', name);
+    mkdirSync(dirname(link), {recursive: true});
+    if (!existsSync(link)) symlinkSync(join(root, 'node_modules', name), link, 'dir');
+  }
+  return dir;
+}
+
+const SHELL_LANGS = new Set(['sh', 'bash', 'shell', 'console']);
+const CALLS_PARTKIT = /(^|[|;&]\s*|\$\(\s*)(npx\s+)?partkit(\s|$)/;
+
+/**
+ * The commands of a shell block: `{command, expected, status, line}` for each `$ ` line (the
+ * lines after it are its stdout), and problems for lines that call partkit without `$ `.
+ */
+export function shellCommands(block, file) {
+  const commands = [];
+  const problems = [];
+  block.code.split('\n').forEach((text, i) => {
+    const line = block.line + i;
+    const m = /^\$ (.*)$/.exec(text);
+    if (m) {
+      const status = /#\s*exit\s+(\d+)\s*$/.exec(m[1]);
+      commands.push({command: m[1], expected: [], status: status ? Number(status[1]) : 0, line});
+    } else if (commands.length) {
+      commands[commands.length - 1].expected.push(text);
+    } else if (CALLS_PARTKIT.test(text.trim())) {
+      problems.push(`${file}:${line}: a partkit command line must be written '$ partkit …' (followed by its output) so that it runs`);
+    }
+  });
+  for (const c of commands) while (c.expected.length && c.expected[c.expected.length - 1].trim() === '') c.expected.pop();
+  return {commands, problems};
+}
+
+/** A scratch directory with `partkit` and `npx` on PATH (npx runs its arguments). */
+function shellSandbox() {
+  const dir = mkdtempSync(join(tmpdir(), 'partkit-docs-'));
+  const bin = join(dir, '.bin');
+  spawnSync('mkdir', [bin]);
+  writeFileSync(join(bin, 'partkit'), `#!/bin/sh\nexec node ${JSON.stringify(join(root, 'js', 'cli.mjs'))} "$@"\n`);
+  writeFileSync(join(bin, 'npx'), '#!/bin/sh\nexec "$@"\n');
+  chmodSync(join(bin, 'partkit'), 0o755);
+  chmodSync(join(bin, 'npx'), 0o755);
+  return {dir, env: {...process.env, PATH: `${bin}:${process.env.PATH}`, NO_COLOR: '1'}};
+}
+
+/** Runs the shell blocks of one file; returns problems and how many commands ran. */
+function checkShell(file, parsed, run) {
+  const problems = [];
+  let ran = 0;
+  let box = null;
+  for (const block of parsed.blocks) {
+    if (!SHELL_LANGS.has(block.lang)) continue;
+    const {commands, problems: p} = shellCommands(block, file);
+    problems.push(...p);
+    if (!run) continue;
+    for (const c of commands) {
+      box ??= shellSandbox();
+      const r = spawnSync('bash', ['-o', 'pipefail', '-c', c.command], {cwd: box.dir, env: box.env, encoding: 'utf8', timeout: 60000});
+      ran++;
+      const got = r.stdout.replace(/\s+$/, '').split('\n').map((l) => l.replace(/\s+$/, ''));
+      const want = c.expected.map((l) => l.replace(/\s+$/, ''));
+      if (r.status !== c.status) {
+        problems.push(`${file}:${c.line}: '${c.command}' exited ${r.status ?? r.signal}, expected ${c.status}${r.stderr ? `; stderr: ${r.stderr.trim().slice(0, 500)}` : ''}`);
+      } else if (want.length && !isDeepStrictEqual(got, want)) {
+        problems.push(`${file}:${c.line}: '${c.command}' printed:\n${got.join('\n')}\n  expected:\n${want.join('\n')}`);
+      }
+    }
+  }
+  if (box) rmSync(box.dir, {recursive: true, force: true});
+  return {problems, ran};
 }
 
 /** Runs the checker on a small synthetic tree, so a checker that finds nothing cannot pass. */
@@ -200,9 +460,16 @@ function selfTest() {
   same([...md.anchors], ['a', 'a-1'], 'anchors');
   same(md.links.map((l) => l.target), ['#a-1', '#nope', 'missing.md'], 'links');
   same(md.blocks.map((b) => [b.lang, b.line, b.run]), [['ts', 6, true], ['js', 9, false]], 'blocks');
+  const d = parseMarkdown(['<!-- docs-check: declare', 'declare const x: number;', 'after: a.ts', '-->', '```ts', 'x;', '```'].join('\n'));
+  same(d.blocks.map((b) => [b.run, b.prelude, b.after, b.line]), [[false, 'declare const x: number;', 'a.ts', 6]], 'directive');
+  const one = parseMarkdown(['<!-- docs-check: declare const y: string; -->', '```ts', 'y;', '```'].join('\n'));
+  same(one.blocks.map((b) => [b.run, b.prelude]), [[false, 'declare const y: string;']], 'one-line directive');
   const problems = checkLinks('docs/self-test.md', md, () => md);
   same(problems.length, 2, `broken links found (${problems.join('; ')})`);
   same(instrument('f(1); // => 2', 6, 'x').code, '__expect((f(1)), (2), 6);', 'instrument');
+  const sh = shellCommands({line: 3, code: '$ partkit a | x  # exit 1\nout\n\n$ echo\nnpx partkit b'}, 'f');
+  same(sh.commands.map((c) => [c.command, c.expected, c.status, c.line]), [['partkit a | x  # exit 1', ['out'], 1, 3], ['echo', ['npx partkit b'], 0, 6]], 'shell commands');
+  same(shellCommands({line: 1, code: 'npx partkit b\ncat x | partkit c\nnpm run demo'}, 'f').problems.length, 2, 'unrun partkit lines');
   if (fails.length) {
     console.error(`check-docs: self-test failed:\n  ${fails.join('\n  ')}`);
     process.exit(1);
@@ -212,7 +479,8 @@ function selfTest() {
 async function main() {
   selfTest();
   const parseOnly = process.argv.includes('--parse-only');
-  const args = process.argv.slice(2).filter((a) => a !== '--parse-only');
+  const keep = process.argv.includes('--keep');
+  const args = process.argv.slice(2).filter((a) => !a.startsWith('--'));
   const files = args.length
     ? args.map((f) => relative(root, resolve(f)))
     : ['README.md', 'CONTRIBUTING.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)];
@@ -221,33 +489,43 @@ async function main() {
     if (!cache.has(file)) cache.set(file, parseMarkdown(readFileSync(join(root, file), 'utf8')));
     return cache.get(file);
   };
-  if (!parseOnly && !existsSync(join(root, 'dist', 'index.cjs'))) {
-    console.error('check-docs: dist/index.cjs is missing: build first (node scripts/build.mjs)');
-    process.exit(1);
-  }
   const esbuild = await import('esbuild');
-  const requireFromRoot = createRequire(join(root, 'scripts', 'check-docs.mjs'));
   const problems = [];
-  const totals = {links: 0, blocks: 0, ran: 0, assertions: 0};
+  const blocks = [];
+  let links = 0;
+  let commands = 0;
   for (const file of files) {
     const parsed = readParsed(file);
     if (file === 'README.md' && parsed.lines - 1 > README_MAX_LINES) {
       problems.push(`README.md:${README_MAX_LINES + 1}: README.md has ${parsed.lines - 1} lines; the front door keeps to ${README_MAX_LINES} (move reference material to docs/)`);
     }
     problems.push(...checkLinks(file, parsed, readParsed));
-    const b = await checkBlocks(file, parsed, esbuild, parseOnly ? null : requireFromRoot);
+    const b = await parseBlocks(file, parsed, esbuild);
     problems.push(...b.problems);
-    totals.links += parsed.links.filter((l) => !isExternal(l.target)).length;
-    totals.blocks += b.parsedCount;
-    totals.ran += b.ran;
-    totals.assertions += b.assertions;
+    blocks.push(...b.ok);
+    links += parsed.links.filter((l) => !isExternal(l.target)).length;
+    const sh = checkShell(file, parsed, !parseOnly);
+    problems.push(...sh.problems);
+    commands += sh.ran;
+  }
+  let summary = `${files.length} files ok: ${links} relative links, ${blocks.length} JS/TS blocks parsed`;
+  if (!parseOnly) {
+    const project = packedProject();
+    try {
+      problems.push(...typeCheck(project, blocks));
+      const r = await runBlocks(project, blocks, esbuild);
+      problems.push(...r.problems);
+      summary += ` and type-checked (strict, exactOptionalPropertyTypes, noUncheckedIndexedAccess) against the packed tarball, ${r.ran} run with ${r.assertions} checked results, ${commands} CLI lines run`;
+    } finally {
+      if (keep) console.error(`check-docs: the project is kept in ${project}`);
+      else rmSync(project, {recursive: true, force: true});
+    }
   }
   if (problems.length) {
     console.error(`check-docs: ${problems.length} problem(s):\n${problems.map((p) => `  ${p}`).join('\n')}`);
     process.exit(1);
   }
-  console.error(`check-docs: ${files.length} files ok: ${totals.links} relative links, ${totals.blocks} JS/TS blocks parsed, ` +
-    `${totals.ran} run with ${totals.assertions} checked results`);
+  console.error(`check-docs: ${summary}`);
 }
 
 await main();

@@ -11,7 +11,8 @@
 //!
 //! Rendering rules: 64-bit integers are `number` (every number partkit exchanges is at most
 //! `Number.MAX_SAFE_INTEGER`). A field serde skips when empty and defaults when absent is
-//! `field?: T`: the JS layer makes inputs with `JSON.stringify` (which drops `undefined`) and
+//! `field?: T | undefined` (absent and `undefined` are the same to partkit; the `| undefined`
+//! lets projects with `exactOptionalPropertyTypes` pass a value that may be undefined): the JS layer makes inputs with `JSON.stringify` (which drops `undefined`) and
 //! outputs with serde-wasm-bindgen's JSON-compatible serializer (which leaves skipped fields
 //! out), so such a field is absent, never `null`. For an `Option` that takes
 //! `#[cfg_attr(test, ts(optional))]` beside the serde attribute ([`absent_fields_are_not_null`]
@@ -42,7 +43,7 @@ struct Decl {
 fn decl<T: TS + 'static>(cfg: &Config) -> Decl {
     let mut text = T::docs().unwrap_or_default();
     text.push_str("export ");
-    text.push_str(&T::decl(cfg));
+    text.push_str(&optional_takes_undefined(&T::decl(cfg)));
     Decl {
         name: T::ident(cfg),
         text: indent(&js_docs(&text)),
@@ -51,6 +52,16 @@ fn decl<T: TS + 'static>(cfg: &Config) -> Decl {
             .map(|d| d.ts_name)
             .collect(),
     }
+}
+
+/// `field?: T` as `field?: T | undefined`: an absent field and one set to `undefined` are the
+/// same to partkit (inputs go through `JSON.stringify`, which drops `undefined`), and a project
+/// with `exactOptionalPropertyTypes` can then pass a value that may be `undefined`.
+fn optional_takes_undefined(decl: &str) -> String {
+    let optional = regex::Regex::new(r"([A-Za-z0-9_]+)\?: ([^,;]+),").unwrap();
+    optional
+        .replace_all(decl, "$1?: $2 | undefined,")
+        .into_owned()
 }
 
 /// Rust doc comments as JSDoc: intra-doc links become plain code spans (`` [`X`] `` and
@@ -263,6 +274,26 @@ fn absent_fields_are_not_null() {
                 panic!(
                     "{}: field {} of {} is declared `?: ... | null`; add #[cfg_attr(test, ts(optional))] to it",
                     file.name, &c[1], d.name
+                );
+            }
+        }
+    }
+}
+
+/// Every optional field takes `undefined` (see [`optional_takes_undefined`]), whatever its type.
+#[test]
+fn optional_fields_take_undefined() {
+    let optional = regex::Regex::new(r"([A-Za-z0-9_]+)\?: ([^,;]*)[,;]").unwrap();
+    for file in files() {
+        for d in &file.decls {
+            for c in optional.captures_iter(&d.text) {
+                assert!(
+                    c[2].ends_with(" | undefined"),
+                    "{}: optional field {} of {} does not take undefined: {}",
+                    file.name,
+                    &c[1],
+                    d.name,
+                    &c[0]
                 );
             }
         }

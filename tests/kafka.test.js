@@ -84,6 +84,12 @@ describe('findEpochStart: checkpoints', () => {
   const epoch = (syncEpoch, baseEpoch, extra = {}) => ({type: 'NewEpoch', taskID: 'a', syncEpoch, baseEpoch, ...extra});
   const checkpoint = (afterTaskID, afterSeq, syncEpoch = '2-a') => epoch(syncEpoch, '1-a', {resend: true, checkpoint: {afterTaskID, afterSeq}});
 
+  test('a chunked checkpoint whose sender field is missing, followed by an unreadable record, is passed over (no TypeError)', () => {
+    const first = {...checkpoint('b', 4), taskID: undefined, messageSeq: 5, chunk: {index: 0, count: 2}};
+    const records = [rec(10, epoch('1-a', '')), rec(11, epoch('2-a', '1-a')), rec(12, regular('b', 4)), rec(13, first), rec(14, null)];
+    expect(findEpochStart(records, {atLow: true, low: 10})).toEqual({offset: '10'});
+  });
+
   test('the latest clean checkpoint wins: the record right before it is the one it names', () => {
     const records = [
       rec(10, epoch('1-a', '')),

@@ -3,28 +3,28 @@
 export interface BucketExecutionState {
   __bucket_execution_state?: {
     last_executed_bucket_id: number;
-  };
+  } | undefined;
   [key: string]: any;
 }
 
 export interface RoundRobinConfig {
-  round_robin_bucket_execution?: boolean;
-  bucket_id?: number;
-  bucket_ranges?: string | ReadonlyArray<string>;
-  bucket_total?: number;
+  round_robin_bucket_execution?: boolean | undefined;
+  bucket_id?: number | undefined;
+  bucket_ranges?: string | ReadonlyArray<string> | undefined;
+  bucket_total?: number | undefined;
   [key: string]: any;
 }
 
 export interface BucketingCreateOptions {
   partitionKey: string;
   config: RoundRobinConfig;
-  state?: BucketExecutionState;
-  logger?: (message: string) => void;
+  state?: BucketExecutionState | undefined;
+  logger?: ((message: string) => void) | undefined;
 }
 
 export interface BucketingFilterOptions {
   logger: (message: string) => void;
-  entityName?: string;
+  entityName?: string | undefined;
 }
 
 /**
@@ -43,18 +43,24 @@ export declare function validateBucketingConfig(
 /** The bucket to run next. @throws BucketingError */
 export declare function nextBucketId(config: RoundRobinConfig, state?: BucketExecutionState): number;
 
-/** Applies round robin when enabled; never mutates its inputs. @throws BucketingError */
-export declare function applyRoundRobinBucketing(
-  config: RoundRobinConfig,
+/**
+ * Applies round robin when enabled; never mutates its inputs. With round robin on:
+ * `{config: {...config, bucket_id: next}, state: {...state, __bucket_execution_state:
+ * {last_executed_bucket_id: next}}}`; otherwise `{config, state}` as given (so `state` is
+ * `undefined` when none was given). @throws BucketingError
+ */
+export declare function applyRoundRobinBucketing<C extends RoundRobinConfig>(
+  config: C,
   state?: BucketExecutionState,
   logger?: (message: string) => void
-): {config: RoundRobinConfig; state: BucketExecutionState};
+): {config: C & {bucket_id?: number | undefined}; state: BucketExecutionState | undefined};
 
 /** Validation, round robin and filtering in one object. */
 export declare class Bucketing {
   private constructor();
   static create(options: BucketingCreateOptions): Bucketing;
-  filter<T>(items: ReadonlyArray<T>, getKey: (item: T) => string, options?: BucketingFilterOptions): ReadonlyArray<T>;
+  /** The items whose key falls in the active bucket, in input order (a new array). */
+  filter<T>(items: ReadonlyArray<T>, getKey: (item: T) => string, options?: BucketingFilterOptions): T[];
   getState(): BucketExecutionState;
   getBucketId(): number;
   getBucketTotal(): number;
@@ -105,15 +111,15 @@ export interface JsonSchemaProperty {
   type: 'boolean' | 'integer' | 'array';
   title: string;
   description: string;
-  default?: boolean | number;
-  minimum?: number;
-  items?: {type: 'string'};
-  examples?: string[][];
-  order?: number;
+  default?: boolean | number | undefined;
+  minimum?: number | undefined;
+  items?: {type: 'string'} | undefined;
+  examples?: string[][] | undefined;
+  order?: number | undefined;
 }
 
 /** The spec's four bucketing properties for a connector's spec.json. */
-export declare function bucketingSpecProperties(options?: {order?: number}): {
+export declare function bucketingSpecProperties(options?: {order?: number | undefined}): {
   round_robin_bucket_execution: JsonSchemaProperty;
   bucket_total: JsonSchemaProperty;
   bucket_id: JsonSchemaProperty;

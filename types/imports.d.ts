@@ -3,19 +3,19 @@
 /** The NIL UUID, the bucket of dataset-level documents. */
 export declare const NIL_UUID: '00000000-0000-0000-0000-000000000000';
 
-export interface ImportBucketOptions {
+export interface ImportBucketOptions<F extends string = string> {
   /** N, an integer in [1, 50]: the most buckets one dataset gets in one import. Default `importBucketsDefault()`. */
-  buckets?: number;
+  buckets?: number | undefined;
   /** The dataset field of an item. Default `'datasetName'`. */
-  datasetField?: string;
+  datasetField?: string | undefined;
   /** The bucket field of an item. Default `'bucket'`. */
-  bucketField?: string;
+  bucketField?: F | undefined;
   /**
    * When set (non-empty), bucket `j` of dataset `d` is the v5 UUID of `(importId, d, j)` instead
    * of a random v4 UUID: retrying the same import (same items, same order, same N) gives the same
    * buckets.
    */
-  importId?: string;
+  importId?: string | undefined;
 }
 
 /** The options `partitionKeyOf` and `groupByPartitionKey` read. */
@@ -34,10 +34,10 @@ export type PartitionKey = [string, string];
  * @throws ImportBucketError before assigning anything: `BUCKETS_INVALID`, `ITEM_NOT_OBJECT`,
  * `DATASET_MISSING`, `BUCKET_NOT_UUID`, `IMPORT_ID_INVALID`, `INVALID_ARGUMENT`.
  */
-export declare function assignImportBuckets<T extends object>(
+export declare function assignImportBuckets<T extends object, F extends string = 'bucket'>(
   items: readonly T[],
-  options?: ImportBucketOptions,
-): T[];
+  options?: ImportBucketOptions<F>,
+): Array<T & {[K in F]: string}>;
 
 /**
  * `GTC_IMPORT_BUCKETS_DEFAULT` from `env` (default `process.env`), else 5. Blank means unset.

@@ -21,7 +21,7 @@ export interface KafkaRebalanceEvent extends RebalanceEvent {
   /** Whether this task is the group leader (kafkajs ran the assigner on it). */
   leader: boolean;
   /** The task ids of the generation's members (leader only). */
-  members?: string[];
+  members?: string[] | undefined;
 }
 
 export interface KafkaTaskSyncOptions {
@@ -32,47 +32,47 @@ export interface KafkaTaskSyncOptions {
   /** This task's id: unique, and new on every restart (e.g. `${host}-${pid}-${uuid}`). */
   taskId: string;
   /** The SyncTask options (timeouts, removal delay, `stateRefreshInterval`, which the retention rule uses). */
-  syncOptions?: SyncOptions;
+  syncOptions?: SyncOptions | undefined;
   /** Builds the SyncTask; default: partkit's `SyncTask`. */
-  createSyncTask?: (taskId: string, options?: SyncTaskOptions) => SyncTaskLike;
+  createSyncTask?: ((taskId: string, options?: SyncTaskOptions) => SyncTaskLike) | undefined;
   /** Default `<connectorName>_connector_sync` (one partition, created when missing). */
-  syncTopic?: string;
+  syncTopic?: string | undefined;
   /** Default `<connectorName>_connector_heartbeat` (created when missing, `heartbeatPartitions` partitions). */
-  heartbeatTopic?: string;
+  heartbeatTopic?: string | undefined;
   /** The heartbeat consumer group. Default `connectorName`. */
-  groupId?: string;
+  groupId?: string | undefined;
   /** Create missing topics (default true); when false a missing topic fails `start()` with KAFKA_TOPIC_MISSING. */
-  createTopics?: boolean;
+  createTopics?: boolean | undefined;
   /** Partitions of a heartbeat topic created here. Default 1. */
-  heartbeatPartitions?: number;
+  heartbeatPartitions?: number | undefined;
   /** Replication factor of topics created here. Default: the broker's. */
-  replicationFactor?: number;
+  replicationFactor?: number | undefined;
   /**
    * `retention.ms` of a sync topic created here (with `cleanup.policy` `delete`). Default 7 days
    * (604800000). Must be -1 (infinite) or at least 4 × `syncOptions.stateRefreshInterval`
    * (default 300000), else the constructor throws KAFKA_RETENTION_TOO_SHORT.
    */
-  syncRetentionMs?: number;
+  syncRetentionMs?: number | undefined;
   /** Removed: the SyncTask is ticked by one timer at its `pollTimeout()`; passing it throws INVALID_ARGUMENT. */
-  tickInterval?: never;
+  tickInterval?: undefined;
   /** How often the topics are checked (existence, one sync partition, no truncation, the retention rule), ms. Default 5000. */
-  topicCheckInterval?: number;
+  topicCheckInterval?: number | undefined;
   /** Heartbeat group session timeout, ms: how long a task that died without leaving keeps its partitions. Default 10000. */
-  sessionTimeout?: number;
+  sessionTimeout?: number | undefined;
   /** Heartbeat interval, ms. Default 1000. */
-  heartbeatInterval?: number;
+  heartbeatInterval?: number | undefined;
   /** Heartbeat group rebalance timeout, ms. Default 30000. */
-  rebalanceTimeout?: number;
+  rebalanceTimeout?: number | undefined;
   /** How many records the sync-topic reader looks back at first when it searches the epoch start. Default 256. */
-  scanWindow?: number;
+  scanWindow?: number | undefined;
   /** How long each step of `close()` waits (`stop` listeners, pending publishes, each client's disconnect), ms. Default 10000. */
-  stopTimeout?: number;
+  stopTimeout?: number | undefined;
   /** The clock fed to the SyncTask. Default `Date.now`. */
-  clock?: () => number;
-  onStart?: (token: string) => void | Promise<void>;
-  onStop?: (token: string) => void | Promise<void>;
-  onError?: (error: Error) => void;
-  onRebalance?: (event: KafkaRebalanceEvent) => void;
+  clock?: (() => number) | undefined;
+  onStart?: ((token: string) => void | Promise<void>) | undefined;
+  onStop?: ((token: string) => void | Promise<void>) | undefined;
+  onError?: ((error: Error) => void) | undefined;
+  onRebalance?: ((event: KafkaRebalanceEvent) => void) | undefined;
   onEpoch?: (epoch: string | undefined) => void;
 }
 
@@ -135,7 +135,7 @@ export declare class KafkaTaskSync extends EventEmitter {
 /** The heartbeat group's partition assigner (kafkajs runs `assign` on the leader only). */
 export declare function taskSyncAssigner(options: {
   taskId: string;
-  onAssign?: (members: {memberId: string; taskId: string}[]) => void;
+  onAssign?: ((members: {memberId: string; taskId: string}[]) => void) | undefined;
 }): PartitionAssigner;
 
 /**
@@ -147,13 +147,13 @@ export declare function findEpochStart(
   records: {
     offset: string | number | bigint;
     message: {
-      type?: string;
-      taskID?: string;
-      messageSeq?: number;
-      syncEpoch?: string;
-      baseEpoch?: string;
-      resend?: boolean;
-      checkpoint?: {afterTaskID: string; afterSeq: number};
+      type?: string | undefined;
+      taskID?: string | undefined;
+      messageSeq?: number | undefined;
+      syncEpoch?: string | undefined;
+      baseEpoch?: string | undefined;
+      resend?: boolean | undefined;
+      checkpoint?: {afterTaskID: string; afterSeq: number} | undefined;
     } | null;
   }[],
   where: {atLow: boolean; low: string | number | bigint},

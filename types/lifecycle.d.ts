@@ -99,6 +99,6 @@ export declare function derivePartitionUuid(jobRunId: string, partitionRef: stri
 declare module './errors' {
   interface LifecycleError {
     /** Set by `BuildState.replay`: the index of the refused event in the log. */
-    eventIndex?: number;
+    eventIndex?: number | undefined;
   }
 }

@@ -5,32 +5,41 @@ export type PartitionKeyType = '' | 'none' | 'object' | 'regex' | 'substring' | 
 
 /** Go's `PartitionConfig`. Absent or `null` fields are Go's zero values. */
 export interface PartitionConfig {
-  type?: PartitionKeyType;
+  type?: PartitionKeyType | null | undefined;
   /** `regex`: a Go (RE2) pattern. */
-  pattern?: string;
+  pattern?: string | null | undefined;
   /** `substring`: first code point (inclusive) of the trimmed key. */
-  startIndex?: number;
+  startIndex?: number | null | undefined;
   /** `substring`: last code point (exclusive). */
-  endIndex?: number;
+  endIndex?: number | null | undefined;
   /** `date`: a Go time layout, e.g. `2006-01-02`. */
-  dateFormat?: string;
+  dateFormat?: string | null | undefined;
 }
 
-/** One listed object. `isDir` decides; when absent, a key ending in `/` is a directory. */
-export interface ObjectSummary {
+/**
+ * What the partitioner reads of an object: its `key`, and `isDir`, which decides when it is a
+ * boolean (absent or `null`: a key ending in `/` is a directory). Any object type with these
+ * fields will do (an interface of your own, `partkit/s3`'s `S3Object`); the same objects come back.
+ */
+export interface ObjectKey {
+  readonly key: string;
+  readonly isDir?: boolean | null | null | undefined;
+}
+
+/** One listed object (the fields beyond `key` and `isDir` are not read). */
+export interface ObjectSummary extends ObjectKey {
   key: string;
-  isDir?: boolean;
-  size?: number;
-  etag?: string;
-  versionId?: string;
-  [k: string]: unknown;
+  isDir?: boolean | null | null | undefined;
+  size?: number | null | undefined;
+  etag?: string | null | undefined;
+  versionId?: string | null | undefined;
 }
 
 /** Go's `SourceSpec`: `key` is the listing prefix (trimmed of spaces and one trailing `*`). */
 export interface SourceSpec {
-  bucket?: string;
-  key?: string;
-  partition?: PartitionConfig;
+  bucket?: string | null | undefined;
+  key?: string | null | undefined;
+  partition?: PartitionConfig | null | undefined;
 }
 
 /** Distribution of a sample of keys over the partitions. */
@@ -61,7 +70,7 @@ export declare function validatePartitionConfig(config: PartitionConfig): void;
  * @throws PartitionError `PARTITION_CONFIG_INVALID`, `PARTITION_COUNT_INVALID`,
  *   `PARTITION_INDEX_OUT_OF_RANGE` (Go's messages), `INVALID_ARGUMENT`.
  */
-export declare function partitionObjects<T extends string | ObjectSummary>(
+export declare function partitionObjects<T extends string | ObjectKey>(
   objects: readonly T[],
   totalPartitions: number,
   partitionIndex: number,
@@ -93,11 +102,11 @@ export declare class ObjectPartitioner {
   /** `[start, end)` byte ranges into `bytes` of the key lines partition `partitionIndex` keeps. */
   selectLines(bytes: Uint8Array, partitionIndex: number): Uint32Array;
   /** The objects of one partition, in input order. */
-  select<T extends string | ObjectSummary>(objects: readonly T[], partitionIndex: number): T[];
+  select<T extends string | ObjectKey>(objects: readonly T[], partitionIndex: number): T[];
   /** Every partition at once, in one pass. */
-  plan<T extends string | ObjectSummary>(objects: readonly T[]): T[][];
+  plan<T extends string | ObjectKey>(objects: readonly T[]): T[][];
   /** Counts per partition, fallbacks to partition 0, directories. */
-  stats(keys: readonly (string | ObjectSummary)[]): PartitionStats;
+  stats(keys: readonly (string | ObjectKey)[]): PartitionStats;
   /**
    * Frees the wasm memory now instead of at garbage collection. Every later call throws
    * PartitionError `OBJECT_FREED` (from JS, without entering wasm); a second `free()` does nothing.
@@ -116,7 +125,7 @@ export declare function fnv1a32(text: string): number;
 
 /** `{final: true}` on the last chunk of a stream (its last line needs no newline). */
 export interface LineChunkOptions {
-  final?: boolean;
+  final?: boolean | undefined;
 }
 
 /** State shared by the streaming objects of the bytes path. */

@@ -6,30 +6,30 @@ import type {PartitionConfig} from './objects';
 export interface S3Source {
   bucket: string;
   /** A prefix (`logs/`, `logs/2024-*`) or one object's key; see `listPartition`. */
-  key?: string;
+  key?: string | undefined;
   /** For a key naming one object: the version to HeadObject. */
-  versionId?: string;
-  partition?: PartitionConfig;
+  versionId?: string | undefined;
+  partition?: PartitionConfig | undefined;
 }
 
 /** One listed object. */
 export interface S3Object {
   key: string;
   size: number;
-  etag?: string;
-  lastModified?: Date;
-  versionId?: string;
+  etag?: string | undefined;
+  lastModified?: Date | undefined;
+  versionId?: string | undefined;
   /** Always false for yielded objects: directories are never selected. */
   isDir: boolean;
 }
 
 export interface ListOptions {
   /** Stops the listing: the iterator throws PartitionError `ABORTED` (cause: the reason). */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** ListObjectsV2 `MaxKeys`, 1..1000 (default: the server's, 1,000 on S3). */
-  pageSize?: number;
+  pageSize?: number | undefined;
   /** Called after each page: pages and keys so far, and objects selected so far. */
-  onPage?: (progress: {pages: number; keys: number; selected: number}) => void;
+  onPage?: ((progress: {pages: number; keys: number; selected: number}) => void) | undefined;
 }
 
 /** What `stats` counts over one listing. */

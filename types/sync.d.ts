@@ -39,7 +39,7 @@ export type {
  * field). Unknown fields are refused. `tombstoneTtl` must exceed the longest lag of a reader;
  * the sync topic's retention must be at least 4 times `stateRefreshInterval` (or infinite).
  */
-export type SyncOptions = Partial<ResolvedSyncOptions>;
+export type SyncOptions = {[K in keyof ResolvedSyncOptions]?: ResolvedSyncOptions[K] | undefined};
 
 /**
  * A message as the record to append to the sync topic (`publishAs: 'records'`): `value` is its
@@ -64,7 +64,7 @@ export type SyncTaskOptions = SyncOptions & {
    * `'messages'` (default): `publish` lists SyncMessage objects. `'records'`: it lists
    * SyncRecords, whose values the core wrote once and JS never parses (what KafkaTaskSync uses).
    */
-  publishAs?: 'messages' | 'records';
+  publishAs?: 'messages' | 'records' | undefined;
 };
 
 /** What `onMessage` reads: the parsed message, or the record's value as read (bytes or JSON text). */

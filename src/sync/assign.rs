@@ -7,6 +7,31 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::types::{PartitionState, TaskState};
 
+/// Rendezvous (highest random weight) choice of a member for a token: the same on every task,
+/// independent of which other tokens it knows.
+pub(crate) fn rendezvous(token: &str, members: &[String]) -> String {
+    /// FNV-1a 64 of the parts, each followed by a zero byte.
+    fn fnv(parts: &[&[u8]]) -> u64 {
+        use std::hash::Hasher;
+        let mut h = fnv::FnvHasher::default();
+        for part in parts {
+            h.write(part);
+            h.write_u8(0);
+        }
+        h.finish()
+    }
+    members
+        .iter()
+        .max_by_key(|m| {
+            (
+                fnv(&[token.as_bytes(), m.as_bytes()]),
+                std::cmp::Reverse((*m).clone()),
+            )
+        })
+        .cloned()
+        .unwrap_or_default()
+}
+
 /// Computes the states of a new epoch.
 ///
 /// `view` holds every task state the leader knows (members and departed tasks, the leader's own
@@ -18,8 +43,11 @@ use super::types::{PartitionState, TaskState};
 ///   task's share to a departed task stays in that task's share section (the sharer re-addresses
 ///   it to a member once it applies the epoch);
 /// - unfinished partitions of departed tasks join the pool, reset to `Created`; their
-///   Finished/Removed partitions are dropped (nothing left to do; a child whose parent is unknown
-///   everywhere is ready), so they do not pile up on the leader;
+///   Finished/Removed partitions stay known as they are, each with the member that rendezvous
+///   hashing picks for its token ([`rendezvous`]), which removes it `removalDelay` after it
+///   finished and drops its tombstone `tombstoneTtl` later, like its own: a finished partition
+///   that an epoch forgot could come back as new work with a stale share or a late record that
+///   still names it (they spread over the members, and cost them no load);
 /// - the pool, in token order, goes one by one to the least-loaded member (ties: smallest id);
 /// - departed tasks leave the state.
 ///
@@ -109,7 +137,23 @@ pub fn compute_epoch(view: &[&TaskState], members: &[String]) -> Vec<TaskState> 
         }
     }
 
-    // 3. departed tasks' unfinished partitions -> pool
+    // 3. departed tasks' unfinished partitions -> pool; their done ones stay known, with the
+    //    member rendezvous hashing picks (done partitions first: a token a departed task finished
+    //    is done, whatever another departed task's stale entry says of it)
+    let mut kept_done: Vec<(usize, PartitionState)> = Vec::new();
+    for s in &states {
+        if member_index.contains_key(s.task_id.as_str()) {
+            continue;
+        }
+        for p in s.data.partitions.iter().filter(|p| p.state.is_done()) {
+            if owned.insert(p.token.as_str()) && !pooled.contains(p.token.as_str()) {
+                let keeper = rendezvous(&p.token, members);
+                if let Some(&i) = member_index.get(keeper.as_str()) {
+                    kept_done.push((i, p.clone()));
+                }
+            }
+        }
+    }
     for s in &states {
         if member_index.contains_key(s.task_id.as_str()) {
             continue;
@@ -124,6 +168,9 @@ pub fn compute_epoch(view: &[&TaskState], members: &[String]) -> Vec<TaskState> 
             pooled.insert(p.token.as_str());
             pool.push(p.reset());
         }
+    }
+    for (i, p) in kept_done {
+        out[i].data.partitions.push(p);
     }
 
     // 4. pool -> least-loaded member, ties by id (members are in id order by convention,

@@ -263,6 +263,10 @@ impl SimConfig {
 /// Outcome of a successful run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SimReport {
+    /// The run's seed.
+    pub seed: u64,
+    /// The sync topic's retention (time units).
+    pub retention: u64,
     /// Steps taken.
     pub steps: usize,
     /// Messages appended to the log.
@@ -291,6 +295,9 @@ pub struct SimReport {
     pub reruns: usize,
     /// Tasks that fenced themselves (they read the log with a hole) and were replaced.
     pub fenced: usize,
+    /// The longest time the log went without a clean checkpoint (from the first NewEpoch, or
+    /// the last clean checkpoint, to the next one or the end of the run), in time units.
+    pub longest_without_checkpoint: u64,
 }
 
 /// A violated property, with everything needed to replay it.
@@ -350,6 +357,8 @@ struct Node {
     hole: bool,
     /// How far this task's clock runs ahead of the simulation's.
     skew: u64,
+    /// The first record this task read (where its transport started it).
+    read_from: usize,
 }
 
 struct Sim {
@@ -367,8 +376,13 @@ struct Sim {
     change_at: Option<usize>,
     /// Every partition named in a record of the log, with the index of the first such record.
     created: BTreeMap<String, usize>,
-    /// Per sender, the partitions named by the chunks of a message not landed whole yet.
-    chunk_tokens: BTreeMap<String, Vec<String>>,
+    /// Per sender, the partitions named by the chunks of a message not landed whole yet, and
+    /// those of them it says are done.
+    chunk_tokens: BTreeMap<String, (Vec<String>, Vec<String>)>,
+    /// Every partition a record of the log says is done (Finished or Removed), with the index of
+    /// the first such record (of a message landed whole): a task that read it never starts the
+    /// partition again (ordinary runs).
+    finished_at: BTreeMap<String, usize>,
     finished: BTreeSet<String>,
     last_runner: BTreeMap<String, usize>,
     epochs: BTreeSet<String>,
@@ -387,6 +401,8 @@ struct Sim {
     divert: Option<usize>,
     /// Faults are on (the chaos phase).
     chaos: bool,
+    /// When the last clean checkpoint landed (the first NewEpoch until one does).
+    last_clean: Option<u64>,
 }
 
 type Check = Result<(), String>;
@@ -473,12 +489,15 @@ pub fn run(cfg: &SimConfig) -> Result<SimReport, SimFailure> {
     let mut sim = Sim::new(cfg.clone());
     match sim.run_all() {
         Ok(()) => {
+            sim.report.seed = cfg.seed;
+            sim.report.retention = cfg.retention;
             sim.report.steps = sim.step;
             sim.report.messages = sim.log.len();
             sim.report.epochs = sim.epochs.len();
             sim.report.generations = sim.generation;
             sim.report.partitions_finished = sim.finished.len();
             sim.report.partitions_known = sim.created.len();
+            sim.gap_until_now();
             Ok(sim.report)
         }
         Err(message) => Err(SimFailure {
@@ -512,6 +531,7 @@ impl Sim {
             change_at: Some(0),
             created: BTreeMap::new(),
             chunk_tokens: BTreeMap::new(),
+            finished_at: BTreeMap::new(),
             finished: BTreeSet::new(),
             last_runner: BTreeMap::new(),
             epochs: BTreeSet::new(),
@@ -524,6 +544,7 @@ impl Sim {
             delayed: Vec::new(),
             divert: None,
             chaos: true,
+            last_clean: None,
             cfg,
         };
         let tasks = if sim.scale() {
@@ -591,6 +612,7 @@ impl Sim {
             events: VecDeque::new(),
             running: BTreeMap::new(),
             hole: false,
+            read_from: 0,
         });
         self.report.tasks_started += 1;
         self.note(format!("spawn {id}"));
@@ -900,6 +922,7 @@ impl Sim {
         // (the latest clean checkpoint), then join the group
         let (start, first) = self.start_offset();
         self.nodes[i].cursor = start;
+        self.nodes[i].read_from = start;
         let l = format!(
             "{} starts reading at #{} (retained from #{}): {}",
             self.nodes[i].id,
@@ -985,6 +1008,17 @@ impl Sim {
                 self.report.reruns += 1;
                 let l = format!("{} reruns finished {t}", self.nodes[i].id);
                 self.note(l);
+            }
+            // a task that read a record saying the partition is done never starts it again
+            // (docs/sync.md, Guarantees: its finish landed before whatever moved it here)
+            let n = &self.nodes[i];
+            if let Some(&k) = self.finished_at.get(t) {
+                if n.read_from <= k && k < n.cursor {
+                    return Err(format!(
+                        "rerun: {} told to start {t}, having read record #{k} that says it is done",
+                        n.id
+                    ));
+                }
             }
             if let Some(&prev) = self.last_runner.get(t) {
                 if prev != i && self.nodes[prev].alive && self.nodes[prev].running.contains_key(t) {
@@ -1505,9 +1539,10 @@ impl Sim {
         let at = self.log.len();
         // a message in chunks names its partitions once its last chunk lands (a task that died
         // half-way through publishing it made nothing known)
-        let pending = self.chunk_tokens.entry(m.task_id.clone()).or_default();
+        let (pending, done) = self.chunk_tokens.entry(m.task_id.clone()).or_default();
         if m.chunk.as_ref().is_none_or(|c| c.index == 0) {
             pending.clear();
+            done.clear();
         }
         for s in &m.connector_state {
             let tokens = s.data.partitions.iter().map(|p| &p.token);
@@ -1516,14 +1551,64 @@ impl Sim {
                     .chain(s.share.partitions.iter().map(|p| &p.token))
                     .cloned(),
             );
+            if self.cfg.per_task == 0 {
+                let finished = s.data.partitions.iter().filter(|p| p.state.is_done());
+                done.extend(finished.map(|p| p.token.clone()));
+            }
         }
         if m.chunk.as_ref().is_none_or(|c| c.index + 1 == c.count) {
             for t in std::mem::take(pending) {
                 self.created.entry(t).or_insert(at);
             }
+            for t in std::mem::take(done) {
+                self.finished_at.entry(t).or_insert(at);
+            }
         }
+        let (complete, checkpoint) = (
+            m.chunk.as_ref().is_none_or(|c| c.index + 1 == c.count),
+            m.checkpoint.is_some()
+                || (m.kind == MessageType::NewEpoch && self.last_clean.is_none()),
+        );
         self.log.push(Rc::new(m));
         self.log_time.push(self.now);
+        if complete && checkpoint {
+            self.note_checkpoint(at);
+        }
+    }
+
+    /// A message that completes at `log[at]` is a NewEpoch: the first one starts the clock of
+    /// the longest stretch without a clean checkpoint; a clean checkpoint (the record before its
+    /// first chunk is the one it names, its chunks one after the other) resets it.
+    fn note_checkpoint(&mut self, at: usize) {
+        let last = &self.log[at];
+        let count = last.chunk.as_ref().map_or(1, |c| c.count as usize);
+        let Some(first) = (at + 1).checked_sub(count) else {
+            return;
+        };
+        let contiguous = (first..=at).all(|k| {
+            let r = &self.log[k];
+            r.task_id == last.task_id
+                && r.chunk.as_ref().map_or(0, |c| c.index as usize) == k - first
+        });
+        let clean = contiguous
+            && first > 0
+            && self.log[first].checkpoint.as_ref().is_some_and(|c| {
+                let prev = &self.log[first - 1];
+                prev.task_id == c.after_task_id && prev.message_seq == Some(c.after_seq)
+            });
+        if clean || self.last_clean.is_none() {
+            self.gap_until_now();
+            self.last_clean = Some(self.now);
+        }
+    }
+
+    /// The stretch without a clean checkpoint up to now counts toward the longest.
+    fn gap_until_now(&mut self) {
+        if let Some(t) = self.last_clean {
+            let gap = self.now.saturating_sub(t);
+            let r = &mut self.report.longest_without_checkpoint;
+            *r = (*r).max(gap);
+        }
     }
 
     /// The delayed records that are due land in the log.

@@ -22,6 +22,8 @@ mod alloc;
 mod bucketing;
 #[cfg(feature = "imports")]
 mod imports;
+#[cfg(any(feature = "bucketing", feature = "imports"))]
+mod kinds;
 #[cfg(feature = "lifecycle")]
 mod lifecycle;
 #[cfg(feature = "objects")]

@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // Packs partkit with `npm pack`, installs the tarball into this fixture like a connector would,
-// type-checks it with tsc (strict), runs its ts-jest suite, and checks ESM and CJS loading of the
+// type-checks it with tsc (strict; and strict/ and src/ with exactOptionalPropertyTypes and
+// noUncheckedIndexedAccess under module resolution node16, nodenext and bundler), runs its
+// ts-jest suite, and checks ESM and CJS loading of the
 // root and of partkit/kafka.
 import {execFileSync} from 'node:child_process';
 import {readdirSync, rmSync} from 'node:fs';
@@ -16,6 +18,8 @@ run('npm', ['pack', '--silent', '--pack-destination', here], root);
 const tarball = readdirSync(here).find((f) => f.endsWith('.tgz'));
 run('npm', ['install', '--no-audit', '--no-fund', '--no-package-lock', '--loglevel=error', `./${tarball}`]);
 run('npx', ['tsc', '-p', '.', '--noEmit']);
+// strict/ and src/: strict, exactOptionalPropertyTypes and noUncheckedIndexedAccess, per module resolution.
+for (const resolution of ['node16', 'nodenext', 'bundler']) run('npx', ['tsc', '-p', `tsconfig.${resolution}.json`]);
 run('npx', ['jest', '--ci']);
 run(process.execPath, ['--input-type=module', '-e',
   "import {bucket} from 'partkit'; if (bucket('test-key', 'test-data', 5) !== 2) process.exit(1); console.log('esm import ok');"]);
@@ -31,4 +35,6 @@ run(process.execPath, ['-e',
 run(process.execPath, ['--input-type=module', '-e',
   "import {KafkaTaskSync} from 'partkit/kafka'; import {SyncError} from 'partkit'; " +
   "try { new KafkaTaskSync({}); process.exit(1); } catch (e) { if (!(e instanceof SyncError)) process.exit(1); } console.log('esm import partkit/kafka ok');"]);
+// Without the optional peers, partkit/kafka and partkit/s3 say which package to install.
+run(process.execPath, [join(here, 'peers.mjs'), join(here, tarball)]);
 console.log('consumer fixture: ok');

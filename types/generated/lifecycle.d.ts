@@ -69,28 +69,28 @@ export type WantCreate = {
   /**
    * The data time the want is about, integer milliseconds.
    */
-  dataTimestamp?: number,
+  dataTimestamp?: number | undefined,
   /**
    * How long after creation the orchestrator keeps trying: the schedulable wants at `now`
    * leave the want out once `createdAt + ttlSeconds * 1000 <= now`, and only a taint before
    * that reopens it once it is Successful. Without it the want never expires. Expiry is not a
    * state (the core never reads a clock: `now` is the caller's).
    */
-  ttlSeconds?: number,
+  ttlSeconds?: number | undefined,
   /**
    * Alarm threshold: the wants past their SLA at `now` list the want while it is open at or
    * past `createdAt + slaSeconds * 1000`.
    */
-  slaSeconds?: number,
+  slaSeconds?: number | undefined,
   /**
    * Free text.
    */
-  comment?: string,
+  comment?: string | undefined,
   /**
    * Set on a *derivative* want: the job run whose dep miss asked for these partitions. The
    * job run must be DepMissed and every partition of the want must be one of its missing deps.
    */
-  sourceJobRunId?: string, };
+  sourceJobRunId?: string | undefined, };
 
 /**
  * `{type: 'WantCancel', timestamp, wantId}`
@@ -120,7 +120,7 @@ export type JobRunBuffer = {
   /**
    * The job's label, for display.
    */
-  jobLabel?: string,
+  jobLabel?: string | undefined,
   /**
    * The refs built (non-empty, no repeats); instance UUIDs derive from `(jobRunId, ref)`.
    */
@@ -154,7 +154,7 @@ export type JobRunFailure = {
   /**
    * Why it failed.
    */
-  reason?: string, };
+  reason?: string | undefined, };
 
 /**
  * `{type: 'JobRunDepMiss', timestamp, jobRunId, missingDeps: [{impacted, missing}]}`
@@ -218,7 +218,7 @@ export type PartitionInstance = {
   /**
    * The instance of the same ref it replaced as canonical, if any (absent otherwise).
    */
-  previousUuid?: PartitionUuid, } & ({ "state": "Building" } | { "state": "UpstreamBuilding",
+  previousUuid?: PartitionUuid | undefined, } & ({ "state": "Building" } | { "state": "UpstreamBuilding",
     /**
      * The upstream refs it waits for (non-empty).
      */
@@ -259,23 +259,23 @@ export type Want = {
   /**
    * From the `WantCreate`.
    */
-  dataTimestamp?: number,
+  dataTimestamp?: number | undefined,
   /**
    * From the `WantCreate`.
    */
-  ttlSeconds?: number,
+  ttlSeconds?: number | undefined,
   /**
    * From the `WantCreate`.
    */
-  slaSeconds?: number,
+  slaSeconds?: number | undefined,
   /**
    * From the `WantCreate`.
    */
-  comment?: string,
+  comment?: string | undefined,
   /**
    * For a derivative want: the dep-missed job run it was created for.
    */
-  sourceJobRunId?: string, };
+  sourceJobRunId?: string | undefined, };
 
 /**
  * A job run.
@@ -288,7 +288,7 @@ export type JobRun = {
   /**
    * From the `JobRunBuffer`.
    */
-  jobLabel?: string,
+  jobLabel?: string | undefined,
   /**
    * The instances it created, in `buildingPartitions` order.
    */
@@ -308,7 +308,7 @@ export type JobRun = {
   /**
    * Timestamp of its last heartbeat.
    */
-  lastHeartbeatAt?: number,
+  lastHeartbeatAt?: number | undefined,
   /**
    * Wants created with `sourceJobRunId` = this job run, in creation order.
    */
@@ -316,7 +316,7 @@ export type JobRun = {
     /**
      * From the `JobRunFailure`.
      */
-    reason?: string, } | { "state": "DepMissed",
+    reason?: string | undefined, } | { "state": "DepMissed",
     /**
      * From the `JobRunDepMiss`.
      */

@@ -66,15 +66,15 @@ export type PartitionState = {
   /**
    * Start of the partition's data range (opaque to the protocol).
    */
-  startTimestamp?: number,
+  startTimestamp?: number | undefined,
   /**
    * End of the partition's data range (opaque to the protocol).
    */
-  endTimestamp?: number,
+  endTimestamp?: number | undefined,
   /**
    * When the owner saw it finish (drives delayed removal).
    */
-  finishedTimestamp?: number, };
+  finishedTimestamp?: number | undefined, };
 
 /**
  * One partition in a task's `share.partitions`: a partition handed to `assignee`.
@@ -95,15 +95,15 @@ export type SharedPartition = {
   /**
    * Start of the partition's data range.
    */
-  startTimestamp?: number,
+  startTimestamp?: number | undefined,
   /**
    * End of the partition's data range.
    */
-  endTimestamp?: number,
+  endTimestamp?: number | undefined,
   /**
    * When the partition finished (normally absent for shares).
    */
-  finishedTimestamp?: number,
+  finishedTimestamp?: number | undefined,
   /**
    * The task that should pick the partition up.
    */
@@ -184,30 +184,30 @@ export type SyncMessage = {
   /**
    * Addition: Kafka group generation of `syncEpoch` (0 before the first epoch).
    */
-  epochGeneration?: number,
+  epochGeneration?: number | undefined,
   /**
    * Addition, `NewEpoch` only: the epoch the leader computed this one from.
    */
-  baseEpoch?: string,
+  baseEpoch?: string | undefined,
   /**
    * Addition, `RebalanceAnswer` only: the rebalance generation being answered.
    */
-  rebalanceGeneration?: number,
+  rebalanceGeneration?: number | undefined,
   /**
    * Addition, `NewEpoch` only: a re-publication of an epoch already in force, for tasks that missed it.
    */
-  resend?: boolean,
+  resend?: boolean | undefined,
   /**
    * Addition, `NewEpoch` only: the leader's attempt number for this generation (an attempt
    * computed from a stale view is ignored by every task and replaced by the next one).
    */
-  epochAttempt?: number,
+  epochAttempt?: number | undefined,
   /**
    * Addition: the sender's message counter (1, 2, 3, ... over every message it publishes,
    * stamped by `SyncTask`). A reader that sees a sender's counter jump knows
    * it missed a message of the sync log and fences itself. Optional on input.
    */
-  messageSeq?: number,
+  messageSeq?: number | undefined,
   /**
    * Addition, `NewEpoch` with `resend` only: marks a periodic *checkpoint* of the epoch in
    * force, published by the epoch's leader every `stateRefreshInterval`, and names the last
@@ -215,13 +215,13 @@ export type SyncMessage = {
    * by that record is *clean*: a task that starts reading at it rebuilds the running tasks'
    * view (see the module docs).
    */
-  checkpoint?: CheckpointRef,
+  checkpoint?: CheckpointRef | undefined,
   /**
    * Addition, `NewEpoch` only: tasks that were members of earlier epochs and left (the
    * latest ones), so that a task starting from this epoch or re-publication still takes in
    * their records that land late (e.g. a finish published while leaving).
    */
-  departed?: Array<string>,
+  departed?: Array<string> | undefined,
   /**
    * Addition: this record is chunk `index` of `count` of one message larger than
    * `maxRecordBytes` (every chunk carries the message's header, its own `messageSeq`, and a
@@ -229,21 +229,21 @@ export type SyncMessage = {
    * reader applies the message when it reads its last chunk, having read every other one in
    * order; otherwise it does not apply it (see the module docs).
    */
-  chunk?: ChunkRef,
+  chunk?: ChunkRef | undefined,
   /**
    * Addition, `Regular` only: the sender's state in `connectorState` is a change, not its
    * whole state: it lists only the partitions and shares that changed since the sender's
    * previous message (whole, as they are now), and this names the ones it dropped. A reader
    * applies it to what it holds for the sender (see the module docs).
    */
-  delta?: Delta,
+  delta?: Delta | undefined,
   /**
    * Addition, `NewEpoch` with `checkpoint` only: ids of NewEpochs of later generations that
    * its author read and rejected (not built on the epoch in force; the latest ones), so that
    * a task starting from this checkpoint knows, as the running tasks do, that messages of
    * those epochs come from a fork and not from an epoch it missed.
    */
-  rejected?: Array<string>, };
+  rejected?: Array<string> | undefined, };
 
 /**
  * The record a checkpoint was computed after: its sender and that sender's `messageSeq`.
@@ -278,11 +278,11 @@ export type Delta = {
   /**
    * Tokens dropped from the sender's `data` (tombstones it purged).
    */
-  removed?: Array<string>,
+  removed?: Array<string> | undefined,
   /**
    * Tokens dropped from the sender's `share` (shares it cleared once taken).
    */
-  unshared?: Array<string>, };
+  unshared?: Array<string> | undefined, };
 
 /**
  * A partition found by the caller: initial partitions or children read from a parent.
@@ -295,15 +295,15 @@ export type PartitionSpec = {
   /**
    * Parent tokens (empty for initial partitions).
    */
-  parents?: Array<string>,
+  parents?: Array<string> | undefined,
   /**
    * Start of the partition's data range.
    */
-  startTimestamp?: number,
+  startTimestamp?: number | undefined,
   /**
    * End of the partition's data range.
    */
-  endTimestamp?: number, };
+  endTimestamp?: number | undefined, };
 
 /**
  * A group rebalance as seen by one task.
@@ -320,7 +320,7 @@ export type RebalanceEvent = {
   /**
    * The generation's members (required for the leader; ignored otherwise).
    */
-  members?: Array<string>, };
+  members?: Array<string> | undefined, };
 
 /**
  * What the caller must do after an input.
@@ -343,4 +343,4 @@ export type SyncOutput = {
    * view may be wrong): `stop` lists everything it ran, and the task does nothing more. The
    * caller leaves the group and starts a new task under a new id.
    */
-  fenced?: string, };
+  fenced?: string | undefined, };

@@ -47,7 +47,7 @@ pub(super) struct Partial {
     pub(super) before: Option<CheckpointRef>,
     /// Another record was read between its chunks.
     pub(super) interleaved: bool,
-    /// When the first chunk was read.
+    /// When the first chunk was published (its `messageTimestamp`), or read if that is earlier.
     pub(super) since: u64,
 }
 
@@ -275,6 +275,7 @@ impl SyncTask {
         }
         if c.index == 0 {
             let (header, states) = split_states(msg);
+            let header_ts = header.message_timestamp;
             self.partials.insert(
                 header.task_id.clone(),
                 Partial {
@@ -284,7 +285,7 @@ impl SyncTask {
                     next: 1,
                     before,
                     interleaved: false,
-                    since: self.now,
+                    since: self.now.min(header_ts),
                 },
             );
             return None;
@@ -317,13 +318,30 @@ impl SyncTask {
         }
     }
 
-    /// Whether a checkpoint published now could name a record in the middle of a message still
-    /// being read (a reader starting after that record would miss the message): a partial
-    /// message opened less than `epochAckTimeout` ago (an older one is taken for one whose
-    /// sender died half-way).
-    pub(super) fn reading_chunks(&self) -> bool {
+    /// A checkpoint published now could name a record in the middle of a message still being
+    /// read (a reader starting after that record would miss the message). Until when a message being read in chunks holds back the checkpoints of this task, if
+    /// one does: [`chunk_wait`](Self::chunk_wait) after its first chunk was published. A sender
+    /// publishes its chunks in one go, so a message that has not completed by then never will
+    /// (its sender died half-way); counting from the publication, not from the reading, a task
+    /// that reads an old partial message (it started at a checkpoint before it) is not held back
+    /// again.
+    pub(super) fn chunks_wait_until(&self) -> Option<u64> {
+        let wait = self.chunk_wait();
         self.partials
             .values()
-            .any(|p| self.now < p.since.saturating_add(self.opts.epoch_ack_timeout))
+            .map(|p| p.since.saturating_add(wait))
+            .filter(|until| self.now < *until)
+            .max()
+    }
+
+    /// How long a partial message holds back checkpoints: `epochAckTimeout` (the time a reader
+    /// is expected to take to read what was published), but never more than a quarter of
+    /// `stateRefreshInterval`, so that a sender dying half-way delays the next clean checkpoint
+    /// by at most that (see "Checkpoints" in the module docs).
+    pub(super) fn chunk_wait(&self) -> u64 {
+        self.opts
+            .epoch_ack_timeout
+            .min(self.opts.state_refresh_interval / 4)
+            .max(1)
     }
 }

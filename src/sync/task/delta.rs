@@ -30,6 +30,19 @@ trait Item: Clone + PartialEq {
     /// Whether the item differs from `other`, which has the same token (the fields that change
     /// in place first).
     fn differs(&self, other: &Self) -> bool;
+    /// Whether a reader keeps this item over `newer`, its sender's later word of the same token:
+    /// a partition the reader knows done stays done (see `settled_over`).
+    fn kept_over(&self, newer: &Self) -> bool;
+}
+
+/// Whether a reader keeps `held`, a partition of its entry for a task, over `newer`, that task's
+/// later word of it: a partition known done (another task's word that it finished, read before:
+/// a departed task's late record, or the finish of a partition an epoch moved since) stays done.
+/// A partition's life only goes forward, and its owner learns of the finish from the same record
+/// and says so in its next message; until then, a reader that let the owner's older word undo
+/// the finish could hand the partition on as new work in an epoch it computes.
+pub(super) fn settled_over(held: &PartitionState, newer: &PartitionState) -> bool {
+    held.state.is_done() && !newer.state.is_done()
 }
 
 impl Item for PartitionState {
@@ -43,6 +56,10 @@ impl Item for PartitionState {
             || self.start_timestamp != o.start_timestamp
             || self.end_timestamp != o.end_timestamp
             || self.parents != o.parents
+    }
+
+    fn kept_over(&self, newer: &Self) -> bool {
+        settled_over(self, newer)
     }
 }
 
@@ -58,6 +75,10 @@ impl Item for SharedPartition {
             || self.start_timestamp != o.start_timestamp
             || self.end_timestamp != o.end_timestamp
             || self.parents != o.parents
+    }
+
+    fn kept_over(&self, _newer: &Self) -> bool {
+        false
     }
 }
 
@@ -276,6 +297,7 @@ fn patch_items<T: Item>(base: &mut Vec<T>, listed: &[T], dropped: &[String]) {
     };
     for (p, at) in listed.iter().zip(at) {
         match at {
+            Some(i) if base[i].kept_over(p) => {}
             Some(i) => base[i] = p.clone(),
             None => base.push(p.clone()),
         }

@@ -3,31 +3,6 @@
 use super::delta::patch;
 use super::*;
 
-/// Rendezvous (highest random weight) choice of a member for a token: the same on every task,
-/// independent of which other tokens it knows.
-pub(super) fn rendezvous(token: &str, members: &[String]) -> String {
-    /// FNV-1a 64 of the parts, each followed by a zero byte.
-    fn fnv(parts: &[&[u8]]) -> u64 {
-        use std::hash::Hasher;
-        let mut h = fnv::FnvHasher::default();
-        for part in parts {
-            h.write(part);
-            h.write_u8(0);
-        }
-        h.finish()
-    }
-    members
-        .iter()
-        .max_by_key(|m| {
-            (
-                fnv(&[token.as_bytes(), m.as_bytes()]),
-                std::cmp::Reverse((*m).clone()),
-            )
-        })
-        .cloned()
-        .unwrap_or_default()
-}
-
 /// Takes into `cache` what `state` (its task's own word, from an epoch other than the one the
 /// cache is in) says that the cache does not: progress of its partitions, partitions it owns that
 /// no state owns, shares of unknown tokens. Removes and moves nothing.
@@ -79,14 +54,19 @@ pub(super) fn absorb_into(
 /// `SyncTask::adopt_departed`).
 pub(super) const MAX_DEPARTED: usize = 4096;
 
-/// The partitions a state says are done (Finished or Removed), with when they finished.
-/// Which member owns each partition of `states` (members' entries only): a departed task's
-/// partition goes to the owner of its smallest parent (see `adopt_departed`).
+/// Which member owns, or is to own, each partition of `states`: the partitions of the members'
+/// entries, then the tokens of shares addressed to a member (in any entry: a sharer's, or a
+/// departed task's late record kept as a share to the member it falls to), which that member
+/// takes. A departed task's partition goes to the owner of its smallest parent (see
+/// `adopt_departed`): a parent known only as a share to a member is that member's, which finds
+/// the child again when it runs the parent (another member given the child would run it beside
+/// it).
 pub(super) fn member_owners<'a>(
-    states: impl Iterator<Item = &'a TaskState>,
+    states: impl Iterator<Item = &'a TaskState> + Clone,
     members: &BTreeSet<String>,
 ) -> HashMap<&'a str, &'a str> {
-    states
+    let mut owners: HashMap<&'a str, &'a str> = states
+        .clone()
         .filter(|s| members.contains(&s.task_id))
         .flat_map(|s| {
             s.data
@@ -94,9 +74,18 @@ pub(super) fn member_owners<'a>(
                 .iter()
                 .map(move |p| (p.token.as_str(), s.task_id.as_str()))
         })
-        .collect()
+        .collect();
+    for sh in states.flat_map(|s| s.share.partitions.iter()) {
+        if members.contains(&sh.assignee) {
+            owners
+                .entry(sh.token.as_str())
+                .or_insert(sh.assignee.as_str());
+        }
+    }
+    owners
 }
 
+/// The partitions a state says are done (Finished or Removed), with when they finished.
 fn done_partitions(state: &TaskState) -> HashMap<&str, Option<u64>> {
     state
         .data
@@ -155,9 +144,32 @@ impl SyncTask {
             Some(cur) if cur.state_version >= state.state_version => {}
             _ => {
                 let mut state = state.clone();
+                self.keep_done(&mut state);
                 self.keep_unknown_to_sender(&mut state);
                 self.own_words.insert(state.task_id.clone());
                 self.cache.insert(state.task_id.clone(), state);
+            }
+        }
+    }
+
+    /// What the view knows done of a task's partitions stays done in its newer own word (see
+    /// `delta::settled_over`).
+    fn keep_done(&self, state: &mut TaskState) {
+        let Some(old) = self.cache.get(&state.task_id) else {
+            return;
+        };
+        let mut done: HashMap<&str, &PartitionState> = HashMap::default();
+        for p in old.data.partitions.iter().filter(|p| p.state.is_done()) {
+            done.insert(p.token.as_str(), p);
+        }
+        if done.is_empty() {
+            return;
+        }
+        for p in &mut state.data.partitions {
+            if let Some(held) = done.get(p.token.as_str()) {
+                if super::delta::settled_over(held, p) {
+                    *p = (*held).clone();
+                }
             }
         }
     }

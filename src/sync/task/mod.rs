@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 // fixed seed keeps every run alike; no output depends on the iteration order of a hash map)
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use super::assign::compute_epoch;
+use super::assign::{compute_epoch, rendezvous};
 use super::error::{malformed, ErrorKind, SyncError};
 use super::types::*;
 
@@ -27,7 +27,7 @@ mod validate;
 #[cfg(feature = "sim")]
 pub(crate) use chunk::join as join_chunk_states;
 pub use chunk::{MAX_CHUNKS, MIN_RECORD_BYTES};
-use log::{absorb_into, member_owners, rendezvous, MAX_DEPARTED};
+use log::{absorb_into, member_owners, MAX_DEPARTED};
 use timer::{removal_due, RemovalBlockers, Timer};
 use validate::invalid_partition;
 pub use validate::MAX_SAFE_INTEGER;

@@ -214,11 +214,11 @@ impl SyncTask {
         if self.checkpoint_waiting {
             return;
         }
-        if self.reading_chunks() {
-            // it would name a record in the middle of a message: try again soon
-            let retry = self.opts.epoch_ack_timeout.min(interval);
+        if let Some(until) = self.chunks_wait_until() {
+            // it would name a record in the middle of a message: try again once the message
+            // is complete, or abandoned
             if self.refresh_at.is_some() {
-                self.refresh_at = Some(self.now.saturating_add(retry));
+                self.refresh_at = Some(until);
             }
             return;
         }

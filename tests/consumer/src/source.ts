@@ -29,10 +29,11 @@ export function onBeforeRead(
   config: MySourceConfig,
   state: BucketExecutionState | undefined,
   log: (message: string) => void
-): {config: MySourceConfig; state: BucketExecutionState} {
+): {config: MySourceConfig; state: BucketExecutionState | undefined} {
   validateBucketingConfig(config, log);
+  // `state` is the given one (maybe undefined) when round robin is off
   const {config: cfg, state: st} = applyRoundRobinBucketing(config, state, log);
-  return {config: cfg as MySourceConfig, state: st};
+  return {config: cfg, state: st};
 }
 
 export function inBucket(cfg: MySourceConfig, repo: Repo): boolean {

@@ -14,7 +14,8 @@ export class Topic {
     const id = task.taskId();
     for (let i = this.cursors.get(id) ?? 0; i < this.messages.length; i = this.cursors.get(id) ?? 0) {
       this.cursors.set(id, i + 1);
-      this.act(id, task.onMessage(this.messages[i], now), started);
+      const message = this.messages[i];
+      if (message !== undefined) this.act(id, task.onMessage(message, now), started);
     }
   }
 }
@@ -23,16 +24,17 @@ export class Topic {
 export function twoTasks(): {started: string[]; epoch: string | undefined; states: TaskState[]} {
   const topic = new Topic();
   const started: string[] = [];
-  const tasks = [new SyncTask('a', {rebalanceTimeout: 1000}), new SyncTask('b')];
+  const [a, b] = [new SyncTask('a', {rebalanceTimeout: 1000}), new SyncTask('b')];
+  const tasks = [a, b];
   for (const t of tasks) {
     const ev: RebalanceEvent = {generation: 1, leader: t.taskId() === 'a', members: t.taskId() === 'a' ? ['a', 'b'] : undefined};
     topic.act(t.taskId(), t.onRebalance(ev, 1), started);
   }
   for (let round = 0; round < 3; round++) for (const t of tasks) topic.drain(t, 2, started);
   const specs: PartitionSpec[] = [{token: 'p1'}, {token: 'p2', parents: []}];
-  topic.act('a', tasks[0].addPartitions(specs, 3), started);
+  topic.act('a', a.addPartitions(specs, 3), started);
   for (let round = 0; round < 3; round++) for (const t of tasks) topic.drain(t, 4, started);
-  return {started: started.sort(), epoch: tasks[1].epoch(), states: tasks[0].knownTasks()};
+  return {started: started.sort(), epoch: b.epoch(), states: a.knownTasks()};
 }
 
 /** The code of the error a malformed message raises. */
@@ -49,6 +51,6 @@ export function refusalCode(task: SyncTask, message: unknown): string | undefine
 export function recordsAlone(): {epoch: string | undefined; types: string[]} {
   const task = new SyncTask('a', {publishAs: 'records', rebalanceTimeout: 1000});
   const log: SyncRecord[] = [...task.onRebalance({generation: 1, leader: true, members: ['a']}, 1).publish];
-  for (let i = 0; i < log.length; i++) log.push(...task.onMessage(log[i].value, 2).publish);
+  for (const record of log) log.push(...task.onMessage(record.value, 2).publish); // records read back as they land
   return {epoch: task.epoch(), types: log.map((r) => r.type)};
 }
