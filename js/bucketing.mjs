@@ -1,23 +1,23 @@
 // Bucketing and round robin: a drop-in for faros-airbyte-common's RoundRobinConfig contract.
 // Type checks of JS values happen here; every value rule lives in the Rust core.
-import * as wasm from '#wasm';
-import {BucketingError, call, describe, freeWasm, freed, readArgs, rethrow, tooLarge} from './errors.mjs';
+import * as wasm from '#wasm/bucketing';
+import {BucketingError, PartkitError, call, describe, freeWasm, freed, readArgs, rethrow, tooLarge} from './errors.mjs';
 import {MAX_BATCH_ITEMS, MAX_BATCH_UNITS, MAX_RANGE_ITEMS, MAX_STRING} from './limits.mjs';
-import {mapPacked} from './packed.mjs';
+import {packedFor} from './packed.mjs';
+import {KIND, argumentKit, isPlainObject, kindOf} from './kit/args.mjs';
+
+const {mapPacked} = packedFor(wasm);
 
 const STATE_KEY = '__bucket_execution_state';
 const MAX_LISTED_BUCKETS = 10000000;
 
-const argError = (message) => new BucketingError(message, 'INVALID_ARGUMENT');
+const kit = argumentKit(BucketingError, {base: PartkitError, maxString: MAX_STRING});
+const argError = kit.fail;
 const totalError = () =>
   new BucketingError('bucket_total must be a positive integer', 'BUCKET_TOTAL_INVALID');
 /** Runs `read` (reads of caller values); a foreign exception becomes INVALID_ARGUMENT. */
-const reading = (read) => readArgs(argError, read);
-
-function requireString(value, name) {
-  if (typeof value !== 'string') throw argError(`${name} must be a string, got ${describe(value)}`);
-  if (value.length > MAX_STRING) throw tooLarge(BucketingError, name, value.length, MAX_STRING, 'UTF-16 code units');
-}
+const reading = (read, name) => kit.reading(read, name);
+const requireString = (value, name) => kit.requireString(value, name);
 function requireTotal(value) {
   if (typeof value !== 'number') throw totalError();
 }
@@ -25,9 +25,6 @@ function requireLogger(logger, name = 'logger') {
   if (logger !== undefined && logger !== null && typeof logger !== 'function') {
     throw argError(`${name} must be a function, got ${describe(logger)}`);
   }
-}
-function isPlainObject(value) {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 /**
@@ -43,7 +40,7 @@ function readConfig(config) {
     const total = config.bucket_total;
     const ranges = config.bucket_ranges;
     return {rr, id, total, ranges, rangeList: Array.isArray(ranges) ? plainRanges(ranges) : null};
-  });
+  }, 'config');
 }
 
 /** A copy of `bucket_ranges` as an array, bounded. */
@@ -53,15 +50,6 @@ function plainRanges(ranges) {
   return Array.prototype.slice.call(ranges);
 }
 
-// Kinds of the plain values wasm decodes (src/wasm/bucketing.rs).
-const K_MISSING = 0;
-const K_FALSE = 1;
-const K_TRUE = 2;
-const K_NUMBER = 3;
-const K_TEXT = 4;
-const K_LIST = 5;
-const K_OBJECT = 6;
-const K_BIGINT = 7;
 
 /**
  * `[kinds, nums, joined, lens]`: the plain encoding of `[round_robin_bucket_execution,
@@ -75,40 +63,19 @@ function encode(c, last) {
   const nums = [];
   const texts = [];
   const put = (v, name) => {
-    let kind = K_OBJECT;
-    let num = 0;
-    switch (typeof v) {
-      case 'undefined':
-        kind = K_MISSING;
-        break;
-      case 'boolean':
-        kind = v ? K_TRUE : K_FALSE;
-        break;
-      case 'number':
-        kind = K_NUMBER;
-        num = v;
-        break;
-      case 'string':
-        if (v.length > MAX_STRING) throw tooLarge(BucketingError, name, v.length, MAX_STRING, 'UTF-16 code units');
-        kind = K_TEXT;
-        texts.push(v);
-        break;
-      case 'bigint':
-        kind = K_BIGINT;
-        break;
-      case 'object':
-        if (v === null) kind = K_MISSING;
-        break;
-      default: // symbol, function
+    const kind = kindOf(v);
+    if (kind === KIND.STRING) {
+      if (v.length > MAX_STRING) throw tooLarge(BucketingError, name, v.length, MAX_STRING, 'UTF-16 code units');
+      texts.push(v);
     }
     kinds.push(kind);
-    nums.push(num);
+    nums.push(kind === KIND.NUMBER ? v : 0);
   };
   put(c.rr, 'round_robin_bucket_execution');
   put(c.id, 'bucket_id');
   put(c.total, 'bucket_total');
   if (c.rangeList) {
-    kinds.push(K_LIST);
+    kinds.push(KIND.ARRAY);
     nums.push(c.rangeList.length);
     // By index: a hole is `undefined`, as `Array.from` reads it.
     for (let i = 0; i < c.rangeList.length; i++) {
@@ -116,7 +83,7 @@ function encode(c, last) {
       if (typeof item !== 'object' || item === null) {
         put(item, `bucket_ranges[${i}]`);
       } else {
-        kinds.push(K_OBJECT); // nested arrays too: only strings are ranges
+        kinds.push(KIND.OBJECT); // nested arrays too: only strings are ranges
         nums.push(0);
       }
     }
@@ -147,7 +114,7 @@ function readLast(state) {
       throw new BucketingError(`${STATE_KEY} must be an object, got ${describe(inner)}`, 'BUCKET_STATE_INVALID');
     }
     return inner.last_executed_bucket_id;
-  });
+  }, 'state');
 }
 
 /** A value for a log line; never throws. */
@@ -268,7 +235,7 @@ export function applyRoundRobinBucketing(config, state, logger) {
   const applied = reading(() => ({
     config: {...config, bucket_id: next},
     state: {...state, [STATE_KEY]: {last_executed_bucket_id: next}},
-  }));
+  }), 'config');
   if (logger) logger(`Using round robin bucket execution. Bucket id: ${next}`);
   return applied;
 }
@@ -309,7 +276,7 @@ export class BucketSet {
       total: bucketTotal,
       ranges: bucketRanges,
       rangeList: Array.isArray(bucketRanges) ? plainRanges(bucketRanges) : null,
-    }));
+    }), 'bucketRanges');
     this.#inner = call(() => new wasm.BucketSet(...encode(c)), BucketingError);
   }
 
@@ -323,7 +290,7 @@ export class BucketSet {
   next(bucketId) {
     this.#live();
     if (typeof bucketId !== 'number') {
-      throw argError(`bucket id must be a number, got ${describe(bucketId)}`);
+      throw argError(`bucketId must be a number, got ${describe(bucketId)}`);
     }
     return call(() => this.#live().next(bucketId), BucketingError);
   }
@@ -379,11 +346,12 @@ export class Bucketing {
   static create(options) {
     const {partitionKey, config, state, logger} = reading(() => {
       if (!isPlainObject(options)) {
-        throw argError('Bucketing.create expects {partitionKey, config, state?, logger?}');
+        throw argError(`options must be an object {partitionKey, config, state?, logger?}, got ${describe(options)}`);
       }
+      kit.knownKeys(options, ['partitionKey', 'config', 'state', 'logger'], 'options');
       const {partitionKey, config, state, logger} = options;
       return {partitionKey, config, state, logger};
-    });
+    }, 'options');
     requireString(partitionKey, 'partitionKey');
     validateBucketingConfig(config, logger);
     const applied = applyRoundRobinBucketing(config, state, logger);
@@ -400,6 +368,7 @@ export class Bucketing {
       if (options !== undefined && options !== null && !isPlainObject(options)) {
         throw argError(`options must be an object, got ${describe(options)}`);
       }
+      if (options !== undefined && options !== null) kit.knownKeys(options, ['logger', 'entityName'], 'options');
       const logger = options?.logger;
       requireLogger(logger, 'options.logger');
       const entityName = options?.entityName ?? 'entities';
@@ -409,8 +378,8 @@ export class Bucketing {
       const n = items.length;
       if (n > MAX_BATCH_ITEMS) throw tooLarge(BucketingError, 'items', n, MAX_BATCH_ITEMS, 'items');
       return {n, logger, entityName};
-    });
-    const list = reading(() => Array.prototype.slice.call(items, 0, n));
+    }, 'options');
+    const list = reading(() => Array.prototype.slice.call(items, 0, n), 'items');
     const keys = new Array(n);
     for (let i = 0; i < n; i++) {
       const key = getKey(list[i]);
@@ -491,10 +460,11 @@ const SPEC_PROPERTIES = [
 export function bucketingSpecProperties(options = {}) {
   const order = reading(() => {
     if (!isPlainObject(options)) throw argError(`options must be an object, got ${describe(options)}`);
+    kit.knownKeys(options, ['order'], 'options');
     return options.order;
-  });
+  }, 'options');
   if (order !== undefined && !Number.isSafeInteger(order)) {
-    throw argError(`order must be an integer, got ${describe(order)}`);
+    throw argError(`options.order must be an integer, got ${describe(order)}`);
   }
   const properties = {};
   SPEC_PROPERTIES.forEach(([name, schema], i) => {

@@ -1,4 +1,5 @@
 // Error classes of the package, and the one place wasm errors become them.
+import {errorText} from './kit/args.mjs';
 
 /** Base class of every error partkit throws on purpose: a stable `message` and a `code`. */
 export class PartkitError extends Error {
@@ -70,22 +71,12 @@ export function call(fn, Class) {
  * revoked proxy run here, in JS, before wasm is entered). Anything it throws that is not a
  * partkit error becomes `fail(message)`: an `INVALID_ARGUMENT` of the caller's domain.
  */
-export function readArgs(fail, read) {
+export function readArgs(fail, read, name) {
   try {
     return read();
   } catch (error) {
     if (error instanceof PartkitError) throw error;
-    throw fail(`the arguments could not be read: ${errorText(error)}`);
-  }
-}
-
-/** The message of a thrown value, without running more user code than a string read. */
-function errorText(error) {
-  try {
-    if (error instanceof Error) return String(error.message);
-    return describe(error);
-  } catch {
-    return 'an exception';
+    throw fail(`${name ? `${name} could not be read` : 'the arguments could not be read'}: ${errorText(error)}`);
   }
 }
 
@@ -99,21 +90,7 @@ export function freed(Class, name) {
   return new Class(`${name} was freed: free() ends an object's use, create a new one`, 'OBJECT_FREED');
 }
 
-/** A short, safe description of a value's type for messages (never throws, runs no user code). */
-export function describe(value) {
-  if (value === null) return 'null';
-  const type = typeof value;
-  if (type === 'number') return Number.isNaN(value) ? 'NaN' : `the number ${value}`;
-  if (type === 'object') {
-    try {
-      if (Array.isArray(value)) return 'an array';
-    } catch {
-      return 'a revoked proxy';
-    }
-    return 'an object';
-  }
-  return `a ${type}`;
-}
+export {describe} from './kit/args.mjs';
 
 /**
  * Frees a wasm object a class has just let go of (`free()` of the JS classes). A call that

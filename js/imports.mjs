@@ -1,8 +1,9 @@
 // UUID buckets for bulk imports: which `[dataset, bucket]` partition each imported item goes to.
 // Type checks of JS values happen here; every value rule lives in the Rust core (src/imports).
-import * as wasm from '#wasm';
-import {ImportBucketError, call as callWasm, describe, readArgs, tooLarge} from './errors.mjs';
+import * as wasm from '#wasm/imports';
+import {ImportBucketError, PartkitError, call as callWasm, describe, readArgs, tooLarge} from './errors.mjs';
 import {MAX_BATCH_ITEMS, MAX_BATCH_UNITS, MAX_STRING} from './limits.mjs';
+import {KIND, argumentKit, isPlainObject, kindOf} from './kit/args.mjs';
 
 /** The NIL UUID, the bucket of dataset-level documents. */
 export const NIL_UUID = '00000000-0000-0000-0000-000000000000';
@@ -16,9 +17,13 @@ const BUCKET_ABSENT = 0;
 const BUCKET_NOT_STRING = 1;
 const UUID_LEN = 36;
 
-const argError = (message) => new ImportBucketError(message, 'INVALID_ARGUMENT');
+const kit = argumentKit(ImportBucketError, {base: PartkitError, maxString: MAX_STRING});
+const argError = kit.fail;
 /** Runs `read` (reads of caller values); a foreign exception becomes INVALID_ARGUMENT. */
-const reading = (read) => readArgs(argError, read);
+const reading = (read, name) => kit.reading(read, name);
+/** The option keys of assignImportBuckets, and of partitionKeyOf and groupByPartitionKey. */
+const ASSIGN_OPTIONS = ['buckets', 'importId', 'datasetField', 'bucketField'];
+const FIELD_OPTIONS = ['datasetField', 'bucketField'];
 const call = (fn) => callWasm(fn, ImportBucketError);
 
 function bounded(value, name) {
@@ -26,30 +31,12 @@ function bounded(value, name) {
   return value;
 }
 
-/** `[kind, number, text]` of `options.buckets` for wasm (src/wasm/imports.rs). */
+/** `[kind, number, text]` of `options.buckets` for wasm (src/wasm/imports.rs); read inside `reading`. */
 function bucketsKind(value) {
-  switch (typeof value) {
-    case 'number':
-      return [0, value, undefined];
-    case 'string':
-      return [1, 0, value.slice(0, 82)];
-    case 'undefined':
-      return [3, 0, undefined];
-    case 'boolean':
-      return [4, 0, undefined];
-    case 'bigint':
-      return [5, 0, undefined];
-    case 'object':
-      if (value === null) return [2, 0, undefined];
-      return [Array.isArray(value) ? 6 : 7, 0, undefined];
-    default:
-      return [7, 0, undefined];
-  }
+  const kind = kindOf(value) === KIND.OBJECT && Array.isArray(value) ? KIND.ARRAY : kindOf(value);
+  return [kind, kind === KIND.NUMBER ? value : 0, kind === KIND.STRING ? value.slice(0, 82) : undefined];
 }
 
-function isObject(value) {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
 
 const hasOwn = Object.prototype.hasOwnProperty;
 /** An own property, as `{...item}` copies them: never one inherited from a prototype. */
@@ -58,7 +45,8 @@ const own = (item, field) => (hasOwn.call(item, field) ? item[field] : undefined
 function readOptions(options, forAssign) {
   const o = reading(() => {
     if (options === undefined || options === null) options = {};
-    else if (!isObject(options)) throw argError(`options must be an object, got ${describe(options)}`);
+    else if (!isPlainObject(options)) throw argError(`options must be an object, got ${describe(options)}`);
+    kit.knownKeys(options, forAssign ? ASSIGN_OPTIONS : FIELD_OPTIONS, 'options');
     const {datasetField = 'datasetName', bucketField = 'bucket'} = options;
     if (typeof datasetField !== 'string') {
       throw argError(`options.datasetField must be a string, got ${describe(datasetField)}`);
@@ -75,7 +63,7 @@ function readOptions(options, forAssign) {
     }
     if (importId !== undefined) bounded(importId, 'options.importId');
     return {datasetField, bucketField, importId, buckets: buckets === undefined ? undefined : bucketsKind(buckets)};
-  });
+  }, 'options');
   if (!forAssign) return o;
   o.buckets = o.buckets === undefined ? importBucketsDefault() : call(() => wasm.checkImportBuckets(...o.buckets));
   return o;
@@ -88,7 +76,7 @@ function readItems(items) {
     const n = items.length;
     if (n > MAX_BATCH_ITEMS) throw tooLarge(ImportBucketError, 'items', n, MAX_BATCH_ITEMS, 'items');
     return Array.prototype.slice.call(items);
-  });
+  }, 'items');
 }
 
 /** One joined string plus UTF-16 lengths (src/packed.rs). */
@@ -103,7 +91,7 @@ function packStrings(list) {
  * Distinct strings are compared as JavaScript strings.
  */
 function pack(items, datasetField, bucketField) {
-  return reading(() => packItems(items, datasetField, bucketField));
+  return reading(() => packItems(items, datasetField, bucketField), 'items');
 }
 
 function packItems(items, datasetField, bucketField) {
@@ -117,7 +105,7 @@ function packItems(items, datasetField, bucketField) {
   const bucketIds = new Map();
   for (let i = 0; i < n; i++) {
     const item = items[i];
-    if (!isObject(item)) {
+    if (!isPlainObject(item)) {
       datasetRefs[i] = DATASET_NOT_OBJECT;
       continue;
     }
@@ -174,9 +162,10 @@ export function importBucketsDefault(env) {
     if (env === undefined) env = globalThis.process?.env ?? {};
     else if (env === null || typeof env !== 'object') throw argError(`env must be an object, got ${describe(env)}`);
     const value = env[ENV_VAR];
-    if (typeof value === 'symbol') throw argError(`${ENV_VAR} must be a string, got a symbol`);
-    return value === undefined || value === null ? undefined : bounded(String(value), ENV_VAR);
-  });
+    if (value === undefined || value === null) return undefined;
+    if (typeof value !== 'string' && typeof value !== 'number') throw argError(`env.${ENV_VAR} must be a string, got ${describe(value)}`);
+    return bounded(String(value), `env.${ENV_VAR}`);
+  }, 'env');
   return call(() => wasm.importBucketsDefault(text));
 }
 
@@ -194,7 +183,7 @@ export function assignImportBuckets(items, options) {
   const table = splitUuids(tableJoined);
   const protoField = bucketField === '__proto__';
   const out = new Array(items.length);
-  reading(() => fill(out, items, table, indices, bucketField, protoField));
+  reading(() => fill(out, items, table, indices, bucketField, protoField), 'items');
   return out;
 }
 
@@ -217,10 +206,10 @@ function fill(out, items, table, indices, bucketField, protoField) {
 export function partitionKeyOf(item, options) {
   const {datasetField, bucketField} = readOptions(options, false);
   const [object, dataset, bucket] = reading(() => {
-    const object = isObject(item);
+    const object = isPlainObject(item);
     return [object, object ? own(item, datasetField) : undefined, object ? own(item, bucketField) : undefined];
-  });
-  const kind = (v) => (typeof v === 'string' ? 0 : v === undefined ? 1 : v === null ? 2 : 3);
+  }, 'item');
+  const kind = kindOf;
   const text = (v, name) => (typeof v === 'string' ? bounded(v, name) : undefined);
   const normalized = call(() =>
     wasm.partitionKeyOf(object, kind(dataset), text(dataset, datasetField), kind(bucket), text(bucket, bucketField), datasetField, bucketField),

@@ -1,35 +1,37 @@
 // Partition lifecycle: an event-sourced build state with partition UUIDs. Type checks of JS
 // arguments happen here; every rule lives in the Rust core (src/lifecycle).
-import * as wasm from '#wasm';
-import {LifecycleError, describe, freeWasm, freed, isTrap, readArgs, rethrow, tooLarge} from './errors.mjs';
+import * as wasm from '#wasm/lifecycle';
+import {LifecycleError, PartkitError, describe, freeWasm, freed, isTrap, readArgs, rethrow, tooLarge} from './errors.mjs';
 import {MAX_BATCH_ITEMS, MAX_JSON, MAX_SNAPSHOT_JSON, MAX_STRING} from './limits.mjs';
-import {reserveUnits} from './packed.mjs';
+import {packedFor} from './packed.mjs';
+import {argumentKit, isPlainObject as isObject, reword} from './kit/args.mjs';
 
-const argError = (message) => new LifecycleError(message, 'INVALID_ARGUMENT');
+const {reserveUnits} = packedFor(wasm);
+
+const kit = argumentKit(LifecycleError, {base: PartkitError, maxString: MAX_STRING});
+const argError = kit.fail;
 const INTERNAL = Symbol('partkit.lifecycle.internal');
 const REPLAY_CHUNK = 10_000;
 
-function requireString(name, value) {
-  if (typeof value !== 'string') throw argError(`${name} must be a string, got ${describe(value)}`);
-  if (value.length > MAX_STRING) throw tooLarge(LifecycleError, name, value.length, MAX_STRING, 'UTF-16 code units');
+const requireString = (name, value) => kit.requireString(value, name);
+
+/**
+ * `error` (from the core) with serde's words about JSON `text` (the value at `path`) in JS
+ * words: the field path, what was expected, what was given.
+ */
+function inJsWords(error, text, path) {
+  if (error instanceof LifecycleError && typeof text === 'string') error.message = reword(error.message, text, path);
+  return error;
 }
 
 /** JSON `text` of `what`, bounded by `bound` code units. */
 function boundedJson(text, what, bound) {
-  if (text.length > bound) throw tooLarge(LifecycleError, `the JSON text of ${what}`, text.length, bound, 'UTF-16 code units');
+  if (text.length > bound) throw tooLarge(LifecycleError, what, text.length, bound, 'UTF-16 code units of JSON');
   return text;
 }
 
 /** A time in integer milliseconds, like event timestamps: a safe integer >= 0. */
-function requireMillis(name, value) {
-  if (!Number.isSafeInteger(value) || value < 0) {
-    throw argError(`${name} must be an integer number of milliseconds in 0..=Number.MAX_SAFE_INTEGER, got ${describe(value)}`);
-  }
-}
-
-function isObject(value) {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
+const requireMillis = (name, value) => kit.requireMillis(value, name);
 
 /** Calls wasm, rethrowing its errors as LifecycleError and keeping `eventIndex` (replay). */
 function run(fn) {
@@ -62,6 +64,7 @@ function jsonOf(value) {
  */
 function eventJson(event, index) {
   const at = index === undefined ? '' : `event ${index}: `;
+  const path = index === undefined ? 'event' : `events[${index}]`;
   const fail = (message) => {
     const error = new LifecycleError(`${at}invalid event: ${message}`, 'INVALID_EVENT');
     if (index !== undefined) error.eventIndex = index;
@@ -71,12 +74,12 @@ function eventJson(event, index) {
   try {
     object = isObject(event);
   } catch (error) {
-    throw fail(`it cannot be read: ${error?.message}`);
+    throw fail(`${path} cannot be read: ${error?.message}`);
   }
-  if (!object) throw fail(`expected an event object, got ${describe(event)}`);
+  if (!object) throw fail(`${path} must be an event object {type, timestamp, …}, got ${describe(event)}`);
   const {text, reason} = jsonOf(event);
-  if (text === undefined) throw fail(`it cannot be serialized as JSON: ${reason}`);
-  return boundedJson(text, index === undefined ? 'an event' : `event ${index}`, MAX_JSON);
+  if (text === undefined) throw fail(`${path} cannot be serialized as JSON: ${reason}`);
+  return boundedJson(text, path, MAX_JSON);
 }
 
 /**
@@ -123,8 +126,11 @@ export class BuildState {
     const log = readArgs(argError, () => {
       if (!Array.isArray(events)) throw argError(`events must be an array, got ${describe(events)}`);
       if (events.length > MAX_BATCH_ITEMS) throw tooLarge(LifecycleError, 'events', events.length, MAX_BATCH_ITEMS, 'items');
-      return Array.prototype.slice.call(events);
-    });
+      const log = Array.prototype.slice.call(events);
+      // Each item an event object (an array would pass serde's tagged enum as a sequence).
+      for (let i = 0; i < log.length; i++) if (!isObject(log[i])) eventJson(log[i], i);
+      return log;
+    }, 'events');
     // The log crosses as JSON text in chunks: few boundary crossings, and wasm memory (which
     // never shrinks) grows by one chunk of text at most, not by the whole log.
     const inner = run(() => new wasm.BuildState());
@@ -134,9 +140,21 @@ export class BuildState {
         const {text} = jsonOf(chunk);
         // Not JSON, or too large as one text: each event checked on its own says which.
         if (text === undefined || text.length > MAX_SNAPSHOT_JSON) chunk.forEach((event, i) => eventJson(event, start + i));
-        boundedJson(text, `events ${start}..${start + chunk.length - 1}`, MAX_SNAPSHOT_JSON);
+        boundedJson(text, `events[${start}..${start + chunk.length - 1}]`, MAX_SNAPSHOT_JSON);
         reserveUnits(LifecycleError, text.length);
-        run(() => inner.applyLogJson(text, start));
+        try {
+          run(() => inner.applyLogJson(text, start));
+        } catch (error) {
+          const i = error?.eventIndex;
+          if (typeof i !== 'number' || i < start || i >= start + chunk.length) throw error;
+          let event;
+          try {
+            event = JSON.stringify(JSON.parse(text)[i - start]);
+          } catch {
+            throw error;
+          }
+          throw inJsWords(error, event, `events[${i}]`);
+        }
       }
     } catch (error) {
       freeWasm(inner);
@@ -152,13 +170,17 @@ export class BuildState {
   static fromSnapshot(snapshot) {
     readArgs(argError, () => {
       if (!isObject(snapshot)) throw argError(`snapshot must be an object, got ${describe(snapshot)}`);
-    });
+    }, 'snapshot');
     // Snapshots are JSON data by definition: they cross as JSON text, checked strictly
     // (unknown fields refused) by the core.
     const {text, reason} = jsonOf(snapshot);
-    if (text === undefined) throw new LifecycleError(`invalid snapshot: it cannot be serialized as JSON: ${reason}`, 'INVALID_SNAPSHOT');
-    boundedJson(text, 'the snapshot', MAX_SNAPSHOT_JSON);
-    return new BuildState(INTERNAL, run(() => wasm.BuildState.fromSnapshotJson(text)));
+    if (text === undefined) throw new LifecycleError(`invalid snapshot: snapshot cannot be serialized as JSON: ${reason}`, 'INVALID_SNAPSHOT');
+    boundedJson(text, 'snapshot', MAX_SNAPSHOT_JSON);
+    try {
+      return new BuildState(INTERNAL, run(() => wasm.BuildState.fromSnapshotJson(text)));
+    } catch (error) {
+      throw inJsWords(error, text, 'snapshot');
+    }
   }
 
   /**
@@ -168,7 +190,11 @@ export class BuildState {
   apply(event) {
     this.#live();
     const text = eventJson(event);
-    return this.#call((inner) => inner.applyJson(text), text);
+    try {
+      return this.#call((inner) => inner.applyJson(text), text);
+    } catch (error) {
+      throw inJsWords(error, text, 'event');
+    }
   }
 
   /** The canonical (current) instance of a partition ref, if any job run built it. */

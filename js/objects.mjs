@@ -1,9 +1,12 @@
 // Object-store key partitioning with exact parity with Go (Bacalhau's S3 partitioner).
 // Type checks of JS values happen here; every value rule lives in the Rust core.
-import * as wasm from '#wasm';
-import {PartitionError, call as callWasm, describe, freeWasm, freed, isTrap, readArgs, rethrow, tooLarge} from './errors.mjs';
+import * as wasm from '#wasm/objects';
+import {PartitionError, PartkitError, call as callWasm, describe, freeWasm, freed, isTrap, readArgs, rethrow, tooLarge} from './errors.mjs';
 import {MAX_BATCH_ITEMS, MAX_CHUNK_BYTES, MAX_LISTING_BYTES, MAX_STRING} from './limits.mjs';
-import {mapPacked} from './packed.mjs';
+import {packedFor} from './packed.mjs';
+import {argumentKit, isPlainObject} from './kit/args.mjs';
+
+const {mapPacked} = packedFor(wasm);
 
 /** `indexOf`/`indexMany` value of a directory key: in no partition. */
 export const DIRECTORY = -1;
@@ -17,59 +20,54 @@ const AUTO = 2; // a directory when the key ends in '/'
 
 const NO_FLAGS = new Uint8Array(0); // every key: AUTO
 
-const argError = (message) => new PartitionError(message, 'INVALID_ARGUMENT');
+const kit = argumentKit(PartitionError, {base: PartkitError, maxString: MAX_STRING});
+const argError = kit.fail;
 /** Runs `read` (reads of caller values); a foreign exception becomes INVALID_ARGUMENT. */
-const reading = (read) => readArgs(argError, read);
+const reading = (read, name) => kit.reading(read, name);
 const call = (fn) => callWasm(fn, PartitionError);
+const requireString = (value, name) => kit.requireString(value, name);
+const requireInteger = (value, name) => kit.requireInteger(value, name);
 
-function isPlainObject(value) {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
-function requireString(value, name) {
-  if (typeof value !== 'string') throw argError(`${name} must be a string, got ${describe(value)}`);
-  if (value.length > MAX_STRING) throw tooLarge(PartitionError, name, value.length, MAX_STRING, 'UTF-16 code units');
-}
-
-function requireInteger(value, name) {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value)) {
-    throw argError(`${name} must be an integer, got ${describe(value)}`);
-  }
-}
+/** The keys of a partition config (Go's PartitionConfig, as JSON). */
+const CONFIG_KEYS = ['type', 'pattern', 'startIndex', 'endIndex', 'dateFormat'];
+/** The keys of a source (Go's SourceSpec, as JSON: partkit reads bucket, key and partition). */
+const SOURCE_KEYS = ['bucket', 'key', 'partition', 'filter', 'region', 'endpoint', 'versionId', 'checksumSHA256'];
 
 /** A config field: absent or null is Go's zero value, as with encoding/json. */
-function field(config, name, kind, zero) {
+function field(config, name, kind, zero, base) {
   const value = config[name];
   if (value === undefined || value === null) return zero;
-  if (kind === 'string') requireString(value, `partition.${name}`);
-  else requireInteger(value, `partition.${name}`);
+  if (kind === 'string') requireString(value, `${base}.${name}`);
+  else requireInteger(value, `${base}.${name}`);
   return value;
 }
 
 /** The five config fields as a fresh plain object (src/wasm/objects.rs `ConfigArgs`). */
 function readConfig(config, name = 'config') {
-  return reading(() => readConfigFields(config, name));
+  return reading(() => readConfigFields(config, name), name);
 }
 
 function readConfigFields(config, name) {
   if (config === undefined || config === null) return {type: '', pattern: '', startIndex: 0, endIndex: 0, dateFormat: ''};
   if (!isPlainObject(config)) throw argError(`${name} must be an object, got ${describe(config)}`);
+  kit.knownKeys(config, CONFIG_KEYS, name);
   return {
-    type: field(config, 'type', 'string', ''),
-    pattern: field(config, 'pattern', 'string', ''),
-    startIndex: field(config, 'startIndex', 'integer', 0),
-    endIndex: field(config, 'endIndex', 'integer', 0),
-    dateFormat: field(config, 'dateFormat', 'string', ''),
+    type: field(config, 'type', 'string', '', name),
+    pattern: field(config, 'pattern', 'string', '', name),
+    startIndex: field(config, 'startIndex', 'integer', 0, name),
+    endIndex: field(config, 'endIndex', 'integer', 0, name),
+    dateFormat: field(config, 'dateFormat', 'string', '', name),
   };
 }
 
 /** `[prefix, config fields]` of a SourceSpec. */
 function readSource(source) {
-  return reading(() => readSourceFields(source));
+  return reading(() => readSourceFields(source), 'source');
 }
 
 function readSourceFields(source) {
   if (!isPlainObject(source)) throw argError(`source must be an object, got ${describe(source)}`);
+  kit.knownKeys(source, SOURCE_KEYS, 'source');
   const {bucket, key, partition} = source;
   if (bucket !== undefined && bucket !== null) requireString(bucket, 'source.bucket');
   if (key !== undefined && key !== null) requireString(key, 'source.key');
@@ -81,7 +79,7 @@ function readSourceFields(source) {
  * is a string, `keys` is `objects` itself and `dirs` is empty (every key AUTO).
  */
 function readObjects(objects, name = 'objects') {
-  return reading(() => readObjectList(copyList(objects, name), name));
+  return reading(() => readObjectList(copyList(objects, name), name), name);
 }
 
 /** `objects` (an array) read once into a bounded copy. */
@@ -91,7 +89,7 @@ function copyList(objects, name) {
     const n = objects.length;
     if (n > MAX_BATCH_ITEMS) throw tooLarge(PartitionError, name, n, MAX_BATCH_ITEMS, 'items');
     return Array.prototype.slice.call(objects);
-  });
+  }, name);
 }
 
 /** Keys and flags of a copied list; `list` is returned too (the objects as read). */
@@ -135,7 +133,7 @@ export function validatePartitionConfig(config) {
   const c = reading(() => {
     if (!isPlainObject(config)) throw argError(`config must be an object, got ${describe(config)}`);
     return readConfigFields(config, 'config');
-  });
+  }, 'config');
   call(() => wasm.validatePartitionConfig(c));
 }
 
@@ -151,7 +149,7 @@ export function partitionObjects(objects, totalPartitions, partitionIndex, sourc
   // Go validates config, total and index (in that order) before looking at the objects.
   const selector = call(() => new wasm.PartitionSelector({totalPartitions, partitionIndex, sourceKey: prefix, partition: c}));
   try {
-    const {keys, dirs} = reading(() => readObjectList(list, 'objects'));
+    const {keys, dirs} = reading(() => readObjectList(list, 'objects'), 'objects');
     const out = [];
     mapPacked(keys, 'keys', argError, Uint32Array, (p, start, end) => {
       const picked = call(() => selector.select(p, dirs.length === 0 ? NO_FLAGS : dirs.subarray(start, end)));
@@ -196,6 +194,15 @@ export class ObjectPartitioner {
     return call(() => this.#live().prefix());
   }
 
+  /**
+   * What is almost surely a mistake in the source although Go accepts it (a date layout with no
+   * Go layout element, such as 'YYYY-MM-DD': every key falls back to partition 0), each in a
+   * sentence; the partitioning is Go's all the same.
+   */
+  get warnings() {
+    return call(() => this.#live().warnings());
+  }
+
   /** False when every partition gets every object (type '' or 'none', or one partition). */
   get isPartitioned() {
     return call(() => this.#live().isPartitioned());
@@ -216,7 +223,7 @@ export class ObjectPartitioner {
     this.#live();
     reading(() => {
       if (!Array.isArray(keys)) throw argError(`keys must be an array of strings, got ${describe(keys)}`);
-    });
+    }, 'keys');
     return mapPacked(keys, 'keys', argError, Int32Array, (p) => call(() => this.#live().indexPacked(p, NO_FLAGS)));
   }
 
@@ -265,7 +272,8 @@ export class ObjectPartitioner {
 
   /**
    * How `keys` (strings or objects) spread over the partitions: counts per partition, how many
-   * fell back to partition 0 (no regex match, unparsable date, key too short), directories.
+   * fell back to partition 0 (no regex match, unparsable date, key too short), directories; and
+   * `warnings` (see the `warnings` getter) when there are any.
    */
   stats(keys) {
     this.#live();
@@ -281,7 +289,8 @@ export class ObjectPartitioner {
       for (let i = 2; i < s.length; i++) counts[i - 2] += s[i];
       return new Uint32Array(0);
     });
-    return {counts, fallback, directories};
+    const warnings = this.warnings;
+    return warnings.length ? {counts, fallback, directories, warnings} : {counts, fallback, directories};
   }
 
   /**
@@ -354,7 +363,7 @@ export class ObjectPartitioner {
 
   /** Indices of a list already copied by `copyList`. */
   #indices(list) {
-    const {keys, dirs} = reading(() => readObjectList(list, 'objects'));
+    const {keys, dirs} = reading(() => readObjectList(list, 'objects'), 'objects');
     return packed(keys, dirs, Int32Array, (p, d) => call(() => this.#live().indexPacked(p, d)));
   }
 
@@ -419,7 +428,7 @@ function readBytes(value, name, bound) {
     const length = apply(BYTE_LENGTH, value, []);
     if (length > bound) throw tooLarge(PartitionError, name, length, bound, 'bytes');
     return new Uint8Array(apply(BUFFER, value, []), apply(BYTE_OFFSET, value, []), length);
-  });
+  }, name);
 }
 
 /** `{final}`: whether the stream ends with this chunk (default false). */
@@ -427,11 +436,12 @@ function readFinal(options) {
   return reading(() => {
     if (options === undefined || options === null) return false;
     if (!isPlainObject(options)) throw argError(`options must be an object, got ${describe(options)}`);
+    kit.knownKeys(options, ['final'], 'options');
     const {final} = options;
     if (final === undefined || final === null) return false;
     if (typeof final !== 'boolean') throw argError(`options.final must be a boolean, got ${describe(final)}`);
     return final;
-  });
+  }, 'options');
 }
 
 function concat(Out, parts, n) {

@@ -2,40 +2,15 @@
 // are, straight into a buffer in wasm memory, plus each string's length (see src/packed.rs
 // and src/wasm/packed.rs); Rust encodes each string to UTF-8 on its own (lone surrogates as
 // U+FFFD). Large batches go in chunks, so the buffer stays small and cache-resident.
-import * as wasm from '#wasm';
-import {isTrap, readArgs, rethrow, tooLarge} from './errors.mjs';
+// Each domain has its own wasm instance (js/wasm/load.mjs): `packedFor(wasm)` gives the helpers
+// that write into that instance's memory.
+import {describe, isTrap, readArgs, rethrow, tooLarge} from './errors.mjs';
 import {MAX_BATCH_ITEMS, MAX_BATCH_UNITS, MAX_STRING} from './limits.mjs';
 
 /** Code units per wasm call. */
 const CHUNK_UNITS = 1 << 18;
 /** Code units concatenated per `Buffer.write` (a young-generation string for V8). */
 const GROUP_UNITS = 1 << 14;
-
-let shared = null;
-
-/**
- * Makes sure wasm can take `units` more UTF-16 code units of string (UTF-8: at most 3 bytes
- * each) plus 1 MiB, so that passing them to a stateful object's method cannot trap; else
- * throws `OUT_OF_MEMORY` of `Class`.
- */
-export function reserveUnits(Class, units) {
-  if (!wasm.reserveMemory(units * 3 + (1 << 20))) {
-    throw new Class(
-      'partkit: out of WebAssembly memory (wasm32 has at most 4 GiB); free objects or pass a smaller batch',
-      'OUT_OF_MEMORY',
-    );
-  }
-}
-
-function dropShared() {
-  const old = shared;
-  shared = null;
-  try {
-    old?.free();
-  } catch {
-    // still borrowed by a trapped call: left to the garbage collector
-  }
-}
 
 /**
  * `items` read once (any proxy or getter runs here, in JS) into `list`, with every string's
@@ -45,17 +20,17 @@ function dropShared() {
 export function readStrings(items, name, fail) {
   const Class = fail('').constructor;
   const list = readArgs(fail, () => {
-    if (!Array.isArray(items)) throw fail(`${name} must be an array of strings`);
+    if (!Array.isArray(items)) throw fail(`${name} must be an array of strings, got ${describe(items)}`);
     const n = items.length;
     if (n > MAX_BATCH_ITEMS) throw tooLarge(Class, name, n, MAX_BATCH_ITEMS, 'items');
     return Array.prototype.slice.call(items);
-  });
+  }, name);
   const n = list.length;
   const lens = new Uint32Array(n);
   let units = 0;
   for (let i = 0; i < n; i++) {
     const s = list[i];
-    if (typeof s !== 'string') throw fail(`${name}[${i}] must be a string`);
+    if (typeof s !== 'string') throw fail(`${name}[${i}] must be a string, got ${describe(s)}`);
     if (s.length > MAX_STRING) throw tooLarge(Class, `${name}[${i}]`, s.length, MAX_STRING, 'UTF-16 code units');
     units += s.length;
     lens[i] = s.length;
@@ -86,59 +61,91 @@ function writeUnits(items, start, end, units) {
   return o;
 }
 
-/**
- * Maps `items` (an array of strings) through `fn(packed, start, end)`, which returns one typed
- * array entry per item of `items[start..end)`, read from the wasm `PackedStrings` `packed`;
- * returns one typed array of class `Out`. `fail(message)` builds the error thrown for a
- * non-array or a non-string item.
- */
-export function mapPacked(items, name, fail, Out, fn) {
-  const {list, lens} = readStrings(items, name, fail);
-  items = list;
-  const n = list.length;
-  if (shared === null) {
-    try {
-      shared = new wasm.PackedStrings();
-    } catch (error) {
-      rethrow(error, fail('').constructor);
+/** `mapPacked` and `reserveUnits` of the wasm instance `wasm` (a domain's `#wasm/<domain>`). */
+export function packedFor(wasm) {
+  let shared = null;
+
+  /**
+   * Makes sure wasm can take `units` more UTF-16 code units of string (UTF-8: at most 3 bytes
+   * each) plus 1 MiB, so that passing them to a stateful object's method cannot trap; else
+   * throws `OUT_OF_MEMORY` of `Class`.
+   */
+  function reserveUnits(Class, units) {
+    if (!wasm.reserveMemory(units * 3 + (1 << 20))) {
+      throw new Class(
+        'partkit: out of WebAssembly memory (wasm32 has at most 4 GiB); free objects or pass a smaller batch',
+        'OUT_OF_MEMORY',
+      );
     }
   }
-  const packed = shared;
-  let out = null;
-  let start = 0;
-  do {
-    let end = start;
-    let size = 0;
-    while (end < n && (end === start || size + lens[end] <= CHUNK_UNITS)) size += lens[end++];
+
+  function dropShared() {
+    const old = shared;
+    shared = null;
     try {
-      packed.reset(size, end - start);
-    } catch (error) {
-      if (isTrap(error)) dropShared();
-      rethrow(error, fail('').constructor);
+      old?.free();
+    } catch {
+      // still borrowed by a trapped call: left to the garbage collector
     }
-    const {buffer} = wasm.wasmMemory();
-    new Uint32Array(buffer, packed.lensPtr(), end - start).set(lens.subarray(start, end));
-    // `list` holds strings read once: their lengths cannot change between the two passes.
-    if (writeUnits(items, start, end, new Uint16Array(buffer, packed.unitsPtr(), size)) !== size) {
-      throw fail(`${name}: the strings were not written whole`);
+  }
+
+  /**
+   * Maps `items` (an array of strings) through `fn(packed, start, end)`, which returns one typed
+   * array entry per item of `items[start..end)`, read from the wasm `PackedStrings` `packed`;
+   * returns one typed array of class `Out`. `fail(message)` builds the error thrown for a
+   * non-array or a non-string item.
+   */
+  function mapPacked(items, name, fail, Out, fn) {
+    const {list, lens} = readStrings(items, name, fail);
+    items = list;
+    const n = list.length;
+    if (shared === null) {
+      try {
+        shared = new wasm.PackedStrings();
+      } catch (error) {
+        rethrow(error, fail('').constructor);
+      }
     }
-    let res;
-    try {
-      res = fn(packed, start, end);
-      if (size > CHUNK_UNITS) packed.shrink();
-    } catch (error) {
-      // A trap (out of memory) leaves the buffer borrowed in wasm-bindgen's bookkeeping: drop
-      // it, the next call makes a new one.
-      if (isTrap(error) || error?.code === 'OUT_OF_MEMORY') dropShared();
-      throw error;
-    }
-    if (start === 0 && end === n) return res;
-    if (out === null) out = new Out(n);
-    out.set(res, start);
-    start = end;
-  } while (start < n);
-  return out;
+    const packed = shared;
+    let out = null;
+    let start = 0;
+    do {
+      let end = start;
+      let size = 0;
+      while (end < n && (end === start || size + lens[end] <= CHUNK_UNITS)) size += lens[end++];
+      try {
+        packed.reset(size, end - start);
+      } catch (error) {
+        if (isTrap(error)) dropShared();
+        rethrow(error, fail('').constructor);
+      }
+      const {buffer} = wasm.wasmMemory();
+      new Uint32Array(buffer, packed.lensPtr(), end - start).set(lens.subarray(start, end));
+      // `list` holds strings read once: their lengths cannot change between the two passes.
+      if (writeUnits(items, start, end, new Uint16Array(buffer, packed.unitsPtr(), size)) !== size) {
+        throw fail(`${name}: the strings were not written whole`);
+      }
+      let res;
+      try {
+        res = fn(packed, start, end);
+        if (size > CHUNK_UNITS) packed.shrink();
+      } catch (error) {
+        // A trap (out of memory) leaves the buffer borrowed in wasm-bindgen's bookkeeping: drop
+        // it, the next call makes a new one.
+        if (isTrap(error) || error?.code === 'OUT_OF_MEMORY') dropShared();
+        throw error;
+      }
+      if (start === 0 && end === n) return res;
+      if (out === null) out = new Out(n);
+      out.set(res, start);
+      start = end;
+    } while (start < n);
+    return out;
+  }
+
+  return {mapPacked, reserveUnits};
 }
+
 /**
  * Bucketing's format: one joined string (encoded to UTF-8 by wasm-bindgen) plus UTF-16 lengths,
  * split by `PackedSplitter` in src/packed.rs.

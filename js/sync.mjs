@@ -4,42 +4,103 @@
 // record's value as read from the topic, passed as it is; outputs come back as JSON text, parsed
 // here, their messages either parsed too or, with `publishAs: 'records'`, kept as the JSON text to
 // publish.
-import * as wasm from '#wasm';
-import {SyncError, call as callWasm, describe, freeWasm, freed, isTrap, readArgs, tooLarge} from './errors.mjs';
+import * as wasm from '#wasm/sync';
+import {PartkitError, SyncError, call as callWasm, describe, freeWasm, freed, isTrap, readArgs, tooLarge} from './errors.mjs';
 import {MAX_JSON, MAX_STRING} from './limits.mjs';
-import {reserveUnits} from './packed.mjs';
+import {packedFor} from './packed.mjs';
+import {argumentKit, isPlainObject, unknownKey, reword} from './kit/args.mjs';
 
-const argError = (message) => new SyncError(message, 'INVALID_ARGUMENT');
+const {reserveUnits} = packedFor(wasm);
+
+const kit = argumentKit(SyncError, {base: PartkitError, maxString: MAX_STRING});
+const argError = kit.fail;
 const utf8 = new TextEncoder();
 const call = (fn) => callWasm(fn, SyncError);
 
-function isObject(value) {
-  return value !== null && typeof value === 'object' && !readArgs(argError, () => Array.isArray(value));
+function isObject(value, name) {
+  return kit.reading(() => isPlainObject(value), name);
 }
 
-function requireString(name, value) {
-  if (typeof value !== 'string') throw argError(`${name} must be a string, got ${describe(value)}`);
-  if (value.length > MAX_STRING) throw tooLarge(SyncError, name, value.length, MAX_STRING, 'UTF-16 code units');
+const requireString = (name, value) => kit.requireString(value, name);
+
+const requireNow = (now) => kit.requireMillis(now, 'now');
+
+/** The SyncTask options that are times or sizes (non-negative integers), and the others. */
+const NUMBER_OPTIONS = ['rebalanceTimeout', 'epochAckTimeout', 'removalDelay', 'tombstoneTtl', 'stateRefreshInterval', 'maxRecordBytes'];
+const OPTIONS = [...NUMBER_OPTIONS, 'publishAs'];
+
+/**
+ * The SyncTask options read once into a plain copy, each checked: the keys known, each time a
+ * non-negative integer of milliseconds (`maxRecordBytes`: of bytes), `publishAs` one of two
+ * words. The core checks the values' rules (e.g. the least `maxRecordBytes`).
+ */
+function readOptions(options) {
+  const fail = (message) => new SyncError(`invalid options: ${message}`, 'SYNC_INVALID_OPTIONS');
+  return kit.reading(() => {
+    if (!isPlainObject(options)) throw argError(`options must be an object, got ${describe(options)}`);
+    const copy = {};
+    for (const key of Object.keys(options)) {
+      if (!OPTIONS.includes(key)) throw fail(unknownKey(key, OPTIONS, 'options'));
+      const value = options[key];
+      if (value === undefined) continue;
+      if (key === 'publishAs') {
+        if (value !== 'messages' && value !== 'records') throw fail(`options.publishAs must be 'messages' or 'records', got ${describe(value)}`);
+      } else if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+        const unit = key === 'maxRecordBytes' ? 'bytes' : 'milliseconds';
+        throw fail(`options.${key} must be a non-negative integer of ${unit}, got ${describe(value)}`);
+      }
+      copy[key] = value;
+    }
+    return copy;
+  }, 'options');
 }
 
-function requireNow(now) {
-  if (!Number.isSafeInteger(now) || now < 0) {
-    throw argError(`now must be an integer in 0..=Number.MAX_SAFE_INTEGER, got ${describe(now)}`);
-  }
+const REBALANCE = ['generation', 'leader', 'members'];
+
+/** A rebalance event read once into a plain copy, each field checked. */
+function readRebalance(event) {
+  const fail = (message) => new SyncError(`invalid rebalance: ${message}`, 'SYNC_INVALID_REBALANCE');
+  return kit.reading(() => {
+    if (!isPlainObject(event)) throw fail(`event must be an object {generation, leader, members?}, got ${describe(event)}`);
+    for (const key of Object.keys(event)) if (!REBALANCE.includes(key)) throw fail(unknownKey(key, REBALANCE, 'event'));
+    const {generation, leader, members} = event;
+    if (typeof generation !== 'number' || !Number.isSafeInteger(generation) || generation < 0) {
+      throw fail(`event.generation must be a non-negative integer, got ${describe(generation)}`);
+    }
+    if (typeof leader !== 'boolean') {
+      throw fail(`event.leader must be a boolean (whether this task leads the generation; kafkajs gives the leader's member id: compare it with this member's), got ${describe(leader)}`);
+    }
+    const copy = {generation, leader};
+    if (members !== undefined && members !== null) {
+      if (!Array.isArray(members)) throw fail(`event.members must be an array of task ids, got ${describe(members)}`);
+      const list = Array.prototype.slice.call(members);
+      list.forEach((m, i) => {
+        if (typeof m !== 'string') throw fail(`event.members[${i}] must be a string (a task id), got ${describe(m)}`);
+      });
+      copy.members = list;
+    }
+    return copy;
+  }, 'event');
+}
+
+/** A SyncError of the core with serde's words about JSON `text` (the value at `path`) in JS words. */
+function inJsWords(error, text, path) {
+  if (error instanceof SyncError && typeof text === 'string') error.message = reword(error.message, text, path);
+  return error;
 }
 
 /** JSON text of `value`, or a SyncError with `code` saying why JSON cannot carry it (passed to
  * wasm as its UTF-8 bytes: `utf8.encode` copies them in one go, where a string crosses character
  * by character). */
-function jsonOf(value, code, what) {
+function jsonOf(value, code, what, name) {
   let text;
   try {
     text = JSON.stringify(value);
   } catch (error) {
     const reason = readArgs(argError, () => String(error?.message ?? error));
-    throw new SyncError(`${what}: it cannot be serialized as JSON: ${reason}`, code);
+    throw new SyncError(`${what}: ${name} cannot be serialized as JSON: ${reason}`, code);
   }
-  if (text === undefined) throw new SyncError(`${what}: it cannot be serialized as JSON`, code);
+  if (text === undefined) throw new SyncError(`${what}: ${name} cannot be serialized as JSON`, code);
   if (text.length > MAX_JSON) throw tooLarge(SyncError, `${what}: the JSON text`, text.length, MAX_JSON, 'UTF-16 code units');
   return text;
 }
@@ -122,31 +183,32 @@ export class SyncTask {
     let text;
     let records = false;
     if (options !== undefined) {
-      if (!isObject(options)) throw argError(`options must be an object, got ${describe(options)}`);
-      const {publishAs, ...core} = readArgs(argError, () => ({...options}));
-      if (publishAs !== undefined && publishAs !== 'messages' && publishAs !== 'records') {
-        throw new SyncError(`invalid options: publishAs must be 'messages' or 'records', got ${describe(publishAs)}`, 'SYNC_INVALID_OPTIONS');
-      }
+      const {publishAs, ...core} = readOptions(options);
       records = publishAs === 'records';
-      text = jsonOf(core, 'SYNC_INVALID_OPTIONS', 'invalid options');
+      text = jsonOf(core, 'SYNC_INVALID_OPTIONS', 'invalid options', 'options');
     }
     const bytes = text === undefined ? undefined : utf8.encode(text);
-    this.#inner = call(() => {
-      const inner = new wasm.SyncTask(taskId, bytes);
-      if (records) inner.publishRecords(true);
-      return inner;
-    });
+    try {
+      this.#inner = call(() => {
+        const inner = new wasm.SyncTask(taskId, bytes);
+        if (records) inner.publishRecords(true);
+        return inner;
+      });
+    } catch (error) {
+      throw inJsWords(error, text, 'options');
+    }
     this.#records = records;
   }
 
   /** A group rebalance: `{generation, leader, members?}` (`members` required for the leader). */
   onRebalance(event, now) {
     requireNow(now);
-    if (!isObject(event)) {
-      throw new SyncError(`invalid rebalance: expected an object, got ${describe(event)}`, 'SYNC_INVALID_REBALANCE');
+    const text = jsonOf(readRebalance(event), 'SYNC_INVALID_REBALANCE', 'invalid rebalance', 'event');
+    try {
+      return this.#output((inner, bytes) => inner.onRebalanceJson(bytes, now), text);
+    } catch (error) {
+      throw inJsWords(error, text, 'event');
     }
-    const text = jsonOf(event, 'SYNC_INVALID_REBALANCE', 'invalid rebalance');
-    return this.#output((inner, bytes) => inner.onRebalanceJson(bytes, now), text);
   }
 
   /**
@@ -158,27 +220,47 @@ export class SyncTask {
     requireNow(now);
     if (typeof message === 'string') {
       if (message.length > MAX_JSON) throw tooLarge(SyncError, 'the sync message', message.length, MAX_JSON, 'UTF-16 code units');
-      return this.#output((inner, bytes) => inner.onMessageJson(bytes, now), message);
+      try {
+        return this.#output((inner, bytes) => inner.onMessageJson(bytes, now), message);
+      } catch (error) {
+        throw inJsWords(error, message, 'message');
+      }
     }
     // (a Proxy's traps run in `instanceof` and in the copy: both before wasm is entered)
-    if (readArgs(argError, () => message instanceof Uint8Array)) {
+    if (kit.reading(() => message instanceof Uint8Array, 'message')) {
       // a copy of the caller's bytes, made before wasm is entered (over a detached buffer: refused)
-      const bytes = readArgs(argError, () => new Uint8Array(message));
+      const bytes = kit.reading(() => new Uint8Array(message), 'message');
       if (bytes.length > MAX_JSON) throw tooLarge(SyncError, 'the sync message', bytes.length, MAX_JSON, 'bytes');
       if (bytes.length > 4096) reserveUnits(SyncError, bytes.length);
-      return this.#output((inner) => inner.onMessageJson(bytes, now));
+      try {
+        return this.#output((inner) => inner.onMessageJson(bytes, now));
+      } catch (error) {
+        let text;
+        if (error?.code === 'SYNC_MALFORMED_MESSAGE') {
+          try {
+            text = new TextDecoder('utf-8', {fatal: true}).decode(bytes);
+          } catch {
+            text = ''; // not UTF-8: no field to name, the syntax error is worded all the same
+          }
+        }
+        throw inJsWords(error, text, 'message');
+      }
     }
-    if (!isObject(message)) {
-      throw new SyncError(`malformed sync message: expected an object, or a record value (Uint8Array or string), got ${describe(message)}`, 'SYNC_MALFORMED_MESSAGE');
+    if (!isObject(message, 'message')) {
+      throw new SyncError(`malformed sync message: message must be an object, or a record value (a Uint8Array or a string), got ${describe(message)}`, 'SYNC_MALFORMED_MESSAGE');
     }
-    const text = jsonOf(message, 'SYNC_MALFORMED_MESSAGE', 'malformed sync message');
-    return this.#output((inner, bytes) => inner.onMessageJson(bytes, now), text);
+    const text = jsonOf(message, 'SYNC_MALFORMED_MESSAGE', 'malformed sync message', 'message');
+    try {
+      return this.#output((inner, bytes) => inner.onMessageJson(bytes, now), text);
+    } catch (error) {
+      throw inJsWords(error, text, 'message');
+    }
   }
 
   /** Initial partitions, or children read from a partition this task runs. */
   addPartitions(partitions, now) {
     requireNow(now);
-    readArgs(argError, () => {
+    kit.reading(() => {
       if (!Array.isArray(partitions)) throw argError(`partitions must be an array, got ${describe(partitions)}`);
       // Each item takes at least 2 characters of JSON: a longer array cannot fit MAX_JSON.
       const max = MAX_JSON / 2;
@@ -186,13 +268,17 @@ export class SyncTask {
       // (an array item would pass as a spec with positional fields: JSON of a Rust struct)
       for (let i = 0; i < partitions.length; i++) {
         const item = partitions[i];
-        if (!isObject(item)) {
+        if (!isObject(item, `partitions[${i}]`)) {
           throw new SyncError(`invalid partition: partitions[${i}] must be an object {token, parents?, ...}, got ${describe(item)}`, 'SYNC_INVALID_PARTITION');
         }
       }
-    });
-    const text = jsonOf(partitions, 'SYNC_INVALID_PARTITION', 'invalid partition');
-    return this.#output((inner, bytes) => inner.addPartitionsJson(bytes, now), text);
+    }, 'partitions');
+    const text = jsonOf(partitions, 'SYNC_INVALID_PARTITION', 'invalid partition', 'partitions');
+    try {
+      return this.#output((inner, bytes) => inner.addPartitionsJson(bytes, now), text);
+    } catch (error) {
+      throw inJsWords(error, text, 'partitions');
+    }
   }
 
   /** The caller started reading a partition it was told to start. */

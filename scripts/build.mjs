@@ -2,9 +2,11 @@
 // Builds the package: toolchain check, npm dependencies when missing, the wasm for Node and
 // for browsers, then the JS entry points. Every step is skipped when its output is current.
 import {execFileSync} from 'node:child_process';
-import {existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync} from 'node:fs';
+import {deflateRawSync} from 'node:zlib';
+import {existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync} from 'node:fs';
 import {dirname, join, relative, resolve, sep} from 'node:path';
 import {fileURLToPath, pathToFileURL} from 'node:url';
+import {inflate} from '../js/wasm/inflate.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const run = (cmd, args, opts = {}) => execFileSync(cmd, args, {cwd: root, stdio: 'inherit', ...opts});
@@ -33,61 +35,185 @@ if (!existsSync(join(root, 'node_modules', 'esbuild')) || !existsSync(join(root,
 // 2. Rust toolchain pieces (wasm target, wasm-pack, matching wasm-bindgen CLI).
 run('bash', [join(root, 'scripts', 'ensure-toolchain.sh')]);
 
-// 3. The wasm, for Node (synchronous CommonJS) and for browsers (ES module, async init).
+// 3. The wasm: one module per domain (cargo feature `<domain>`, src/wasm/<domain>.rs), so that a
+// page or process loads only the domains it calls. Each is built by cargo, bound by wasm-bindgen
+// (`--target web`, whose glue takes the compiled module from us: `initSync`), shrunk by binaryen's
+// wasm-opt (the npm package `binaryen`, a devDependency), and wrapped in pkg/<domain>/index.mjs,
+// which carries the wasm as base64 and compiles it on the first call (js/wasm/load.mjs).
+const DOMAINS = ['bucketing', 'objects', 'imports', 'lifecycle', 'sync'];
+// Features of the wasm rustc emits by default (Rust >= 1.87), which wasm-opt must be told of.
+const WASM_FEATURES = ['--enable-bulk-memory', '--enable-nontrapping-float-to-int', '--enable-sign-ext',
+  '--enable-mutable-globals', '--enable-reference-types', '--enable-multivalue'];
+// -O3, not -Oz: -Oz saved about 1% and slowed the regex partitioner by 20-30% (docs/wasm.md).
+const WASM_OPT = ['-O3', '--strip-debug', '--strip-producers', ...WASM_FEATURES];
 const rustInputs = newest(['src', 'Cargo.toml', 'Cargo.lock']);
 const env = {...process.env, PATH: `${process.env.HOME}/.cargo/bin:${process.env.PATH}`};
-for (const target of ['nodejs', 'web']) {
-  const out = `pkg/${target === 'nodejs' ? 'node' : 'web'}`;
-  if (mtime(`${out}/partkit_bg.wasm`) > rustInputs) continue;
-  log(`wasm-pack build --target ${target}`);
-  run('wasm-pack', ['build', '--release', '--target', target, '--out-dir', out, '--out-name', 'partkit', '--no-pack'], {env});
-  rmSync(join(root, out, '.gitignore'), {force: true});
-  if (target === 'web') writeFileSync(join(root, out, 'package.json'), '{"type": "module"}\n');
+for (const old of ['pkg/node', 'pkg/web']) rmSync(join(root, old), {recursive: true, force: true});
+for (const domain of DOMAINS) {
+  const out = `pkg/${domain}`;
+  const stamp = join(root, out, 'wasm-opt.json');
+  const flags = JSON.stringify(WASM_OPT) + '\n';
+  if (mtime(`${out}/partkit_bg.wasm`) > rustInputs && existsSync(stamp) && readFileSync(stamp, 'utf8') === flags) continue;
+  log(`wasm of ${domain}: cargo build, wasm-bindgen, wasm-opt`);
+  run('cargo', ['build', '--quiet', '--lib', '--release', '--target', 'wasm32-unknown-unknown',
+    '--no-default-features', '--features', domain], {env});
+  rmSync(join(root, out), {recursive: true, force: true});
+  run('wasm-bindgen', ['target/wasm32-unknown-unknown/release/partkit.wasm', '--target', 'web',
+    '--out-dir', out, '--out-name', 'partkit', '--no-typescript', '--remove-name-section',
+    '--remove-producers-section'], {env});
+  const wasmFile = join(root, out, 'partkit_bg.wasm');
+  run(join(root, 'node_modules', '.bin', 'wasm-opt'), [wasmFile, '-o', wasmFile, ...WASM_OPT]);
+  writeFileSync(join(root, out, 'package.json'), '{"type": "module"}\n');
+  writeFileSync(stamp, flags);
+}
+rmSync(join(root, 'dist'), {recursive: true, force: true});
+mkdirSync(join(root, 'dist', 'wasm'), {recursive: true});
+for (const domain of DOMAINS) {
+  writeFileSync(join(root, 'pkg', domain, 'index.mjs'), await lazyModule(domain, `pkg/${domain}`));
+  const wasm = readFileSync(join(root, 'pkg', domain, 'partkit_bg.wasm'));
+  const deflated = deflateRawSync(wasm, {level: 9});
+  // js/wasm/inflate.mjs (browsers' path) must give the same bytes back
+  if (Buffer.compare(Buffer.from(inflate(deflated, wasm.length)), wasm) !== 0) throw new Error(`build: inflate of ${domain}`);
+  writeFileSync(join(root, 'dist', 'wasm', `${domain}.json`), JSON.stringify(deflated.toString('base64')) + '\n');
 }
 
-// 4. JS entry points.
+/**
+ * pkg/<domain>/index.mjs: the glue's exports, each a stub until the first call, which compiles
+ * and instantiates the wasm (carried as base64) and rebinds every export to the glue's own, so
+ * that later calls go straight to wasm-bindgen's functions and classes.
+ */
+async function lazyModule(domain, out) {
+  const glue = await import(pathToFileURL(join(root, out, 'partkit.js')).href + `?${Date.now()}`);
+  const names = Object.keys(glue).filter((n) => n !== 'default' && n !== 'initSync').sort();
+  const bytes = readFileSync(join(root, out, 'partkit_bg.wasm'));
+  const stub = (n) => {
+    const value = glue[n];
+    if (typeof value !== 'function') throw new Error(`build: ${out}/partkit.js exports ${n}, not a function`);
+    if (!/^class\b/.test(Function.prototype.toString.call(value))) {
+      return `export let ${n} = function (...args) {\n  load();\n  return ${n}(...args);\n};`;
+    }
+    const statics = Object.getOwnPropertyNames(value)
+      .filter((s) => !['length', 'name', 'prototype'].includes(s) && !s.startsWith('__') && typeof value[s] === 'function');
+    return [`export let ${n} = class {`,
+      `  constructor(...args) {\n    load();\n    return new ${n}(...args);\n  }`,
+      ...statics.map((s) => `  static ${s}(...args) {\n    load();\n    return ${n}.${s}(...args);\n  }`),
+      '};'].join('\n');
+  };
+  return [
+    `// Generated by scripts/build.mjs: the exports of partkit's ${domain} WebAssembly (${bytes.length} bytes,`,
+    `// dist/wasm/${domain}.json), which the first call of any of them compiles (js/wasm/load.mjs).`,
+    `import {initSync, ${names.map((n) => `${n} as glue${n}`).join(', ')}} from './partkit.js';`,
+    "import {wasmModule} from '../../js/wasm/load.mjs';",
+    `import {wasmData} from '#wasm-data/${domain}';`,
+    '',
+    'let ready = false;',
+    'function load() {',
+    '  if (ready) return;',
+    `  initSync({module: wasmModule(wasmData(), ${bytes.length})});`,
+    '  ready = true;',
+    ...names.map((n) => `  ${n} = glue${n};`),
+    '}',
+    '',
+    ...names.map(stub),
+    '',
+  ].join('\n');
+}
+
+// 4. JS entry points: dist/index.cjs (Node's require and import, jest, esbuild --platform=node)
+// and dist/browser/ (browsers and bundlers: index.mjs, one entry per domain, shared chunks), the
+// same code; each domain's wasm is read from dist/wasm/<domain>.json. A bundler's tree shaking
+// keeps only the domains a page uses ("sideEffects": false); a page without a bundler imports a
+// domain's entry directly. TextDecoder/TextEncoder are injected (js/wasm/text.mjs).
 const esbuild = await import('esbuild');
-const wasmAlias = (target) => ({
+// `#wasm/<domain>`: pkg/<domain>/index.mjs; `#wasm-data/<domain>`: how it reads
+// dist/wasm/<domain>.json, from dist/index.cjs (`require`, on first use) or from dist/browser/
+// (a static JSON import, which bundlers inline and browsers fetch).
+const wasmDomains = (format) => ({
   name: 'partkit-wasm',
   setup(build) {
-    build.onResolve({filter: /^#wasm$/}, () => ({path: `../pkg/${target}/partkit.js`, external: true}));
+    const domainOf = (path, prefix) => {
+      const domain = path.slice(prefix.length);
+      if (!DOMAINS.includes(domain)) throw new Error(`build: no wasm domain ${domain}`);
+      return domain;
+    };
+    build.onResolve({filter: /^#wasm\//}, ({path}) => ({path: join(root, 'pkg', domainOf(path, '#wasm/'), 'index.mjs')}));
+    build.onResolve({filter: /^#wasm-data\//}, ({path}) => ({path: domainOf(path, '#wasm-data/'), namespace: 'wasm-data'}));
+    build.onLoad({filter: /.*/, namespace: 'wasm-data'}, ({path: domain}) => ({
+      contents: format === 'cjs'
+        ? `export const wasmData = () => require('./wasm/${domain}.json');`
+        : `import data from '../wasm/${domain}.json' with {type: 'json'};\nexport const wasmData = () => data;`,
+      loader: 'js',
+    }));
+    build.onResolve({filter: /^\.\.?\/wasm\/[a-z]+\.json$/}, ({path}) => ({path, external: true}));
   },
 });
-mkdirSync(join(root, 'dist'), {recursive: true});
 const common = {bundle: true, absWorkingDir: root, logLevel: 'warning', legalComments: 'none'};
+const wasmCommon = {...common, inject: ['js/wasm/text.mjs']};
+// dist/index.cjs also gives tests each domain's raw wasm exports (tests/memory.test.js fills a
+// domain's memory), under a registered symbol on PartkitError: not API, not enumerable, no types.
+const testHook = {
+  name: 'partkit-test-hook',
+  setup(build) {
+    build.onResolve({filter: /^partkit-cjs-entry$/}, () => ({path: 'entry', namespace: 'partkit-cjs'}));
+    build.onLoad({filter: /.*/, namespace: 'partkit-cjs'}, () => ({
+      resolveDir: root,
+      loader: 'js',
+      contents: [
+        "export * from './js/index.mjs';",
+        "import {PartkitError} from './js/errors.mjs';",
+        ...DOMAINS.map((d) => `import * as ${d} from '#wasm/${d}';`),
+        `Object.defineProperty(PartkitError, Symbol.for('partkit.wasm'), {value: Object.freeze({${DOMAINS.join(', ')}})});`,
+      ].join('\n'),
+    }));
+  },
+};
 await esbuild.build({
-  ...common,
-  entryPoints: ['js/index.mjs'],
+  ...wasmCommon,
+  entryPoints: ['partkit-cjs-entry'],
   outfile: 'dist/index.cjs',
   format: 'cjs',
   platform: 'node',
   target: 'node18',
-  plugins: [wasmAlias('node')],
+  plugins: [testHook, wasmDomains('cjs')],
+  // wasm-bindgen's async `init`, which reads import.meta.url, is never imported (tree-shaken)
+  logOverride: {'empty-import-meta': 'silent'},
 });
 await esbuild.build({
-  ...common,
-  entryPoints: ['js/browser.mjs'],
-  outfile: 'dist/browser.mjs',
+  ...wasmCommon,
+  entryPoints: {index: 'js/index.mjs', ...Object.fromEntries(DOMAINS.map((d) => [d, `js/${d}.mjs`]))},
+  outdir: 'dist/browser',
+  outExtension: {'.js': '.mjs'},
+  chunkNames: 'chunk-[hash]',
+  // what a page without a bundler downloads; class names kept (errors' `name`)
+  minify: true,
+  keepNames: true,
+  splitting: true,
   format: 'esm',
-  platform: 'browser',
+  platform: 'neutral',
   target: 'es2022',
-  plugins: [wasmAlias('web')],
+  // the JSON import's `with {type: 'json'}` (browsers need it; es2022 predates it)
+  supported: {'import-attributes': true},
+  plugins: [wasmDomains('esm')],
 });
+// The ES module's types: types/index.d.ts read as an ES module (see step 5).
+writeFileSync(join(root, 'dist', 'index.d.mts'), "export * from '../types/index.js';\n");
 
 // 5. Node-only subpaths: package.json "exports" "./<name>" (with its types in types/<name>.d.ts),
 // from js/<name>/index.mjs, bundled to dist/<name>.cjs (require) and dist/<name>.mjs (import).
 // A subpath's imports of the root's modules (js/*.mjs) are not bundled again but left to
 // dist/index.cjs, so that one partkit instance serves the root and every subpath (one SyncError
-// class for `instanceof`, one wasm instance); its npm dependencies (peer dependencies such as
-// kafkajs) stay external. To add a subpath, add its name here and its "exports" entry:
+// class for `instanceof`, one wasm instance per domain); its npm dependencies (peer dependencies
+// such as kafkajs) stay external. To add a subpath, add its name here and its "exports" entry:
 //
-//   "./<name>": {"types": "./types/<name>.d.ts",
-//                "node": {"import": "./dist/<name>.mjs", "require": "./dist/<name>.cjs"}}
+//   "./<name>": {"import": {"types": "./dist/<name>.d.mts", "node": "./dist/<name>.mjs"},
+//                "require": {"types": "./types/<name>.d.ts", "node": "./dist/<name>.cjs"}}
 //
 // with no "browser" or "default" condition: a browser bundler then refuses the import when it
 // builds (no condition of "./<name>" matches) instead of shipping a module that fails when it
-// runs, and no stub ends up in anyone's bundle. "types" comes first (TypeScript takes the first
-// condition it knows); "typesVersions" maps "<name>" for TypeScript's older `node` resolution.
+// runs, and no stub ends up in anyone's bundle. "types" comes first in each branch (TypeScript
+// takes the first condition it knows), and the ES module's types are dist/<name>.d.mts, written
+// here (re-exporting types/<name>.d.ts), so that TypeScript reads an ES module as one (not
+// "masquerading as CJS"); "typesVersions" maps "<name>" for TypeScript's older `node` resolution.
 const NODE_SUBPATHS = ['kafka', 's3'];
 const sharedRoot = (name) => ({
   name: 'partkit-shared-root',
@@ -134,6 +260,7 @@ for (const name of NODE_SUBPATHS) {
       plugins: [peerGuard(name, format), sharedRoot(name)],
     });
   }
+  writeFileSync(join(root, 'dist', `${name}.d.mts`), `export * from '../types/${name}.js';\n`);
   // Loading the ES module links its named imports against dist/index.cjs' exports: a subpath
   // that imports a root module's name that the root does not export fails the build here.
   await import(pathToFileURL(join(root, 'dist', `${name}.mjs`)).href);

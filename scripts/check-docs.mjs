@@ -18,9 +18,10 @@
 //   `<!-- docs-check: declare ... -->` is that without running.
 // Every problem is reported as file:line; the exit code is 1 if there is any.
 // `node scripts/check-docs.mjs [--parse-only] [--keep] [FILE...]` checks only those files;
-// `--parse-only` packs nothing, type-checks and runs no block; `--keep` keeps the temp project.
-import {execFileSync} from 'node:child_process';
-import {existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync} from 'node:fs';
+// `--parse-only` packs nothing, type-checks and runs no block or CLI line; `--keep` keeps the
+// temp project.
+import {execFileSync, spawnSync} from 'node:child_process';
+import {chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync} from 'node:fs';
 import {tmpdir} from 'node:os';
 import {dirname, join, relative, resolve} from 'node:path';
 import {fileURLToPath, pathToFileURL} from 'node:url';
@@ -380,6 +381,71 @@ function packedProject() {
   return dir;
 }
 
+const SHELL_LANGS = new Set(['sh', 'bash', 'shell', 'console']);
+const CALLS_PARTKIT = /(^|[|;&]\s*|\$\(\s*)(npx\s+)?partkit(\s|$)/;
+
+/**
+ * The commands of a shell block: `{command, expected, status, line}` for each `$ ` line (the
+ * lines after it are its stdout), and problems for lines that call partkit without `$ `.
+ */
+export function shellCommands(block, file) {
+  const commands = [];
+  const problems = [];
+  block.code.split('\n').forEach((text, i) => {
+    const line = block.line + i;
+    const m = /^\$ (.*)$/.exec(text);
+    if (m) {
+      const status = /#\s*exit\s+(\d+)\s*$/.exec(m[1]);
+      commands.push({command: m[1], expected: [], status: status ? Number(status[1]) : 0, line});
+    } else if (commands.length) {
+      commands[commands.length - 1].expected.push(text);
+    } else if (CALLS_PARTKIT.test(text.trim())) {
+      problems.push(`${file}:${line}: a partkit command line must be written '$ partkit …' (followed by its output) so that it runs`);
+    }
+  });
+  for (const c of commands) while (c.expected.length && c.expected[c.expected.length - 1].trim() === '') c.expected.pop();
+  return {commands, problems};
+}
+
+/** A scratch directory with `partkit` and `npx` on PATH (npx runs its arguments). */
+function shellSandbox() {
+  const dir = mkdtempSync(join(tmpdir(), 'partkit-docs-'));
+  const bin = join(dir, '.bin');
+  spawnSync('mkdir', [bin]);
+  writeFileSync(join(bin, 'partkit'), `#!/bin/sh\nexec node ${JSON.stringify(join(root, 'js', 'cli.mjs'))} "$@"\n`);
+  writeFileSync(join(bin, 'npx'), '#!/bin/sh\nexec "$@"\n');
+  chmodSync(join(bin, 'partkit'), 0o755);
+  chmodSync(join(bin, 'npx'), 0o755);
+  return {dir, env: {...process.env, PATH: `${bin}:${process.env.PATH}`, NO_COLOR: '1'}};
+}
+
+/** Runs the shell blocks of one file; returns problems and how many commands ran. */
+function checkShell(file, parsed, run) {
+  const problems = [];
+  let ran = 0;
+  let box = null;
+  for (const block of parsed.blocks) {
+    if (!SHELL_LANGS.has(block.lang)) continue;
+    const {commands, problems: p} = shellCommands(block, file);
+    problems.push(...p);
+    if (!run) continue;
+    for (const c of commands) {
+      box ??= shellSandbox();
+      const r = spawnSync('bash', ['-o', 'pipefail', '-c', c.command], {cwd: box.dir, env: box.env, encoding: 'utf8', timeout: 60000});
+      ran++;
+      const got = r.stdout.replace(/\s+$/, '').split('\n').map((l) => l.replace(/\s+$/, ''));
+      const want = c.expected.map((l) => l.replace(/\s+$/, ''));
+      if (r.status !== c.status) {
+        problems.push(`${file}:${c.line}: '${c.command}' exited ${r.status ?? r.signal}, expected ${c.status}${r.stderr ? `; stderr: ${r.stderr.trim().slice(0, 500)}` : ''}`);
+      } else if (want.length && !isDeepStrictEqual(got, want)) {
+        problems.push(`${file}:${c.line}: '${c.command}' printed:\n${got.join('\n')}\n  expected:\n${want.join('\n')}`);
+      }
+    }
+  }
+  if (box) rmSync(box.dir, {recursive: true, force: true});
+  return {problems, ran};
+}
+
 /** Runs the checker on a small synthetic tree, so a checker that finds nothing cannot pass. */
 function selfTest() {
   const fails = [];
@@ -401,6 +467,9 @@ function selfTest() {
   const problems = checkLinks('docs/self-test.md', md, () => md);
   same(problems.length, 2, `broken links found (${problems.join('; ')})`);
   same(instrument('f(1); // => 2', 6, 'x').code, '__expect((f(1)), (2), 6);', 'instrument');
+  const sh = shellCommands({line: 3, code: '$ partkit a | x  # exit 1\nout\n\n$ echo\nnpx partkit b'}, 'f');
+  same(sh.commands.map((c) => [c.command, c.expected, c.status, c.line]), [['partkit a | x  # exit 1', ['out'], 1, 3], ['echo', ['npx partkit b'], 0, 6]], 'shell commands');
+  same(shellCommands({line: 1, code: 'npx partkit b\ncat x | partkit c\nnpm run demo'}, 'f').problems.length, 2, 'unrun partkit lines');
   if (fails.length) {
     console.error(`check-docs: self-test failed:\n  ${fails.join('\n  ')}`);
     process.exit(1);
@@ -424,6 +493,7 @@ async function main() {
   const problems = [];
   const blocks = [];
   let links = 0;
+  let commands = 0;
   for (const file of files) {
     const parsed = readParsed(file);
     if (file === 'README.md' && parsed.lines - 1 > README_MAX_LINES) {
@@ -434,6 +504,9 @@ async function main() {
     problems.push(...b.problems);
     blocks.push(...b.ok);
     links += parsed.links.filter((l) => !isExternal(l.target)).length;
+    const sh = checkShell(file, parsed, !parseOnly);
+    problems.push(...sh.problems);
+    commands += sh.ran;
   }
   let summary = `${files.length} files ok: ${links} relative links, ${blocks.length} JS/TS blocks parsed`;
   if (!parseOnly) {
@@ -442,7 +515,7 @@ async function main() {
       problems.push(...typeCheck(project, blocks));
       const r = await runBlocks(project, blocks, esbuild);
       problems.push(...r.problems);
-      summary += ` and type-checked (strict, exactOptionalPropertyTypes, noUncheckedIndexedAccess) against the packed tarball, ${r.ran} run with ${r.assertions} checked results`;
+      summary += ` and type-checked (strict, exactOptionalPropertyTypes, noUncheckedIndexedAccess) against the packed tarball, ${r.ran} run with ${r.assertions} checked results, ${commands} CLI lines run`;
     } finally {
       if (keep) console.error(`check-docs: the project is kept in ${project}`);
       else rmSync(project, {recursive: true, force: true});

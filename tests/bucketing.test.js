@@ -88,7 +88,7 @@ describe('bucket()', () => {
       expect(thrown(() => bucket('k', bad, 3)).code).toBe('INVALID_ARGUMENT');
     }
     expect(thrown(() => bucketMany('k', 'abc', 3)).code).toBe('INVALID_ARGUMENT');
-    expect(thrown(() => bucketMany('k', ['a', 1], 3)).message).toBe('data[1] must be a string');
+    expect(thrown(() => bucketMany('k', ['a', 1], 3)).message).toBe('data[1] must be a string, got the number 1');
   });
 });
 

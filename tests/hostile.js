@@ -266,4 +266,56 @@ function canary(p) {
   return out;
 }
 
-module.exports = {INTERNAL, CALLBACKS, hostileValues, calls, fixtures, stateOf, canary, revoked, throwingProxy};
+const kafka = {consumer() {}, producer() {}, admin() {}};
+/** An S3 client whose every ListObjectsV2 page is empty. */
+const client = {send: async () => ({Contents: [], IsTruncated: false, KeyCount: 0})};
+const SOURCE = {bucket: 'b', key: 'logs/', partition: {type: 'object'}};
+const BASE = {kafka, connectorName: 'c', taskId: 't'};
+const SUBPATH_FIXTURES = {kafka, client, SOURCE, BASE};
+
+/**
+ * One call per export of partkit/kafka (`k`) and partkit/s3 (`s3`) and per argument position,
+ * with `v` there: `[name, thunk]` pairs (a thunk may return a promise). No broker, no S3: an
+ * in-memory kafkajs shape and an S3 client whose pages are empty.
+ */
+function subpathCalls(k, s3, v) {
+  const assigner = () => k.taskSyncAssigner({taskId: 't'})({cluster: {}});
+  return [
+    ['kafkaTopicNames', () => k.kafkaTopicNames(v)],
+    ['new KafkaTaskSync', () => new k.KafkaTaskSync(v)],
+    ...['kafka', 'connectorName', 'taskId', 'syncOptions', 'topicCheckInterval', 'sessionTimeout', 'syncRetentionMs', 'clock', 'syncTopic', 'groupId', 'onStart', 'createSyncTask']
+      .map((field) => [`new KafkaTaskSync.${field}`, () => new k.KafkaTaskSync({...BASE, [field]: v})]),
+    ['new KafkaTaskSync.syncOptions.stateRefreshInterval', () => new k.KafkaTaskSync({...BASE, syncOptions: {stateRefreshInterval: v}})],
+    ['taskSyncAssigner', () => k.taskSyncAssigner(v)],
+    ['taskSyncAssigner.taskId', () => k.taskSyncAssigner({taskId: v})],
+    ['taskSyncAssigner.onAssign', () => k.taskSyncAssigner({taskId: 't', onAssign: v})],
+    ['taskSyncAssigner()(context)', () => k.taskSyncAssigner({taskId: 't'})(v)],
+    ['assigner.protocol', () => assigner().protocol(v)],
+    ['assigner.protocol.topics', () => assigner().protocol({topics: v})],
+    ['assigner.protocol.topic', () => assigner().protocol({topics: [v]})],
+    ['findEpochStart', () => k.findEpochStart(v, {atLow: true, low: 0})],
+    ['findEpochStart.record', () => k.findEpochStart([v], {atLow: true, low: 0})],
+    ['findEpochStart.message', () => k.findEpochStart([{offset: 0, message: v}], {atLow: true, low: 0})],
+    ['findEpochStart.where', () => k.findEpochStart([], v)],
+    ['new SyncLogReader', () => new k.SyncLogReader(v)],
+    ...['topic', 'low', 'high', 'scanWindow', 'refetches'].map((field) => [
+      `new SyncLogReader.${field}`,
+      () => new k.SyncLogReader({topic: 't', low: 0, high: 5, scanWindow: 4, [field]: v}),
+    ]),
+    ['parseS3Url', () => s3.parseS3Url(v)],
+    ['listPartition.client', () => s3.listPartition(v, SOURCE, 2, 0).next()],
+    ['listPartition.source', () => s3.listPartition(client, v, 2, 0).next()],
+    ['listPartition.source.bucket', () => s3.listPartition(client, {...SOURCE, bucket: v}, 2, 0).next()],
+    ['listPartition.source.partition', () => s3.listPartition(client, {...SOURCE, partition: v}, 2, 0).next()],
+    ['listPartition.total', () => s3.listPartition(client, SOURCE, v, 0).next()],
+    ['listPartition.index', () => s3.listPartition(client, SOURCE, 2, v).next()],
+    ['listPartition.options', () => s3.listPartition(client, SOURCE, 2, 0, v).next()],
+    ['listPartition.options.pageSize', () => s3.listPartition(client, SOURCE, 2, 0, {pageSize: v}).next()],
+    ['listPartition.options.signal', () => s3.listPartition(client, SOURCE, 2, 0, {signal: v}).next()],
+    ['stats.source', () => s3.stats(client, v, 2)],
+    ['stats.total', () => s3.stats(client, SOURCE, v)],
+    ['stats.options', () => s3.stats(client, SOURCE, 2, v)],
+  ];
+}
+
+module.exports = {INTERNAL, CALLBACKS, hostileValues, calls, subpathCalls, SUBPATH_FIXTURES, fixtures, stateOf, canary, revoked, throwingProxy};

@@ -340,7 +340,7 @@ describe('validation: nothing is assigned on error', () => {
   });
 
   test('non-array items and non-object options', () => {
-    expectError(() => assignImportBuckets('x'), 'INVALID_ARGUMENT', 'items must be an array, got a string');
+    expectError(() => assignImportBuckets('x'), 'INVALID_ARGUMENT', 'items must be an array, got the string "x"');
     expectError(() => assignImportBuckets([], 3), 'INVALID_ARGUMENT', 'options must be an object, got the number 3');
   });
 

@@ -170,10 +170,10 @@ describe('validation (Go messages)', () => {
 
   test('wrong types are INVALID_ARGUMENT', () => {
     for (const [c, msg] of [
-      [{type: 1}, 'partition.type must be a string, got the number 1'],
-      [{type: 'substring', startIndex: 1.5, endIndex: 3}, 'partition.startIndex must be an integer, got the number 1.5'],
-      [{type: 'substring', startIndex: 0, endIndex: '3'}, 'partition.endIndex must be an integer, got a string'],
-      [{type: 'date', dateFormat: ['2006']}, 'partition.dateFormat must be a string, got an array'],
+      [{type: 1}, 'config.type must be a string, got the number 1'],
+      [{type: 'substring', startIndex: 1.5, endIndex: 3}, 'config.startIndex must be an integer, got the number 1.5'],
+      [{type: 'substring', startIndex: 0, endIndex: '3'}, 'config.endIndex must be an integer, got the string "3"'],
+      [{type: 'date', dateFormat: ['2006']}, 'config.dateFormat must be a string, got an array'],
     ]) {
       const e = thrown(() => validatePartitionConfig(c));
       expect(e).toBeInstanceOf(PartitionError);
@@ -181,10 +181,10 @@ describe('validation (Go messages)', () => {
       expect(e.message).toBe(msg);
     }
     expect(thrown(() => validatePartitionConfig(null)).code).toBe('INVALID_ARGUMENT');
-    expect(thrown(() => partitionObjects('abc', 1, 0, {})).message).toBe('objects must be an array, got a string');
+    expect(thrown(() => partitionObjects('abc', 1, 0, {})).message).toBe('objects must be an array, got the string "abc"');
     expect(thrown(() => partitionObjects([{key: 3}], 1, 0, {})).message).toBe('objects[0].key must be a string, got the number 3');
     expect(thrown(() => partitionObjects([{key: 'a', isDir: 'no'}], 1, 0, {})).message)
-      .toBe('objects[0].isDir must be a boolean, got a string');
+      .toBe('objects[0].isDir must be a boolean, got the string "no"');
     expect(thrown(() => partitionObjects([7], 1, 0, {})).code).toBe('INVALID_ARGUMENT');
     expect(thrown(() => partitionObjects([], 1.5, 0, {})).code).toBe('INVALID_ARGUMENT');
     expect(thrown(() => partitionObjects([], 2, NaN, {})).code).toBe('INVALID_ARGUMENT');

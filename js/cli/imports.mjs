@@ -1,17 +1,18 @@
 // `partkit import-buckets`, and the import-bucket part of the demo.
-import {integerOption, parseJsonArrayOrLines, readText} from './io.mjs';
+import {integerOption, leaf, parseJsonArrayOrLines, readText} from './io.mjs';
 
 function formatItems(items, lines) {
   return lines ? items.map((x) => `${JSON.stringify(x)}\n`).join('') : `${JSON.stringify(items, null, 2)}\n`;
 }
 
 export function register(program, api) {
-  program
-    .command('import-buckets')
-    .description(
-      'assign UUID buckets to the items of an import: FILE holds a JSON array or JSON lines; ' +
-        'the same format is written to stdout with each item\'s bucket set',
-    )
+  leaf(
+    program,
+    'import-buckets',
+    'assign UUID buckets to the items of an import: FILE holds a JSON array or JSON lines; ' +
+      'the same format is written to stdout with each item\'s bucket set (--json: always an array)',
+    `printf '{"id": 1, "datasetName": "faq"}\\n{"id": 2, "datasetName": "faq"}\\n' | partkit import-buckets --buckets 2 --import-id run-1 -`,
+  )
     .option('--buckets <n>', 'N, buckets per dataset, 1..50 (default: $GTC_IMPORT_BUCKETS_DEFAULT, else 5)', integerOption('--buckets'))
     .option('--import-id <id>', 'derive buckets from this id (v5 UUIDs): retries give the same buckets')
     .option('--dataset-field <name>', 'the dataset field', 'datasetName')
@@ -25,7 +26,7 @@ export function register(program, api) {
         datasetField: opts.datasetField,
         bucketField: opts.bucketField,
       });
-      process.stdout.write(formatItems(out, lines));
+      process.stdout.write(formatItems(out, lines && !opts.json));
     });
 }
 

@@ -1,23 +1,26 @@
 // `partkit lifecycle replay | uuid`, and the lifecycle part of the demo.
-import {parseJsonArrayOrLines, readText} from './io.mjs';
+import {leaf, parseJsonArrayOrLines, readText, result, usage} from './io.mjs';
 
 const stateOf = (p) => (p ? `${p.state}${p.missingDeps ? ` waiting for ${p.missingDeps.join(', ')}` : ''}` : '—');
 
 export function register(program, api) {
   const lifecycle = program
     .command('lifecycle')
-    .description('partition lifecycle: replay build-event logs, derive partition UUIDs');
+    .description('partition lifecycle: replay build-event logs, derive partition UUIDs')
+    .addHelpText('after', '\nExample:\n  $ partkit lifecycle uuid job-3 sales/daily\n');
 
-  lifecycle
-    .command('replay')
-    .description(
-      'replay a build-event log (JSON array or JSON lines) and print a summary, or the snapshot; ' +
-        'exit 1 with the index of the first refused event',
-    )
+  leaf(
+    lifecycle,
+    'replay',
+    'replay a build-event log (JSON array or JSON lines) and print a summary, or the snapshot; ' +
+      'exit 1 with the index of the first refused event',
+    `echo '{"type": "WantCreate", "timestamp": 1, "wantId": "w1", "partitions": ["sales/daily"]}' | partkit lifecycle replay --ref sales/daily -`,
+  )
     .option('--snapshot', 'print the resulting snapshot as JSON instead of the summary')
-    .option('--ref <ref...>', 'also print the history of these partition refs')
+    .option('--ref <ref>', 'also print the history of this partition ref (repeatable)', (v, all = []) => [...all, v])
     .argument('<file>', 'EVENTS.json or EVENTS.jsonl, or - for stdin')
     .action((file, opts) => {
+      if (opts.snapshot && opts.ref) usage('--ref does not apply with --snapshot');
       const {items: events} = parseJsonArrayOrLines(readText(file), file);
       let state;
       try {
@@ -31,24 +34,35 @@ export function register(program, api) {
         process.stdout.write(`${JSON.stringify(state.snapshot(), null, 2)}\n`);
         return;
       }
-      const s = state.stats();
-      const out = (l) => process.stdout.write(`${l}\n`);
-      out(`${events.length} events: ${s.wants} wants, ${s.jobRuns} job runs, ${s.partitions} partition instances over ${s.refs} refs`);
-      const schedulable = state.schedulableWants();
-      out(`schedulable wants (${schedulable.length}): ${schedulable.map((w) => w.wantId).join(' ') || '—'}`);
-      for (const ref of opts.ref ?? []) {
-        out(`${ref}:`);
-        for (const p of state.partitionHistory(ref)) out(`  ${p.uuid}  ${stateOf(p).padEnd(12)}  job ${p.jobRunId}`);
-        out(`  wants: ${state.wantsForPartition(ref).map((w) => `${w} (${state.want(w).state})`).join(', ') || '—'}`);
-      }
+      const summary = {
+        events: events.length,
+        ...state.stats(),
+        schedulable: state.schedulableWants().map((w) => w.wantId),
+        histories: (opts.ref ?? []).map((ref) => ({
+          ref,
+          history: state.partitionHistory(ref),
+          wants: state.wantsForPartition(ref).map((w) => ({wantId: w, state: state.want(w).state})),
+        })),
+      };
+      result(opts, summary, (s) => {
+        const out = [
+          `${s.events} events: ${s.wants} wants, ${s.jobRuns} job runs, ${s.partitions} partition instances over ${s.refs} refs`,
+          `schedulable wants (${s.schedulable.length}): ${s.schedulable.join(' ') || '—'}`,
+        ];
+        for (const r of s.histories) {
+          out.push(`${r.ref}:`);
+          for (const p of r.history) out.push(`  ${p.uuid}  ${stateOf(p).padEnd(12)}  job ${p.jobRunId}`);
+          out.push(`  wants: ${r.wants.map((w) => `${w.wantId} (${w.state})`).join(', ') || '—'}`);
+        }
+        return out;
+      });
     });
 
-  lifecycle
-    .command('uuid')
-    .description('print the partition UUID that JOB_RUN_ID builds for REF')
+  leaf(lifecycle, 'uuid', 'print the partition UUID that JOB_RUN_ID builds for REF', 'partkit lifecycle uuid job-3 sales/daily')
     .argument('<jobRunId>')
     .argument('<ref>')
-    .action((jobRunId, ref) => process.stdout.write(`${api.derivePartitionUuid(jobRunId, ref)}\n`));
+    .action((jobRunId, ref, opts) =>
+      result(opts, {jobRunId, ref, uuid: api.derivePartitionUuid(jobRunId, ref)}, (r) => [r.uuid]));
 }
 
 export function demo(api, out) {

@@ -2,11 +2,46 @@
 // object-partitioning part of the demo.
 import {createReadStream} from 'node:fs';
 import {once} from 'node:events';
-import {integerOption, lines, readText, sample} from './io.mjs';
+import {integerOption, leaf, lines, readText, result, sample, say, usage} from './io.mjs';
 
-const TYPES = ['', 'none', 'object', 'regex', 'substring', 'date'];
+const TYPES = ['none', 'object', 'regex', 'substring', 'date'];
+/** The options that apply to one --type only. */
+const TYPE_OPTIONS = [
+  ['pattern', '--pattern', 'regex'],
+  ['start', '--start', 'substring'],
+  ['end', '--end', 'substring'],
+  ['dateFormat', '--date-format', 'date'],
+];
+/** The options that apply with --s3 only. */
+const S3_OPTIONS = [
+  ['endpoint', '--endpoint'],
+  ['region', '--region'],
+  ['pageSize', '--page-size'],
+];
 
-/** The SourceSpec of the options; an unknown --type gets Go's message from the core. */
+/** Refuses options that do not apply to the chosen --type (or mode), naming what they belong to. */
+function checkOptions(opts) {
+  if (opts.type !== undefined && !TYPES.includes(opts.type)) {
+    usage(`--type must be one of ${TYPES.join(', ')}, got '${opts.type}'`);
+  }
+  for (const [key, flag, type] of TYPE_OPTIONS) {
+    if (opts[key] !== undefined && opts.type !== type) {
+      usage(`${flag} applies to --type ${type} only, ${opts.type === undefined ? 'and no --type was given' : `not to --type ${opts.type}`}`);
+    }
+  }
+  if (!opts.s3) {
+    for (const [key, flag] of S3_OPTIONS) if (opts[key] !== undefined) usage(`${flag} applies with --s3 only`);
+  }
+  if (opts.plan && opts.index !== undefined) usage('--index does not apply with --plan, which prints every partition');
+  if (!opts.plan && opts.index === undefined) usage('--index is required unless --plan is given');
+}
+
+/** Warnings about the source (e.g. a date layout with no Go layout element), on stderr. */
+function warn(warnings) {
+  for (const w of warnings ?? []) say('warning', w);
+}
+
+/** The SourceSpec of the options. */
 function source(opts) {
   return {
     key: opts.prefix ?? '',
@@ -20,12 +55,22 @@ function source(opts) {
   };
 }
 
-function planReport(api, keys, total, src, write) {
+/** `{counts, fallback, directories, keys, warnings}` of a listing. */
+function plan(api, keys, total, src) {
   const p = new api.ObjectPartitioner(total, src);
-  const s = p.stats(keys);
+  try {
+    const s = p.stats(keys);
+    return {counts: s.counts, fallback: s.fallback, directories: s.directories, keys: keys.length, warnings: s.warnings ?? []};
+  } finally {
+    p.free();
+  }
+}
+
+function planText(s) {
   const width = String(Math.max(...s.counts, 0)).length;
-  s.counts.forEach((count, i) => write(`partition ${i}\t${String(count).padStart(width)}`));
-  write(`keys ${keys.length}, directories ${s.directories}, fallback to partition 0: ${s.fallback}`);
+  const out = s.counts.map((count, i) => `partition ${i}\t${String(count).padStart(width)}`);
+  out.push(`keys ${s.keys}, directories ${s.directories}, fallback to partition 0: ${s.fallback}`);
+  return out;
 }
 
 /** Progress on stderr (pages, keys, rate) when it is a terminal. */
@@ -44,8 +89,8 @@ function progress() {
 }
 
 /** `--s3`: list with partkit/s3 and print this partition's keys (or the plan). */
-async function fromS3(api, opts, write) {
-  if (opts.prefix !== undefined) throw new Error('--prefix and --s3 exclude each other: the key is the s3:// URL\'s path');
+async function fromS3(api, opts) {
+  if (opts.prefix !== undefined) usage('--prefix does not apply with --s3: the key is the s3:// URL\'s path');
   const s3 = await import('../s3/index.mjs');
   const {S3Client} = await import('@aws-sdk/client-s3');
   const {bucket, key} = s3.parseS3Url(opts.s3);
@@ -63,14 +108,22 @@ async function fromS3(api, opts, write) {
     if (opts.plan) {
       const s = await s3.stats(client, src, opts.total, options);
       p.done();
-      const width = String(Math.max(...s.counts, 0)).length;
-      s.counts.forEach((count, i) => write(`partition ${i}\t${String(count).padStart(width)}\t${s.bytes[i]} bytes`));
-      write(`keys ${s.objects}, directories ${s.directories}, fallback to partition 0: ${s.fallback}, pages ${s.pages}`);
+      warn(s.warnings);
+      result(opts, s, () => {
+        const width = String(Math.max(...s.counts, 0)).length;
+        const out = s.counts.map((count, i) => `partition ${i}\t${String(count).padStart(width)}\t${s.bytes[i]} bytes`);
+        out.push(`keys ${s.objects}, directories ${s.directories}, fallback to partition 0: ${s.fallback}, pages ${s.pages}`);
+        return out;
+      });
       return;
     }
-    if (opts.index === undefined) throw new Error('--index is required unless --plan is given');
     let buf = '';
+    const keys = [];
     for await (const o of s3.listPartition(client, src, opts.total, opts.index, options)) {
+      if (opts.json) {
+        keys.push(o.key);
+        continue;
+      }
       buf += `${o.key}\n`;
       if (buf.length > 1 << 16) {
         process.stdout.write(buf);
@@ -78,7 +131,8 @@ async function fromS3(api, opts, write) {
       }
     }
     p.done();
-    process.stdout.write(buf);
+    if (opts.json) result(opts, keys, () => []);
+    else process.stdout.write(buf);
   } finally {
     process.removeListener('SIGINT', stop);
     client.destroy();
@@ -107,13 +161,16 @@ async function selectStream(api, file, total, index, src) {
 }
 
 export function register(program, api) {
-  program
-    .command('objects')
-    .description('print the keys (one per line) that partition INDEX of TOTAL processes, exactly as the Go S3 partitioner does')
+  leaf(
+    program,
+    'objects',
+    'print the keys (one per line) that partition INDEX of TOTAL processes, exactly as the Go S3 partitioner does',
+    "printf 'logs/user1/a\\nlogs/user2/b\\nlogs/user3/c\\n' | partkit objects --total 2 --index 1 --prefix 'logs/*' --type regex --pattern 'user(\\d+)' -",
+  )
     .requiredOption('--total <n>', 'number of partitions (job count)', integerOption('--total'))
     .option('--index <i>', '0-based partition index (required unless --plan)', integerOption('--index'))
     .option('--prefix <p>', 'the listing prefix (SourceSpec.Key), e.g. logs/*')
-    .option('--type <t>', `partition key type: ${TYPES.filter(Boolean).join(', ')}`)
+    .option('--type <t>', `partition key type: ${TYPES.join(', ')}`)
     .option('--pattern <re>', 'regex: Go (RE2) pattern')
     .option('--start <n>', 'substring: start index (code points)', integerOption('--start'))
     .option('--end <n>', 'substring: end index (exclusive)', integerOption('--end'))
@@ -125,16 +182,31 @@ export function register(program, api) {
     .option('--page-size <n>', 'with --s3: ListObjectsV2 MaxKeys (1-1000)', integerOption('--page-size'))
     .argument('[file]', 'keys, one per line; a key ending in / is a directory (- or nothing: stdin)', '-')
     .action(async (file, opts) => {
+      checkOptions(opts);
       if (opts.s3) {
-        await fromS3(api, opts, (l) => console.log(l));
+        if (file !== '-') usage(`a FILE does not apply with --s3 (got '${file}')`);
+        await fromS3(api, opts);
         return;
       }
       const src = source(opts);
       if (opts.plan) {
-        planReport(api, lines(readText(file)), opts.total, src, (l) => console.log(l));
+        const s = plan(api, lines(readText(file)), opts.total, src);
+        warn(s.warnings);
+        result(opts, s, planText);
         return;
       }
-      if (opts.index === undefined) throw new Error('--index is required unless --plan is given');
+      if (opts.json) {
+        const keys = lines(readText(file));
+        const p = new api.ObjectPartitioner(opts.total, src);
+        try {
+          warn(p.stats([]).warnings);
+          result(opts, p.select(keys, opts.index), () => []);
+        } finally {
+          p.free();
+        }
+        return;
+      }
+      warn(plan(api, [], opts.total, src).warnings);
       await selectStream(api, file, opts.total, opts.index, src);
     });
 }
@@ -152,7 +224,7 @@ export function demo(api, out) {
   for (const [type, src, flags] of runs) {
     out();
     out(`$ partkit objects --total 3 --prefix '${src.key}' --type ${type}${flags} --plan keys.txt`);
-    planReport(api, keys, 3, src, out);
+    for (const l of planText(plan(api, keys, 3, src))) out(l);
   }
   out();
   out("$ partkit objects --total 3 --index 2 --prefix 'logs/*' --type regex --pattern 'user(\\d+)' keys.txt | head -4");

@@ -1,5 +1,6 @@
 // `partkit sync simulate`, and the sync part of the demo: N tasks share a sync log (an array)
 // through the public SyncTask API; partitions split, tasks crash, the group rebalances.
+import {leaf, result, say as log, usage} from './io.mjs';
 
 /** mulberry32: a tiny seeded PRNG. */
 function prng(seed) {
@@ -134,24 +135,33 @@ export function simulate(api, {tasks = 3, partitions = 15, crashes = 1, seed = 1
 }
 
 export function register(program, api) {
-  const sync = program.command('sync').description('task coordination: the leader/epoch/partition-sharing protocol');
-  sync
-    .command('simulate')
-    .description('run N tasks sharing splitting partitions through crashes and rebalances, in process')
+  const sync = program
+    .command('sync')
+    .description('task coordination: the leader/epoch/partition-sharing protocol')
+    .addHelpText('after', '\nExample:\n  $ partkit sync simulate --tasks 3 --partitions 15 --crashes 1 --seed 7\n');
+  leaf(
+    sync,
+    'simulate',
+    'run N tasks sharing splitting partitions through crashes and rebalances, in process; exit 1 if a partition was left unfinished',
+    'partkit sync simulate --tasks 3 --partitions 15 --crashes 1 --seed 7',
+  )
     .option('--tasks <n>', 'tasks', '3')
     .option('--partitions <n>', 'partitions in the split tree', '15')
     .option('--crashes <n>', 'task crashes (each followed by a rebalance)', '1')
     .option('--seed <n>', 'seed', '1')
-    .option('--verbose', 'print every notable event')
+    .option('--verbose', 'print every notable event (on stderr)')
     .action((opts) => {
       const num = (name) => {
         const v = Number(opts[name]);
-        if (!Number.isSafeInteger(v) || v < 0) throw new Error(`--${name} must be a non-negative integer`);
+        if (!/^\d+$/.test(opts[name]) || !Number.isSafeInteger(v)) usage(`--${name} must be a non-negative integer, got '${opts[name]}'`);
         return v;
       };
-      const say = opts.verbose ? (line) => process.stdout.write(`${line}\n`) : () => {};
+      const say = opts.verbose ? (line) => log('event', line) : () => {};
       const r = simulate(api, {tasks: Math.max(1, num('tasks')), partitions: Math.max(1, num('partitions')), crashes: num('crashes'), seed: num('seed'), say});
-      process.stdout.write(`${JSON.stringify(r)}\n`);
+      result(opts, r, () => [
+        `finished ${r.finished}/${r.partitions} partitions, each on one task at a time; ${r.messages} messages (${r.bytes} bytes), ` +
+          `${r.generations} generations, ${r.steps} steps; epoch in force: ${r.epochs.join(' ')}`,
+      ]);
       if (r.finished !== r.partitions) process.exitCode = 1;
     });
 }

@@ -7,13 +7,19 @@
 // kafkajs' own AssignerProtocol encodes and decodes.
 import kafkajs from 'kafkajs';
 import {SyncError} from '../errors.mjs';
-import {isPlainObject, readArg} from './reader.mjs';
+import {describe} from '../kit/args.mjs';
+import {isObjectArg, readArg} from './reader.mjs';
 
 const {MemberMetadata, MemberAssignment} = kafkajs.AssignerProtocol;
 
 export const ASSIGNER_NAME = 'PartkitTaskSync';
 const ASSIGNER_VERSION = 1;
 const argError = (message) => new SyncError(message, 'INVALID_ARGUMENT');
+/** Kafka's longest topic name, and a bound on the topics of one protocol() request. */
+const MAX_TOPIC_NAME = 249;
+const MAX_TOPICS = 100000;
+/** A task id's bound (js/limits.mjs MAX_STRING, as SyncTask's). */
+const MAX_TASK_ID = 1 << 20;
 
 /**
  * The partition assigner of the heartbeat group. Each member announces its task id in its
@@ -26,15 +32,16 @@ const argError = (message) => new SyncError(message, 'INVALID_ARGUMENT');
  */
 export function taskSyncAssigner(options) {
   const what = 'taskSyncAssigner(options)';
-  if (!isPlainObject(what, options)) throw argError(`${what}: options must be an object {taskId, onAssign?}`);
+  if (!isObjectArg(what, options)) throw argError(`${what}: options must be an object {taskId, onAssign?}, got ${describe(options)}`);
   const [taskId, onAssign] = readArg(what, () => [options.taskId, options.onAssign]);
-  if (typeof taskId !== 'string' || taskId === '') throw argError(`${what}: taskId must be a non-empty string`);
-  if (onAssign !== undefined && typeof onAssign !== 'function') throw argError(`${what}: onAssign must be a function`);
+  if (typeof taskId !== 'string' || taskId === '') throw argError(`${what}: options.taskId must be a non-empty string, got ${describe(taskId)}`);
+  if (taskId.length > MAX_TASK_ID) throw new SyncError(`${what}: options.taskId has ${taskId.length} UTF-16 code units, more than the bound of ${MAX_TASK_ID} UTF-16 code units`, 'INPUT_TOO_LARGE');
+  if (onAssign !== undefined && typeof onAssign !== 'function') throw argError(`${what}: options.onAssign must be a function, got ${describe(onAssign)}`);
   return (context) => {
-    if (context !== undefined && !isPlainObject('the assigner factory argument', context)) {
-      throw argError('the assigner factory takes kafkajs\' {cluster}');
+    if (context !== undefined && !isObjectArg('context', context)) {
+      throw argError(`context must be kafkajs' {cluster}, got ${describe(context)}`);
     }
-    const cluster = context === undefined ? undefined : readArg('the assigner factory argument', () => context.cluster);
+    const cluster = context === undefined ? undefined : readArg('context', () => context.cluster);
     return assignerOf(taskId, onAssign, cluster);
   };
 }
@@ -44,12 +51,17 @@ function assignerOf(taskId, onAssign, cluster) {
     name: ASSIGNER_NAME,
     version: ASSIGNER_VERSION,
     protocol(request) {
-      const what = 'the assigner\'s protocol({topics})';
-      if (!isPlainObject(what, request)) throw argError(`${what}: expected an object {topics}`);
+      const what = 'protocol(request)';
+      if (!isObjectArg(what, request)) throw argError(`${what}: request must be an object {topics}, got ${describe(request)}`);
       const topicsArg = readArg(what, () => request.topics);
       if (!readArg(what, () => Array.isArray(topicsArg))) throw argError(`${what}: topics must be an array of strings`);
-      const topics = readArg(what, () => Array.from(topicsArg));
-      if (!topics.every((t) => typeof t === 'string')) throw argError(`${what}: topics must be an array of strings`);
+      const topics = readArg(what, () => Array.prototype.slice.call(topicsArg, 0, MAX_TOPICS + 1));
+      if (topics.length > MAX_TOPICS) throw new SyncError(`${what}: topics has more than ${MAX_TOPICS} items`, 'INPUT_TOO_LARGE');
+      topics.forEach((t, i) => {
+        if (typeof t !== 'string') throw argError(`${what}: topics[${i}] must be a string, got ${describe(t)}`);
+        // Kafka's bound; the consumer protocol writes a topic's length in 16 bits.
+        if (t.length > MAX_TOPIC_NAME) throw argError(`${what}: topics[${i}] must be a topic name of at most ${MAX_TOPIC_NAME} characters, got ${t.length}`);
+      });
       const userData = Buffer.from(JSON.stringify({taskId}), 'utf8');
       return {name: ASSIGNER_NAME, metadata: MemberMetadata.encode({version: ASSIGNER_VERSION, topics, userData})};
     },

@@ -10,7 +10,8 @@
 //   reader.mjs  the sync-topic reader as a pure state machine, and findEpochStart
 //   topics.mjs  the topics: names, creation, shape checks, the retention rule
 import {EventEmitter} from 'node:events';
-import {SyncError} from '../errors.mjs';
+import {PartkitError, SyncError} from '../errors.mjs';
+import {argumentKit, describe, isPlainObject} from '../kit/args.mjs';
 import {SyncTask} from '../sync.mjs';
 import {HeartbeatGroup, taskSyncAssigner} from './group.mjs';
 import {SyncLogReader, findEpochStart} from './reader.mjs';
@@ -22,9 +23,12 @@ import {
   checkTopicShape,
   createMissingTopics,
   kafkaTopicNames,
+  requireConnectorName,
 } from './topics.mjs';
 
 export {SyncLogReader, findEpochStart, kafkaTopicNames, taskSyncAssigner};
+
+const kit = argumentKit(SyncError, {base: PartkitError});
 
 const EMPTY_OUTPUT = Object.freeze({publish: [], start: [], stop: []});
 
@@ -40,6 +44,12 @@ const DEFAULTS = {
   syncRetentionMs: DEFAULT_SYNC_RETENTION_MS,
   stopTimeout: 10000,
 };
+
+/** Every key of the KafkaTaskSync options (the removed `tickInterval` is refused with its own message). */
+const OPTIONS = [
+  'kafka', 'connectorName', 'taskId', 'syncOptions', 'createSyncTask', 'clock', 'syncTopic', 'heartbeatTopic', 'groupId',
+  'onStart', 'onStop', 'onError', 'onRebalance', 'onEpoch', ...Object.keys(DEFAULTS),
+];
 
 // The tick timer sleeps until the SyncTask's pollTimeout(), but never longer than this (ms; so a
 // clock that jumps is noticed), nor than setTimeout can (2^31 - 1 ms).
@@ -78,28 +88,35 @@ export class KafkaTaskSync extends EventEmitter {
    */
   constructor(options) {
     super();
-    if (options === null || typeof options !== 'object') throw new SyncError('KafkaTaskSync options must be an object', 'INVALID_ARGUMENT');
-    const {kafka, connectorName, taskId} = options;
-    if (!kafka || typeof kafka.consumer !== 'function' || typeof kafka.producer !== 'function' || typeof kafka.admin !== 'function') {
-      throw new SyncError('options.kafka must be a kafkajs Kafka instance', 'INVALID_ARGUMENT');
-    }
-    if (typeof connectorName !== 'string' || !/^[A-Za-z0-9._-]+$/.test(connectorName)) {
-      throw new SyncError('options.connectorName must be a non-empty string of letters, digits, ".", "_" or "-"', 'INVALID_ARGUMENT');
-    }
-    if (typeof taskId !== 'string' || taskId === '') throw new SyncError('options.taskId must be a non-empty string', 'INVALID_ARGUMENT');
-    const o = {...DEFAULTS};
-    for (const [k, v] of Object.entries(options)) if (v !== undefined) o[k] = v;
-    if (options.tickInterval !== undefined) {
+    // The options read once into a plain copy (a revoked Proxy or a throwing getter is refused here).
+    const given = kit.reading(() => {
+      if (!isPlainObject(options)) throw kit.fail(`options must be an object {kafka, connectorName, taskId, …}, got ${describe(options)}`);
+      return {...options};
+    }, 'options');
+    if (given.tickInterval !== undefined) {
       throw new SyncError('options.tickInterval was removed: the SyncTask is ticked when its pollTimeout() is due', 'INVALID_ARGUMENT');
     }
+    kit.knownKeys(given, OPTIONS, 'options');
+    options = given;
+    const {kafka, connectorName, taskId} = options;
+    const isKafka = kit.reading(() => Boolean(kafka) && ['consumer', 'producer', 'admin'].every((m) => typeof kafka[m] === 'function'), 'options.kafka');
+    if (!isKafka) throw new SyncError(`options.kafka must be a kafkajs Kafka instance, got ${describe(kafka)}`, 'INVALID_ARGUMENT');
+    for (const k of ['syncTopic', 'heartbeatTopic', 'groupId']) if (options[k] !== undefined) kit.requireString(options[k], `options.${k}`, {nonEmpty: true});
+    for (const k of ['clock', 'onStart', 'onStop', 'onError', 'onRebalance', 'onEpoch']) {
+      if (options[k] !== undefined && typeof options[k] !== 'function') throw kit.fail(`options.${k} must be a function, got ${describe(options[k])}`);
+    }
+    requireConnectorName(connectorName, 'options.connectorName');
+    if (typeof taskId !== 'string' || taskId === '') throw new SyncError(`options.taskId must be a non-empty string, got ${describe(taskId)}`, 'INVALID_ARGUMENT');
+    const o = {...DEFAULTS};
+    for (const [k, v] of Object.entries(options)) if (v !== undefined) o[k] = v;
     for (const k of ['topicCheckInterval', 'stopTimeout', 'sessionTimeout', 'heartbeatInterval', 'rebalanceTimeout', 'scanWindow', 'heartbeatPartitions']) {
-      if (!Number.isInteger(o[k]) || o[k] <= 0) throw new SyncError(`options.${k} must be a positive integer`, 'INVALID_ARGUMENT');
+      if (!Number.isSafeInteger(o[k]) || o[k] <= 0) throw new SyncError(`options.${k} must be a positive integer, got ${describe(o[k])}`, 'INVALID_ARGUMENT');
     }
     if (o.heartbeatInterval >= o.sessionTimeout) throw new SyncError('options.heartbeatInterval must be lower than options.sessionTimeout', 'INVALID_ARGUMENT');
-    if (o.syncOptions !== undefined && (o.syncOptions === null || typeof o.syncOptions !== 'object' || Array.isArray(o.syncOptions))) {
-      throw new SyncError('options.syncOptions must be an object', 'INVALID_ARGUMENT');
+    if (o.syncOptions !== undefined && !kit.reading(() => isPlainObject(o.syncOptions), 'options.syncOptions')) {
+      throw new SyncError(`options.syncOptions must be an object, got ${describe(o.syncOptions)}`, 'INVALID_ARGUMENT');
     }
-    const refresh = o.syncOptions?.stateRefreshInterval ?? DEFAULT_STATE_REFRESH_INTERVAL;
+    const refresh = kit.reading(() => o.syncOptions?.stateRefreshInterval, 'options.syncOptions') ?? DEFAULT_STATE_REFRESH_INTERVAL;
     if (!Number.isSafeInteger(refresh) || refresh <= 0) throw new SyncError('options.syncOptions.stateRefreshInterval must be a positive integer', 'INVALID_ARGUMENT');
     if (!Number.isSafeInteger(o.syncRetentionMs) || (o.syncRetentionMs <= 0 && o.syncRetentionMs !== -1)) {
       throw new SyncError('options.syncRetentionMs must be a positive integer or -1 (infinite)', 'INVALID_ARGUMENT');
@@ -118,7 +135,15 @@ export class KafkaTaskSync extends EventEmitter {
     this.clock = o.clock ?? Date.now;
     const factory = o.createSyncTask ?? defaultSyncTaskFactory;
     if (typeof factory !== 'function') throw new SyncError('options.createSyncTask must be a function', 'INVALID_ARGUMENT');
-    this.task = factory(taskId, o.syncOptions);
+    try {
+      this.task = factory(taskId, o.syncOptions);
+    } catch (error) {
+      // The SyncTask's own options are this task's options.syncOptions.
+      if (factory === defaultSyncTaskFactory && error instanceof SyncError && error.code === 'SYNC_INVALID_OPTIONS') {
+        error.message = error.message.replace(/\boptions(?=[.[])/g, 'options.syncOptions');
+      }
+      throw error;
+    }
     for (const [event, key] of [['start', 'onStart'], ['stop', 'onStop'], ['error', 'onError'], ['rebalance', 'onRebalance'], ['epoch', 'onEpoch']]) {
       if (typeof o[key] === 'function') this.on(event, o[key]);
     }
@@ -538,5 +563,5 @@ export class KafkaTaskSync extends EventEmitter {
 function defaultSyncTaskFactory(taskId, options) {
   if (options === undefined) return new SyncTask(taskId, {publishAs: 'records'});
   if (options === null || typeof options !== 'object' || Array.isArray(options)) return new SyncTask(taskId, options); // refused there
-  return new SyncTask(taskId, {...options, publishAs: 'records'});
+  return new SyncTask(taskId, {...kit.reading(() => ({...options}), 'options.syncOptions'), publishAs: 'records'});
 }

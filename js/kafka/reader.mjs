@@ -3,38 +3,21 @@
 // I/O and no timers: a refetch delay is an output, the driver waits it out.
 //
 // Also here: `findEpochStart`, the rule for where a task that applied no epoch starts reading.
-import {SyncError} from '../errors.mjs';
+import {PartkitError, SyncError} from '../errors.mjs';
+import {argumentKit, describe, isPlainObject} from '../kit/args.mjs';
 
 // How often a fetch that skipped sync-topic offsets is repeated before the gap fences the task,
 // and the delay before the first repeat (ms; the n-th waits n times as long).
 export const REFETCHES = 3;
 export const REFETCH_DELAY = 50;
 
-const argError = (message) => new SyncError(message, 'INVALID_ARGUMENT');
-
-/** A short description of a value's type that never throws (revoked Proxies, Symbols). */
-function kind(value) {
-  if (value === null) return 'null';
-  const type = typeof value;
-  if (type === 'number') return Number.isNaN(value) ? 'NaN' : `the number ${value}`;
-  if (type === 'object') {
-    try {
-      return Array.isArray(value) ? 'an array' : 'an object';
-    } catch {
-      return 'a revoked Proxy';
-    }
-  }
-  return `a ${type}`;
-}
+const kit = argumentKit(SyncError, {base: PartkitError});
+const argError = kit.fail;
+const kind = describe;
 
 /** Reads `fn()`; anything it throws (a getter, a revoked Proxy) becomes an INVALID_ARGUMENT SyncError. */
 export function readArg(what, fn) {
-  try {
-    return fn();
-  } catch (error) {
-    if (error instanceof SyncError) throw error;
-    throw argError(`${what} could not be read: ${error instanceof Error ? error.message : kind(error)}`);
-  }
+  return kit.reading(fn, what);
 }
 
 /** `value` (a string, number or bigint naming a Kafka offset) as a non-negative BigInt. */
@@ -51,8 +34,8 @@ export function toOffset(what, value) {
 }
 
 /** Whether `value` is a non-array object (a revoked Proxy is an INVALID_ARGUMENT SyncError). */
-export function isPlainObject(what, value) {
-  return readArg(what, () => value !== null && typeof value === 'object' && !Array.isArray(value));
+export function isObjectArg(what, value) {
+  return readArg(what, () => isPlainObject(value));
 }
 
 /**
@@ -61,7 +44,7 @@ export function isPlainObject(what, value) {
  */
 function snapshotMessage(what, m) {
   if (m === null || m === undefined) return null;
-  if (!isPlainObject(what, m)) throw argError(`${what} must be a SyncMessage object or null, got ${kind(m)}`);
+  if (!isObjectArg(what, m)) throw argError(`${what} must be a SyncMessage object or null, got ${kind(m)}`);
   return readArg(what, () => {
     const str = (v) => (typeof v === 'string' ? v : undefined);
     const {type, syncEpoch, baseEpoch, resend, taskID, messageSeq, checkpoint, epochGeneration, chunk} = m;
@@ -98,13 +81,13 @@ function epochStartArgs(records, where) {
   for (let i = 0; i < n; i++) {
     const what = `findEpochStart: records[${i}]`;
     const r = readArg(what, () => records[i]);
-    if (!isPlainObject(what, r)) throw argError(`${what} must be an object {offset, message}, got ${kind(r)}`);
+    if (!isObjectArg(what, r)) throw argError(`${what} must be an object {offset, message}, got ${kind(r)}`);
     const [offset, message] = readArg(what, () => [r.offset, r.message]);
     const o = toOffset(`${what}.offset`, offset);
     if (out.length && o <= out[out.length - 1].offset) throw argError(`${what}.offset must be greater than the one before it (records in offset order)`);
     out.push({offset: o, message: snapshotMessage(`${what}.message`, message)});
   }
-  if (!isPlainObject('findEpochStart(where)', where)) throw argError(`findEpochStart: where must be an object {atLow, low}, got ${kind(where)}`);
+  if (!isObjectArg('findEpochStart(where)', where)) throw argError(`findEpochStart: where must be an object {atLow, low}, got ${kind(where)}`);
   const [atLow, low] = readArg('findEpochStart(where)', () => [where.atLow, where.low]);
   if (typeof atLow !== 'boolean') throw argError(`findEpochStart: where.atLow must be a boolean, got ${kind(atLow)}`);
   return {records: out, atLow, low: toOffset('findEpochStart: where.low', low)};
@@ -292,14 +275,19 @@ export class SyncLogReader {
    * @param {{topic: string, low: string|number|bigint, high: string|number|bigint, scanWindow: number,
    *   refetches?: number, refetchDelay?: number}} options
    */
-  constructor({topic, low, high, scanWindow, refetches = REFETCHES, refetchDelay = REFETCH_DELAY}) {
-    this.topic = String(topic);
-    this.low = toOffset('low', low);
-    this.high = toOffset('high', high);
-    if (this.high < this.low) throw argError(`high (${this.high}) must not be below low (${this.low})`);
-    if (!Number.isSafeInteger(scanWindow) || scanWindow <= 0) throw argError('scanWindow must be a positive integer');
-    if (!Number.isSafeInteger(refetches) || refetches < 0) throw argError('refetches must be a non-negative integer');
-    if (!Number.isSafeInteger(refetchDelay) || refetchDelay < 0) throw argError('refetchDelay must be a non-negative integer (ms)');
+  constructor(options) {
+    const what = 'options';
+    if (!isObjectArg(what, options)) throw argError(`options must be an object {topic, low, high, scanWindow, refetches?, refetchDelay?}, got ${kind(options)}`);
+    const copy = readArg(what, () => ({...options}));
+    kit.knownKeys(copy, ['topic', 'low', 'high', 'scanWindow', 'refetches', 'refetchDelay'], 'options');
+    const {topic, low, high, scanWindow, refetches = REFETCHES, refetchDelay = REFETCH_DELAY} = copy;
+    this.topic = kit.requireString(topic, 'options.topic', {nonEmpty: true});
+    this.low = toOffset('options.low', low);
+    this.high = toOffset('options.high', high);
+    if (this.high < this.low) throw argError(`options.high (${this.high}) must not be below options.low (${this.low})`);
+    kit.requireInteger(scanWindow, 'options.scanWindow', {min: 1});
+    kit.requireInteger(refetches, 'options.refetches', {min: 0});
+    kit.requireInteger(refetchDelay, 'options.refetchDelay (ms)', {min: 0});
     this.refetches = refetches;
     this.refetchDelay = refetchDelay;
     this.window = BigInt(scanWindow);

@@ -12,6 +12,7 @@
 // Four intervals leave room for a checkpoint that is late (its leader died, a rebalance) and for
 // a reader that starts just before the oldest one ages out.
 import {SyncError} from '../errors.mjs';
+import {describe} from '../kit/args.mjs';
 
 /** SyncOptions' `stateRefreshInterval` default (ms): the core's. */
 export const DEFAULT_STATE_REFRESH_INTERVAL = 300000;
@@ -71,8 +72,27 @@ export function checkSyncTopicConfigs(topic, entries, stateRefreshInterval) {
 
 const CONFIG_RESOURCE_TOPIC = 2; // kafkajs' ConfigResourceTypes.TOPIC
 
+/** The longest connector name: Kafka topic names have at most 249 characters, and the heartbeat
+ * topic adds 20 to it. */
+const MAX_CONNECTOR_NAME = 249 - '_connector_heartbeat'.length;
+
+/**
+ * Throws INVALID_ARGUMENT unless `value` is a connector name (`name` in the message): a string of
+ * 1 to 229 letters, digits, '.', '_' or '-', so that its topic names are Kafka topic names.
+ */
+export function requireConnectorName(value, name) {
+  if (typeof value !== 'string' || !/^[A-Za-z0-9._-]+$/.test(value) || value.length > MAX_CONNECTOR_NAME) {
+    throw new SyncError(
+      `${name} must be a non-empty string of at most ${MAX_CONNECTOR_NAME} letters, digits, ".", "_" or "-" (its topic names are Kafka topic names), got ${describe(value)}`,
+      'INVALID_ARGUMENT',
+    );
+  }
+  return value;
+}
+
 /** The names of the topics of a connector. */
 export function kafkaTopicNames(connectorName) {
+  requireConnectorName(connectorName, 'connectorName');
   return {
     sync: `${connectorName}_connector_sync`,
     heartbeat: `${connectorName}_connector_heartbeat`,

@@ -15,64 +15,60 @@
 // The package root is loaded by name (`partkit`), so errors thrown here are the root's
 // `PartitionError` and the wasm module is the root's.
 import {HeadObjectCommand, ListObjectsV2Command} from '@aws-sdk/client-s3';
-import {ALL_PARTITIONS, ObjectPartitioner, PartitionError, listingPrefix, partitionObjects} from 'partkit';
+import {ALL_PARTITIONS, ObjectPartitioner, PartitionError, PartkitError, listingPrefix, partitionObjects} from 'partkit';
+import {argumentKit, describe, isPlainObject} from '../kit/args.mjs';
 
 const MAX_KEYS = 1000; // ListObjectsV2's largest page
 const MAX_NAME = 1024; // S3 keys and bucket names are at most 1,024 bytes; a bound on arguments
+const MAX_LISTED_PARTITIONS = 1 << 24; // as ObjectPartitioner#stats
 
-const argError = (message) => new PartitionError(message, 'INVALID_ARGUMENT');
-
-function describe(value) {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  return typeof value === 'string' ? `a string` : typeof value;
-}
+const kit = argumentKit(PartitionError, {base: PartkitError});
+const argError = kit.fail;
 
 /** The caller's arguments read once into plain values (getters run here, once). */
 function readArgs(client, source, options) {
-  try {
-    if (client === null || typeof client !== 'object' || typeof client.send !== 'function') {
-      throw argError(`client must be an S3Client (an object with send()), got ${describe(client)}`);
-    }
-    if (source === null || typeof source !== 'object' || Array.isArray(source)) {
-      throw argError(`source must be an object, got ${describe(source)}`);
-    }
-    const {bucket, key, partition, versionId} = source;
-    if (typeof bucket !== 'string' || bucket.length === 0 || bucket.length > MAX_NAME) {
-      throw argError(`source.bucket must be a non-empty string of at most ${MAX_NAME} characters, got ${describe(bucket)}`);
-    }
-    if (key !== undefined && key !== null && (typeof key !== 'string' || key.length > 4 * MAX_NAME)) {
-      throw argError(`source.key must be a string of at most ${4 * MAX_NAME} characters, got ${describe(key)}`);
-    }
-    if (versionId !== undefined && versionId !== null && (typeof versionId !== 'string' || versionId.length > MAX_NAME)) {
-      throw argError(`source.versionId must be a string, got ${describe(versionId)}`);
-    }
-    const opts = options ?? {};
-    if (typeof opts !== 'object') throw argError(`options must be an object, got ${describe(opts)}`);
-    const {signal, pageSize, onPage} = opts;
+  const isClient = kit.reading(() => client !== null && typeof client === 'object' && typeof client.send === 'function', 'client');
+  if (!isClient) throw argError(`client must be an S3Client (an object with send()), got ${describe(client)}`);
+  // A plain copy, each key read once; ObjectPartitioner refuses the keys a source does not have.
+  const copy = kit.reading(() => (isPlainObject(source) ? {...source} : null), 'source');
+  if (copy === null) throw argError(`source must be an object, got ${describe(source)}`);
+  const {bucket, key, versionId} = copy;
+  if (typeof bucket !== 'string' || bucket.length === 0 || bucket.length > MAX_NAME) {
+    throw argError(`source.bucket must be a non-empty string of at most ${MAX_NAME} characters, got ${describe(bucket)}`);
+  }
+  if (key !== undefined && key !== null && (typeof key !== 'string' || key.length > 4 * MAX_NAME)) {
+    throw argError(`source.key must be a string of at most ${4 * MAX_NAME} characters, got ${describe(key)}`);
+  }
+  if (versionId !== undefined && versionId !== null && (typeof versionId !== 'string' || versionId.length > MAX_NAME)) {
+    throw argError(`source.versionId must be a string of at most ${MAX_NAME} characters, got ${describe(versionId)}`);
+  }
+  const opts = kit.reading(() => {
+    const o = options ?? {};
+    if (!isPlainObject(o)) throw argError(`options must be an object {signal?, pageSize?, onPage?}, got ${describe(o)}`);
+    kit.knownKeys(o, ['signal', 'pageSize', 'onPage'], 'options');
+    const {signal, pageSize, onPage} = o;
     if (signal !== undefined && signal !== null && !(signal instanceof AbortSignal)) {
       throw argError(`options.signal must be an AbortSignal, got ${describe(signal)}`);
     }
-    if (pageSize !== undefined && pageSize !== null
-      && (!Number.isSafeInteger(pageSize) || pageSize < 1 || pageSize > MAX_KEYS)) {
-      throw argError(`options.pageSize must be an integer from 1 to ${MAX_KEYS}, got ${String(pageSize)}`);
-    }
-    if (onPage !== undefined && onPage !== null && typeof onPage !== 'function') {
-      throw argError(`options.onPage must be a function, got ${describe(onPage)}`);
-    }
-    return {
-      client,
-      // The source as partitionObjects reads it (it copies and checks the config itself).
-      source: {bucket, key: key ?? '', partition},
-      versionId: versionId ?? undefined,
-      signal: signal ?? undefined,
-      pageSize: pageSize ?? undefined,
-      onPage: onPage ?? undefined,
-    };
-  } catch (error) {
-    if (error instanceof PartitionError) throw error;
-    throw argError(`the arguments could not be read: ${error?.message ?? String(error)}`);
+    return {signal, pageSize, onPage};
+  }, 'options');
+  const {signal, pageSize, onPage} = opts;
+  if (pageSize !== undefined && pageSize !== null
+    && (!Number.isSafeInteger(pageSize) || pageSize < 1 || pageSize > MAX_KEYS)) {
+    throw argError(`options.pageSize must be an integer from 1 to ${MAX_KEYS}, got ${describe(pageSize)}`);
   }
+  if (onPage !== undefined && onPage !== null && typeof onPage !== 'function') {
+    throw argError(`options.onPage must be a function, got ${describe(onPage)}`);
+  }
+  return {
+    client,
+    // The source as partitionObjects reads it (it copies and checks the config itself).
+    source: {...copy, key: key ?? '', versionId: undefined},
+    versionId: versionId ?? undefined,
+    signal: signal ?? undefined,
+    pageSize: pageSize ?? undefined,
+    onPage: onPage ?? undefined,
+  };
 }
 
 const THROTTLED = new Set(['SlowDown', 'Throttling', 'ThrottlingException', 'ThrottledException',
@@ -214,11 +210,17 @@ export async function* listPartition(client, source, totalPartitions, partitionI
  */
 export async function stats(client, source, totalPartitions, options) {
   const args = readArgs(client, source, options);
+  // Counts of every partition are listed: bounded as ObjectPartitioner#stats bounds them.
+  if (Number.isSafeInteger(totalPartitions) && totalPartitions > MAX_LISTED_PARTITIONS) {
+    throw argError(`stats supports at most ${MAX_LISTED_PARTITIONS} partitions, got ${totalPartitions}`);
+  }
   const p = partitioner(totalPartitions, undefined, args.source);
-  if (!p) throw argError(`stats supports at most ${2 ** 31 - 1} partitions`);
+  if (!p) throw argError(`stats supports at most ${MAX_LISTED_PARTITIONS} partitions`);
   const state = {...args, pages: 0, keys: 0, selected: 0};
   const out = {counts: new Array(totalPartitions).fill(0), bytes: new Array(totalPartitions).fill(0),
     fallback: 0, directories: 0, objects: 0, pages: 0};
+  const warnings = p.warnings;
+  if (warnings.length) out.warnings = warnings;
   try {
     for await (const page of pages(state)) {
       const keys = page.map((o) => o.key);
@@ -248,8 +250,8 @@ export const plan = stats;
 
 /** `s3://bucket/key` as `{bucket, key}` (the key may be empty). */
 export function parseS3Url(url) {
-  if (typeof url !== 'string') throw argError(`an s3:// URL must be a string, got ${describe(url)}`);
+  kit.requireString(url, 'url');
   const m = /^s3:\/\/([^/]+)(?:\/(.*))?$/s.exec(url);
-  if (!m) throw argError(`not an s3://bucket/key URL: ${JSON.stringify(url)}`);
+  if (!m) throw argError(`url must be an s3://bucket/key URL, got ${describe(url)}`);
   return {bucket: m[1], key: m[2] ?? ''};
 }

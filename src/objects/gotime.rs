@@ -282,6 +282,12 @@ impl Layout {
     pub fn as_bytes(&self) -> &[u8] {
         &self.text
     }
+
+    /// Whether the layout has any layout element (`2006`, `01`, `Jan`, `15`, …): without one,
+    /// parsing only matches the literal text and yields no date.
+    pub fn has_elements(&self) -> bool {
+        self.chunks.iter().any(|c| c.std.is_some())
+    }
 }
 
 fn is_digit(s: &[u8], i: usize) -> bool {

@@ -531,6 +531,30 @@ impl ObjectPartitioner {
         !matches!(self.strategy, Rule::All)
     }
 
+    /// What is almost surely a mistake in the config although Go accepts it, each in a sentence;
+    /// the partitioning is Go's all the same. Today: a date layout with no Go layout element
+    /// (`YYYY-MM-DD`), with which no key parses as a date and every key falls back to
+    /// partition 0.
+    ///
+    /// ```
+    /// use partkit::objects::{ObjectPartitioner, PartitionConfig};
+    /// let p = ObjectPartitioner::new(3, "", &PartitionConfig::date("YYYY-MM-DD")).unwrap();
+    /// assert!(p.warnings()[0].contains("no Go layout element"));
+    /// let p = ObjectPartitioner::new(3, "", &PartitionConfig::date("2006-01-02")).unwrap();
+    /// assert!(p.warnings().is_empty());
+    /// ```
+    pub fn warnings(&self) -> Vec<String> {
+        match &self.strategy {
+            Rule::Date(layout) if !layout.has_elements() => vec![format!(
+                "dateFormat {:?} has no Go layout element (2006, 01, 02, Jan, 15, 04, 05, …): no key \
+                 parses as a date, so every key falls back to partition 0, as in Go; Go layouts \
+                 write the reference time, e.g. \"2006-01-02\"",
+                String::from_utf8_lossy(layout.as_bytes())
+            )],
+            _ => Vec::new(),
+        }
+    }
+
     /// Checks a partition index against the total.
     ///
     /// # Errors

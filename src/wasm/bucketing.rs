@@ -97,15 +97,13 @@ impl WasmBucketer {
     }
 }
 
-/// Kinds of the plain values `js/bucketing.mjs` encodes a config into (see [`decode`]).
-const K_MISSING: u8 = 0;
-const K_FALSE: u8 = 1;
-const K_TRUE: u8 = 2;
-const K_NUMBER: u8 = 3;
-const K_TEXT: u8 = 4;
-const K_LIST: u8 = 5;
-const K_OBJECT: u8 = 6;
-const K_BIGINT: u8 = 7;
+// Kinds of the plain values `js/bucketing.mjs` encodes a config into (see [`decode`]): the one
+// numbering of `super::kinds`. An array other than `bucket_ranges` is sent as an object.
+use super::kinds::{
+    ARRAY as K_LIST, BIGINT as K_BIGINT, FALSE as K_FALSE, NULL as K_NULL, NUMBER as K_NUMBER,
+    OBJECT as K_OBJECT, OTHER as K_OTHER, STRING as K_TEXT, TRUE as K_TRUE,
+    UNDEFINED as K_MISSING,
+};
 
 fn bad_encoding() -> BoundaryError {
     core::BucketingError::InvalidArgument("packed config: malformed encoding".into()).into()
@@ -167,11 +165,11 @@ fn decode(kinds: &[u8], nums: &[f64], joined: &str, lens: &[u32]) -> Result<Vec<
 
 fn scalar(kind: u8, num: f64) -> Result<Value> {
     Ok(match kind {
-        K_MISSING => Value::Missing,
+        K_MISSING | K_NULL => Value::Missing,
         K_FALSE => Value::Bool(false),
         K_TRUE => Value::Bool(true),
         K_NUMBER => Value::Number(num),
-        K_OBJECT => Value::Other("object"),
+        K_OBJECT | K_OTHER => Value::Other("object"),
         K_BIGINT => Value::Other("bigint"),
         _ => return Err(bad_encoding()),
     })

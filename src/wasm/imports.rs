@@ -97,14 +97,11 @@ fn batch<'a>(
     })
 }
 
-// Kinds of the value of `options.buckets`, read by `js/imports.mjs`.
-const N_NUMBER: u8 = 0;
-const N_STRING: u8 = 1;
-const N_NULL: u8 = 2;
-const N_UNDEFINED: u8 = 3;
-const N_BOOLEAN: u8 = 4;
-const N_BIGINT: u8 = 5;
-const N_ARRAY: u8 = 6;
+// Kinds of JS values, read by `js/imports.mjs`: the one numbering of `super::kinds`.
+use super::kinds::{
+    ARRAY as N_ARRAY, BIGINT as N_BIGINT, FALSE, NULL as N_NULL, NUMBER as N_NUMBER,
+    STRING as N_STRING, TRUE, UNDEFINED as N_UNDEFINED,
+};
 
 /// N from the kind of a JS value: a number goes to the core's check; anything else is rejected
 /// here, described by its kind (a string by its first 40 characters).
@@ -122,7 +119,7 @@ fn bucket_count(kind: u8, number: f64, text: Option<String>) -> Result<BucketCou
         }
         N_NULL => "null".to_owned(),
         N_UNDEFINED => "undefined".to_owned(),
-        N_BOOLEAN => "a boolean".to_owned(),
+        FALSE | TRUE => "a boolean".to_owned(),
         N_BIGINT => "a bigint".to_owned(),
         N_ARRAY => "an array".to_owned(),
         _ => "an object".to_owned(),
@@ -260,19 +257,19 @@ pub fn partition_key_of(
     dataset_field: &str,
     bucket_field: &str,
 ) -> Result<String> {
-    // Kinds, read by `js/imports.mjs`: 0 a string, 1 undefined, 2 null, 3 anything else.
+    // Kinds of `super::kinds`: a string, undefined, null, or anything else.
     let item = if !is_object {
         ItemValue::NotObject
     } else {
         ItemValue::Object {
             dataset: match (&dataset, dataset_kind) {
-                (Some(s), 0) => DatasetValue::Str(s),
-                (_, 1) => DatasetValue::Missing,
+                (Some(s), N_STRING) => DatasetValue::Str(s),
+                (_, N_UNDEFINED) => DatasetValue::Missing,
                 _ => DatasetValue::NotString,
             },
             bucket: match (&bucket, bucket_kind) {
-                (Some(s), 0) => BucketValue::Str(s),
-                (_, 1 | 2) => BucketValue::Absent,
+                (Some(s), N_STRING) => BucketValue::Str(s),
+                (_, N_UNDEFINED | N_NULL) => BucketValue::Absent,
                 _ => BucketValue::NotString,
             },
         }

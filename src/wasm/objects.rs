@@ -252,6 +252,12 @@ impl WasmObjectPartitioner {
         self.0.prefix().to_owned()
     }
 
+    /// What is almost surely a mistake in the config although Go accepts it (see
+    /// `ObjectPartitioner::warnings`).
+    pub fn warnings(&self) -> Vec<String> {
+        self.0.warnings()
+    }
+
     #[wasm_bindgen(js_name = isPartitioned)]
     pub fn is_partitioned(&self) -> bool {
         self.0.is_partitioned()

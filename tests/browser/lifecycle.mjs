@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// The lifecycle API in the browser build (dist/browser.mjs, wasm fetched by pkg/web) under
-// Debian's Chromium: a dep-miss scenario, a refused event, replay and snapshots, compared with
+// The lifecycle API in the browser build (dist/browser/index.mjs, whose lifecycle wasm,
+// dist/wasm/lifecycle.json, is compiled on first use) under Debian's Chromium: a dep-miss scenario, a refused event, replay and snapshots, compared with
 // the Node build. Skips without /usr/bin/chromium unless PARTKIT_REQUIRE_BROWSER=1.
 import assert from 'node:assert/strict';
 import {existsSync, mkdtempSync, rmSync} from 'node:fs';
@@ -80,7 +80,7 @@ try {
   await page.goto(`${origin}/package.json`);
   const inBrowser = await page.evaluate(
     async ([source, events]) => {
-      const api = await import('/dist/browser.mjs');
+      const api = await import('/dist/browser/index.mjs');
       // eslint-disable-next-line no-new-func
       return new Function(`return (${source})`)()(api, events);
     },
@@ -94,7 +94,7 @@ try {
   assert.deepEqual(inBrowser.schedulable, ['w1', 'w2']);
   assert.equal(inBrowser.uuid, 'b9fdaee2-c421-8dda-b7ad-0d0b3b24b0d4');
   assert.deepEqual(errors, []);
-  console.log('lifecycle browser test: ok (dist/browser.mjs in Chromium matches the Node build)');
+  console.log('lifecycle browser test: ok (dist/browser/index.mjs in Chromium matches the Node build)');
 } finally {
   clearTimeout(deadline);
   await browser.close();
