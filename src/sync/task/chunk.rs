@@ -111,7 +111,7 @@ fn follows(p: &Partial, msg: &SyncMessage) -> bool {
     }
 }
 
-fn same_message(a: &SyncMessage, b: &SyncMessage) -> bool {
+pub(crate) fn same_message(a: &SyncMessage, b: &SyncMessage) -> bool {
     a.sync_epoch == b.sync_epoch
         && a.kind == b.kind
         && a.epoch_generation == b.epoch_generation
