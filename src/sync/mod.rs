@@ -16,8 +16,8 @@ pub use assign::compute_epoch;
 pub const MIN_RETENTION_REFRESHES: u64 = 4;
 pub use error::SyncError;
 pub use start::{
-    checkpoint_message, find_epoch_start, join_chunks, EpochStart, LogRecord, RecordHeader,
-    MAX_START_RECORDS,
+    checkpoint_message, checkpoint_message_value, find_epoch_start, join_chunks, EpochStart,
+    LogRecord, MessageValue, RecordHeader, MAX_START_RECORDS,
 };
 pub use task::{SyncTask, MAX_CHUNKS, MAX_SAFE_INTEGER, MIN_RECORD_BYTES};
 pub use types::{

@@ -3,8 +3,11 @@
 //! `findEpochStart`, the simulation and the retention tests all call [`find_epoch_start`]; a
 //! task that starts after a checkpoint applies [`checkpoint_message`] first.
 
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
 use super::error::{ErrorKind, SyncError};
-use super::task::{join_chunk_states, same_chunked_message};
+use super::task::{join_chunk_states, join_chunk_states_owned, same_chunked_message, ChunkedState};
 use super::{ChunkRef, MessageType, SyncMessage};
 
 /// Most records [`find_epoch_start`] takes in one call (`MAX_BATCH_ITEMS` of the JS layer).
@@ -343,6 +346,107 @@ pub fn join_chunks(parts: Vec<SyncMessage>) -> Result<SyncMessage, SyncError> {
 pub fn checkpoint_message(parts: Vec<SyncMessage>) -> Result<SyncMessage, SyncError> {
     let mut whole = join_chunks(parts)?;
     whole.message_seq = None;
+    Ok(whole)
+}
+
+/// A message as a transport read it, whatever its fields: its `connectorState` as states to
+/// join, every other field kept as it is (a `SyncTask` checks the joined message when it reads
+/// it). What [`checkpoint_message_value`] joins.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MessageValue {
+    #[serde(rename = "connectorState", default)]
+    connector_state: Vec<StateValue>,
+    #[serde(flatten)]
+    rest: Map<String, Value>,
+}
+
+/// A task's state in a [`MessageValue`]: its id, its partitions and shares, the rest as read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct StateValue {
+    #[serde(rename = "taskID", default)]
+    task_id: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    data: Option<ListValue>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    share: Option<ListValue>,
+    #[serde(flatten)]
+    rest: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+struct ListValue {
+    #[serde(default)]
+    partitions: Vec<Value>,
+    #[serde(flatten)]
+    rest: Map<String, Value>,
+}
+
+impl ChunkedState for StateValue {
+    fn continues(&self, next: &Self) -> bool {
+        self.task_id == next.task_id
+    }
+    fn append(&mut self, next: Self) {
+        for (mine, more) in [(&mut self.data, next.data), (&mut self.share, next.share)] {
+            let list = mine.get_or_insert_with(ListValue::default);
+            list.partitions.extend(more.unwrap_or_default().partitions);
+        }
+    }
+}
+
+/// `chunk` of a message as the start rule reads it: `(index, count)` when both are integers
+/// with `index < count`, else none (a field of the wrong type counts as absent).
+fn chunk_value(m: &Map<String, Value>) -> Option<(u64, u64)> {
+    let c = m.get("chunk")?.as_object()?;
+    let (index, count) = (c.get("index")?.as_u64()?, c.get("count")?.as_u64()?);
+    (index < count).then_some((index, count))
+}
+
+/// [`checkpoint_message`] over messages as a transport read them ([`MessageValue`]): the
+/// checkpoint at the offsets [`find_epoch_start`] named, joined with the same join as a
+/// `SyncTask`'s, without `chunk` and `messageSeq`. `INVALID_ARGUMENT` when the records are not
+/// chunks `0..count` of one sender with consecutive counters, or several records not chunks.
+pub fn checkpoint_message_value(parts: Vec<MessageValue>) -> Result<MessageValue, SyncError> {
+    let n = parts.len() as u64;
+    let mut parts = parts.into_iter();
+    let Some(mut whole) = parts.next() else {
+        return Err(invalid("checkpointMessage: no records to join"));
+    };
+    match chunk_value(&whole.rest) {
+        None if n > 1 => {
+            return Err(invalid(
+                "checkpointMessage: a message that is not a chunk cannot be joined with others",
+            ))
+        }
+        None => {}
+        Some((index, count)) if index != 0 || count != n => {
+            return Err(invalid(format!(
+                "checkpointMessage: chunk {index} of {count} given first, with {n} records"
+            )))
+        }
+        Some((_, count)) => {
+            let sender = whole.rest.get("taskID").cloned();
+            let seq0 = whole.rest.get("messageSeq").and_then(Value::as_u64);
+            for (i, part) in parts.enumerate() {
+                let index = i as u64 + 1;
+                let seq = part.rest.get("messageSeq").and_then(Value::as_u64);
+                let follows = match (seq0, seq) {
+                    (Some(a), Some(b)) => a.checked_add(index) == Some(b),
+                    _ => true,
+                };
+                if chunk_value(&part.rest) != Some((index, count))
+                    || part.rest.get("taskID").cloned() != sender
+                    || !follows
+                {
+                    return Err(invalid(format!(
+                        "checkpointMessage: the record given as chunk {index} is not chunk {index} of the first one's message"
+                    )));
+                }
+                join_chunk_states_owned(&mut whole.connector_state, part.connector_state);
+            }
+        }
+    }
+    whole.rest.remove("chunk");
+    whole.rest.remove("messageSeq");
     Ok(whole)
 }
 

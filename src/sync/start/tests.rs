@@ -479,3 +479,197 @@ fn join_chunks_refuses_what_a_sync_task_would_not_join() {
     assert_eq!(join_chunks(vec![one.clone()]), Ok(one.clone()));
     assert_eq!(code(vec![one.clone(), one]), "INVALID_ARGUMENT");
 }
+
+/// Random logs for the vectors: small pools of ids so that checkpoints name records, chunks
+/// follow, and epochs build on each other often.
+struct Gen(u64);
+
+impl Gen {
+    fn below(&mut self, n: u64) -> u64 {
+        // xorshift64*
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 32) % n
+    }
+
+    fn pick<T: Copy>(&mut self, from: &[T]) -> T {
+        from[self.below(from.len() as u64) as usize]
+    }
+
+    fn header(&mut self) -> Option<H> {
+        if self.below(12) == 0 {
+            return None;
+        }
+        const EPOCHS: [&str; 5] = ["1-a", "2-a", "3-b", "4-c", ""];
+        const TASKS: [&str; 3] = ["a", "b", "c"];
+        let kinds = [
+            Some(MessageType::NewEpoch),
+            Some(MessageType::NewEpoch),
+            Some(MessageType::Regular),
+            Some(MessageType::Regular),
+            Some(MessageType::RebalanceAnswer),
+            None,
+        ];
+        let maybe = |g: &mut Gen, n| g.below(n) != 0;
+        let mut h = H {
+            kind: self.pick(&kinds),
+            sync_epoch: maybe(self, 8).then(|| self.pick(&EPOCHS)),
+            base_epoch: maybe(self, 2).then(|| self.pick(&EPOCHS)),
+            resend: self.below(2) == 0,
+            task_id: maybe(self, 10).then(|| self.pick(&TASKS)),
+            message_seq: maybe(self, 8).then(|| 1 + self.below(6)),
+            epoch_generation: self.below(4),
+            checkpoint: None,
+            chunk: None,
+        };
+        if self.below(3) == 0 {
+            h.checkpoint = Some((self.pick(&TASKS), 1 + self.below(6)));
+        }
+        if self.below(4) == 0 {
+            let count = 1 + self.below(3) as u32;
+            h.chunk = Some(ChunkRef {
+                index: self.below(u64::from(count)) as u32,
+                count,
+            });
+        }
+        Some(h)
+    }
+}
+
+/// The JSON of a start in `findEpochStart`'s contract.
+fn start_json(s: &EpochStart) -> serde_json::Value {
+    use serde_json::json;
+    match s {
+        At(o) => json!({"offset": o.to_string()}),
+        AfterCheckpoint { offset, checkpoint } if checkpoint.len() > 1 => json!({
+            "offset": offset.to_string(),
+            "checkpoint": checkpoint[0].to_string(),
+            "chunks": checkpoint.iter().map(u64::to_string).collect::<Vec<_>>(),
+        }),
+        AfterCheckpoint { offset, checkpoint } => {
+            json!({"offset": offset.to_string(), "checkpoint": checkpoint[0].to_string()})
+        }
+        Extend => json!({"extend": true}),
+    }
+}
+
+/// Random logs and where the rule starts on each, as `findEpochStart`'s arguments and answer:
+/// `tests/vectors/epoch-start.json`, which `tests/epoch-start.test.js` checks the JS-bound
+/// function against. `PARTKIT_WRITE_VECTORS=1` writes the file (after a change of the rule);
+/// otherwise the file must be what the rule answers now.
+#[test]
+fn vectors_for_the_js_binding() {
+    use serde_json::json;
+    let mut g = Gen(0x9e37_79b9_7f4a_7c15);
+    let mut cases = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    let kind = |s: &EpochStart| match s {
+        At(_) => 0,
+        AfterCheckpoint { checkpoint, .. } if checkpoint.len() > 1 => 1,
+        AfterCheckpoint { .. } => 2,
+        Extend => 3,
+    };
+    for _ in 0..150 {
+        let n = 1 + g.below(10) as usize;
+        let mut offset = g.below(4);
+        let low = if g.below(2) == 0 { offset } else { 0 };
+        let at_low = g.below(3) != 0;
+        let mut records = Vec::new();
+        for i in 0..n {
+            records.push(rec(offset, g.header()));
+            offset += if g.below(10) == 0 { 2 } else { 1 };
+            if i == 0 && g.below(3) == 0 {
+                // a checkpoint in two chunks naming the record before it, maybe another between
+                let named = records[0]
+                    .header
+                    .as_ref()
+                    .and_then(|h| h.task_id.zip(h.message_seq));
+                let (task, seq) = named.unwrap_or(("b", 1));
+                let cp = H {
+                    task_id: Some("a"),
+                    epoch_generation: g.below(4),
+                    ..checkpoint_in(task, seq, g.pick(&["1-a", "2-a"]))
+                };
+                let whole = g.below(2) == 0;
+                if whole {
+                    records.push(rec(offset, g.header()));
+                    offset += 1;
+                    records.push(rec(offset, Some(cp)));
+                    offset += 1;
+                } else {
+                    records.push(rec(offset, Some(chunk(cp.clone(), 4, 0, 2))));
+                    offset += 1;
+                    if g.below(2) == 0 {
+                        records.push(rec(offset, g.header()));
+                        offset += 1;
+                    }
+                    records.push(rec(offset, Some(chunk(cp, 5, 1, 2))));
+                    offset += 1;
+                }
+            }
+        }
+        let start = find(&records, at_low, low);
+        seen.insert(kind(&start));
+        let js_records: Vec<_> = records
+            .iter()
+            .map(|r| {
+                let message = r.header.as_ref().map(|h| {
+                    let mut m = serde_json::Map::new();
+                    // (a field of the wrong type counts as absent: some are written so)
+                    match h.kind {
+                        Some(k) => m.insert("type".into(), json!(k.as_str())),
+                        None => m.insert("type".into(), json!(7)),
+                    };
+                    if let Some(e) = h.sync_epoch {
+                        m.insert("syncEpoch".into(), json!(e));
+                    }
+                    match h.base_epoch {
+                        Some(e) => m.insert("baseEpoch".into(), json!(e)),
+                        None => m.insert("baseEpoch".into(), json!({})),
+                    };
+                    m.insert("resend".into(), json!(h.resend));
+                    if let Some(t) = h.task_id {
+                        m.insert("taskID".into(), json!(t));
+                    }
+                    match h.message_seq {
+                        Some(s) => m.insert("messageSeq".into(), json!(s)),
+                        None => m.insert("messageSeq".into(), json!(-1)),
+                    };
+                    m.insert("epochGeneration".into(), json!(h.epoch_generation));
+                    if let Some((t, s)) = h.checkpoint {
+                        m.insert(
+                            "checkpoint".into(),
+                            json!({"afterTaskID": t, "afterSeq": s}),
+                        );
+                    }
+                    if let Some(c) = &h.chunk {
+                        m.insert("chunk".into(), json!({"index": c.index, "count": c.count}));
+                    }
+                    serde_json::Value::Object(m)
+                });
+                json!({"offset": r.offset, "message": message})
+            })
+            .collect();
+        cases.push(json!({
+            "records": js_records,
+            "where": {"atLow": at_low, "low": low},
+            "start": start_json(&start),
+        }));
+    }
+    assert_eq!(seen.len(), 4, "every kind of answer is among the vectors");
+    let text = serde_json::to_string(&cases).expect("JSON") + "\n";
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/vectors/epoch-start.json"
+    );
+    if std::env::var_os("PARTKIT_WRITE_VECTORS").is_some() {
+        std::fs::create_dir_all(std::path::Path::new(path).parent().expect("a dir")).expect("dir");
+        std::fs::write(path, &text).expect("written");
+    }
+    let stored = std::fs::read_to_string(path).expect("tests/vectors/epoch-start.json");
+    assert!(
+        stored == text,
+        "tests/vectors/epoch-start.json is not what the rule answers now: PARTKIT_WRITE_VECTORS=1"
+    );
+}
