@@ -409,9 +409,18 @@ export function syncLogStart(records, where) {
  * @param {object[]} messages
  */
 export function checkpointMessage(messages) {
-  const ok = readOnce('checkpointMessage(messages)', () => Array.isArray(messages) && messages.every(isObject));
-  if (!ok) throw argError(`checkpointMessage: messages must be an array of SyncMessage objects, got ${describe(messages)}`);
-  const text = jsonOf(messages, 'INVALID_ARGUMENT', 'checkpointMessage');
+  const isArray = readOnce('checkpointMessage(messages)', () => Array.isArray(messages));
+  if (!isArray) throw argError(`checkpointMessage: messages must be an array of SyncMessage objects, got ${describe(messages)}`);
+  const n = readOnce('checkpointMessage(messages)', () => messages.length);
+  // (a message has at most MAX_CHUNKS records: 2^16)
+  if (n > 2 ** 16) throw tooLarge(SyncError, 'checkpointMessage: messages', n, 2 ** 16, 'items');
+  const copy = [];
+  for (let i = 0; i < n; i++) {
+    const m = readOnce('checkpointMessage(messages)', () => messages[i]);
+    if (!isObject(m)) throw argError(`checkpointMessage: messages[${i}] must be a SyncMessage object, got ${describe(m)}`);
+    copy.push(m);
+  }
+  const text = jsonOf(copy, 'INVALID_ARGUMENT', 'checkpointMessage');
   if (text.length > 4096) reserveUnits(SyncError, text.length);
   const bytes = utf8.encode(text);
   return JSON.parse(call(() => wasm.checkpointMessageJson(bytes)));
