@@ -6,7 +6,7 @@
 // publish.
 import * as wasm from '#wasm/sync';
 import {PartkitError, SyncError, call as callWasm, describe, freeWasm, freed, isTrap, readArgs, tooLarge} from './errors.mjs';
-import {MAX_JSON, MAX_STRING} from './limits.mjs';
+import {MAX_BATCH_ITEMS, MAX_JSON, MAX_SNAPSHOT_JSON, MAX_STRING} from './limits.mjs';
 import {packedFor} from './packed.mjs';
 import {argumentKit, isPlainObject, unknownKey, reword} from './kit/args.mjs';
 
@@ -387,4 +387,127 @@ export class SyncTask {
     this.#inner = null;
     freeWasm(inner);
   }
+}
+
+// Where a new task starts reading the sync log: the core's start rule (`find_epoch_start` in
+// src/sync/start.rs), for any transport (`partkit/kafka` exports it as `findEpochStart`; its
+// SyncLogReader uses it). The caller's
+// values are read once, checked and copied here into plain data, sent as JSON.
+
+/** Reads `fn()`; anything it throws (a getter, a revoked Proxy) becomes an INVALID_ARGUMENT SyncError. */
+function readOnce(what, fn) {
+  return readArgs((message) => argError(`${what}: ${message}`), fn);
+}
+
+/** `value` (a string, number or bigint naming an offset) as a decimal string of a non-negative integer. */
+function offsetText(what, value) {
+  const type = typeof value;
+  if (type === 'bigint') {
+    if (value >= 0n) return String(value);
+  } else if (type === 'number') {
+    if (Number.isSafeInteger(value) && value >= 0) return String(value);
+  } else if (type === 'string') {
+    if (/^(0|[1-9][0-9]*)$/.test(value)) return value;
+  }
+  throw argError(`${what} must be a non-negative integer offset (a string, number or bigint), got ${type === 'string' ? JSON.stringify(value.slice(0, 40)) : describe(value)}`);
+}
+
+const count = (v) => Number.isSafeInteger(v) && v >= 0;
+// (a chunk index or count the core's 32 bits cannot hold is one no log can complete: 2^32 - 1)
+const u32 = (v) => Math.min(v, 2 ** 32 - 1);
+
+/**
+ * The header fields the start rule reads of a parsed SyncMessage, each read once; a field of the
+ * wrong type counts as absent (the message came from the log, whatever is in it).
+ */
+function startHeader(what, m) {
+  if (m === null || m === undefined) return null;
+  if (!isObject(m)) throw argError(`${what} must be a SyncMessage object or null, got ${describe(m)}`);
+  return readOnce(what, () => {
+    const {type, syncEpoch, baseEpoch, resend, taskID, messageSeq, checkpoint, epochGeneration, chunk} = m;
+    const h = {};
+    if (typeof type === 'string') h.type = type;
+    if (typeof syncEpoch === 'string') h.syncEpoch = syncEpoch;
+    if (typeof baseEpoch === 'string') h.baseEpoch = baseEpoch;
+    if (resend === true) h.resend = true;
+    if (typeof taskID === 'string') h.taskID = taskID;
+    if (count(messageSeq)) h.messageSeq = messageSeq;
+    if (count(epochGeneration)) h.epochGeneration = epochGeneration;
+    if (checkpoint !== null && typeof checkpoint === 'object' && !Array.isArray(checkpoint)) {
+      const {afterTaskID, afterSeq} = checkpoint;
+      if (typeof afterTaskID === 'string' && count(afterSeq)) h.checkpoint = {afterTaskID, afterSeq};
+    }
+    if (chunk !== null && typeof chunk === 'object' && !Array.isArray(chunk)) {
+      const {index, count: n} = chunk;
+      if (count(index) && count(n) && index < n) h.chunk = {index: u32(index), count: u32(n)};
+    }
+    return h;
+  });
+}
+
+/**
+ * Where a task that has applied no epoch starts reading the sync log, given the records of its
+ * tail (`[{offset, message}]` in offset order, `message` the parsed SyncMessage or `null` for an
+ * unreadable record) and `{atLow, low}` (whether they start at the earliest retained offset,
+ * `low`): the rule of docs/sync.md, "Where a new task starts reading". Returns `{offset}`, or
+ * `{offset, checkpoint[, chunks]}` (apply `checkpointMessage` of the checkpoint's records, at
+ * `chunks` or else `checkpoint`, first, then replay from `offset`; offsets as strings), or
+ * `{extend: true}` when the records do not reach back far enough and more of the log exists
+ * before them. Wrong arguments throw a SyncError with code `INVALID_ARGUMENT`.
+ *
+ * @param {{offset: string|number|bigint, message: object|null}[]} records
+ * @param {{atLow: boolean, low: string|number|bigint}} where
+ */
+export function syncLogStart(records, where) {
+  const isArray = readOnce('findEpochStart(records)', () => Array.isArray(records));
+  if (!isArray) throw argError(`findEpochStart: records must be an array, got ${describe(records)}`);
+  const n = readOnce('findEpochStart(records)', () => records.length);
+  if (n > MAX_BATCH_ITEMS) throw tooLarge(SyncError, 'findEpochStart: records', n, MAX_BATCH_ITEMS, 'items');
+  const out = [];
+  let last = -1n;
+  for (let i = 0; i < n; i++) {
+    const what = `findEpochStart: records[${i}]`;
+    const r = readOnce(what, () => records[i]);
+    if (!isObject(r)) throw argError(`${what} must be an object {offset, message}, got ${describe(r)}`);
+    const [offset, message] = readOnce(what, () => [r.offset, r.message]);
+    const o = offsetText(`${what}.offset`, offset);
+    if (BigInt(o) <= last) throw argError(`${what}.offset must be greater than the one before it (records in offset order)`);
+    last = BigInt(o);
+    out.push({offset: o, message: startHeader(`${what}.message`, message)});
+  }
+  if (!isObject(where)) throw argError(`findEpochStart: where must be an object {atLow, low}, got ${describe(where)}`);
+  const [atLow, low] = readOnce('findEpochStart(where)', () => [where.atLow, where.low]);
+  if (typeof atLow !== 'boolean') throw argError(`findEpochStart: where.atLow must be a boolean, got ${describe(atLow)}`);
+  const text = JSON.stringify({records: out, atLow, low: offsetText('findEpochStart: where.low', low)});
+  if (text.length > MAX_SNAPSHOT_JSON) throw tooLarge(SyncError, 'findEpochStart: the JSON text of the records', text.length, MAX_SNAPSHOT_JSON, 'UTF-16 code units');
+  if (text.length > 4096) reserveUnits(SyncError, text.length);
+  const bytes = utf8.encode(text);
+  return JSON.parse(call(() => wasm.findEpochStartJson(bytes)));
+}
+
+/**
+ * What a task that starts after a checkpoint (`syncLogStart` answered `{offset, checkpoint}`)
+ * applies first: the checkpoint joined from its records' parsed messages (`messages`, in order:
+ * one, or its chunks) as a SyncTask joins chunks, without `chunk` and `messageSeq` (it is read
+ * again at its place); the SyncTask checks the message when it reads it. Records that are not
+ * the chunks of one message throw INVALID_ARGUMENT.
+ *
+ * @param {object[]} messages
+ */
+export function checkpointMessage(messages) {
+  const isArray = readOnce('checkpointMessage(messages)', () => Array.isArray(messages));
+  if (!isArray) throw argError(`checkpointMessage: messages must be an array of SyncMessage objects, got ${describe(messages)}`);
+  const n = readOnce('checkpointMessage(messages)', () => messages.length);
+  // (a message has at most MAX_CHUNKS records: 2^16)
+  if (n > 2 ** 16) throw tooLarge(SyncError, 'checkpointMessage: messages', n, 2 ** 16, 'items');
+  const copy = [];
+  for (let i = 0; i < n; i++) {
+    const m = readOnce('checkpointMessage(messages)', () => messages[i]);
+    if (!isObject(m)) throw argError(`checkpointMessage: messages[${i}] must be a SyncMessage object, got ${describe(m)}`);
+    copy.push(m);
+  }
+  const text = jsonOf(copy, 'INVALID_ARGUMENT', 'checkpointMessage');
+  if (text.length > 4096) reserveUnits(SyncError, text.length);
+  const bytes = utf8.encode(text);
+  return JSON.parse(call(() => wasm.checkpointMessageJson(bytes)));
 }

@@ -191,6 +191,12 @@ function calls(p, v, fixtures) {
     ['SyncTask#partitionFinished', () => task.partitionFinished(v, 1)],
     ['SyncTask#tick', () => task.tick(v)],
     ['SyncTask#loadOf', () => task.loadOf(v)],
+    ['syncLogStart', () => p.syncLogStart(v, {atLow: true, low: 0})],
+    ['syncLogStart.record', () => p.syncLogStart([v], {atLow: true, low: 0})],
+    ['syncLogStart.message', () => p.syncLogStart([{offset: 1, message: v}], {atLow: false, low: 0})],
+    ['syncLogStart.where', () => p.syncLogStart([], v)],
+    ['checkpointMessage', () => p.checkpointMessage(v)],
+    ['checkpointMessage.item', () => p.checkpointMessage([v])],
   ];
 }
 

@@ -5,12 +5,14 @@
 //! alone. Where a scenario spans a quiet day, the tasks are driven as a transport drives them:
 //! time goes to the next `poll_timeout()` of the live tasks, which tick and read what they
 //! published; retention deletes the records older than a day, and a new task starts reading at
-//! the latest clean checkpoint, as `findEpochStart` does.
+//! the latest usable checkpoint, by the core's start rule (`find_epoch_start`, which
+//! `findEpochStart` calls).
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use partkit::sync::{
-    PartitionSpec, PartitionStatus, RebalanceEvent, SyncMessage, SyncOptions, SyncOutput, SyncTask,
+    checkpoint_message, find_epoch_start, EpochStart, LogRecord, PartitionSpec, PartitionStatus,
+    RebalanceEvent, RecordHeader, SyncMessage, SyncOptions, SyncOutput, SyncTask,
     MIN_RETENTION_REFRESHES,
 };
 
@@ -74,29 +76,28 @@ impl World {
         self.settle();
     }
 
-    /// Where `findEpochStart` starts a new task: at the latest retained checkpoint whose named
-    /// record is retained; if it is not clean, right after the named record, with the checkpoint
-    /// applied first.
+    /// Where a new task starts: the core's start rule (`find_epoch_start`, which
+    /// `findEpochStart` calls) over the retained records, offsets being log indexes; these
+    /// scenarios expect it at a checkpoint: clean, or (not clean) right after the named record,
+    /// with the checkpoint applied first.
     fn start(&self) -> (usize, Option<SyncMessage>) {
-        for k in (self.first + 1..self.log.len()).rev() {
-            let Some(c) = &self.log[k].1.checkpoint else {
-                continue;
-            };
-            let named = (self.first..k).find(|&j| {
-                let m = &self.log[j].1;
-                m.task_id == c.after_task_id && m.message_seq == Some(c.after_seq)
-            });
-            match named {
-                Some(j) if j + 1 == k => return (k, None),
-                Some(j) => {
-                    let mut first = self.log[k].1.clone();
-                    first.message_seq = None;
-                    return (j + 1, Some(first));
-                }
-                None => {}
+        let records: Vec<LogRecord<'_>> = (self.first..self.log.len())
+            .map(|k| LogRecord {
+                offset: k as u64,
+                header: Some(RecordHeader::of(&self.log[k].1)),
+            })
+            .collect();
+        match find_epoch_start(&records, true, self.first as u64).unwrap() {
+            EpochStart::At(k) if self.log[k as usize].1.checkpoint.is_some() => (k as usize, None),
+            EpochStart::AfterCheckpoint { offset, checkpoint } => {
+                let parts = checkpoint
+                    .iter()
+                    .map(|&k| self.log[k as usize].1.clone())
+                    .collect();
+                (offset as usize, Some(checkpoint_message(parts).unwrap()))
             }
+            other => panic!("no usable checkpoint is retained: {other:?}"),
         }
-        panic!("no usable checkpoint is retained");
     }
 
     fn kill(&mut self, id: &str) {

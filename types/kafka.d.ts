@@ -139,25 +139,10 @@ export declare function taskSyncAssigner(options: {
 }): PartitionAssigner;
 
 /**
- * Where a reader that applied no epoch starts on the sync topic: the latest clean checkpoint, else
- * the first NewEpoch of the latest NewEpoch's base epoch, else the earliest retained offset; see
- * docs/kafka.md. Wrong arguments throw a SyncError with code INVALID_ARGUMENT.
+ * Where a reader that applied no epoch starts on the sync topic: the core's start rule, the
+ * package root's `syncLogStart` (see types/sync.d.ts), which SyncLogReader uses.
  */
-export declare function findEpochStart(
-  records: {
-    offset: string | number | bigint;
-    message: {
-      type?: string | undefined;
-      taskID?: string | undefined;
-      messageSeq?: number | undefined;
-      syncEpoch?: string | undefined;
-      baseEpoch?: string | undefined;
-      resend?: boolean | undefined;
-      checkpoint?: {afterTaskID: string; afterSeq: number} | undefined;
-    } | null;
-  }[],
-  where: {atLow: boolean; low: string | number | bigint},
-): {offset: string} | {extend: true};
+export {syncLogStart as findEpochStart} from './sync';
 
 /** What a SyncLogReader asks its driver to do, in order. Offsets are bigints. */
 export type SyncLogAction =

@@ -119,3 +119,42 @@ export interface SyncTaskConstructor {
 }
 
 export declare const SyncTask: SyncTaskConstructor;
+
+/** A retained record of the sync log as the start rule reads it: its offset and parsed message. */
+export interface EpochStartRecord {
+  offset: string | number | bigint;
+  /** The parsed SyncMessage (fields of the wrong type count as absent), or null when unreadable. */
+  message: {
+    type?: string | undefined;
+    taskID?: string | undefined;
+    messageSeq?: number | undefined;
+    syncEpoch?: string | undefined;
+    baseEpoch?: string | undefined;
+    resend?: boolean | undefined;
+    epochGeneration?: number | undefined;
+    checkpoint?: {afterTaskID: string; afterSeq: number} | undefined;
+    chunk?: {index: number; count: number} | undefined;
+  } | null;
+}
+
+/**
+ * Where a reader that applied no epoch starts on the sync log (docs/sync.md, "Where a new task
+ * starts reading"; `partkit/kafka` exports it as `findEpochStart`): the latest usable checkpoint (`{offset}` when clean; otherwise
+ * `{offset, checkpoint, chunks?}`: apply `checkpointMessage` of the checkpoint's records, at
+ * `chunks` or else `checkpoint`, first, then replay from `offset`), else the first NewEpoch of the
+ * latest NewEpoch's base epoch, else the earliest retained offset; `{extend: true}` when the
+ * records do not reach back far enough and `where.atLow` is false. Offsets come back as strings.
+ * Wrong arguments throw a SyncError with code INVALID_ARGUMENT.
+ */
+export declare function syncLogStart(
+  records: EpochStartRecord[],
+  where: {atLow: boolean; low: string | number | bigint},
+): {offset: string} | {offset: string; checkpoint: string; chunks?: string[]} | {extend: true};
+
+/**
+ * The message a task starting after a checkpoint applies first: the checkpoint joined from its
+ * records' parsed messages (in order: one, or its chunks) as a SyncTask joins chunks, without
+ * `chunk` and `messageSeq`. Records that are not the chunks of one message throw SyncError
+ * INVALID_ARGUMENT.
+ */
+export declare function checkpointMessage(messages: object[]): SyncMessage;

@@ -7,14 +7,15 @@
 //               (publishing to the sync topic, driving the sync-topic reader)
 //   group.mjs   the heartbeat group: the partition assigner and the group member (membership,
 //               leadership, generations, the session watchdog)
-//   reader.mjs  the sync-topic reader as a pure state machine, and findEpochStart
+//   reader.mjs  the sync-topic reader as a pure state machine (where it starts: the core's
+//               start rule, the root's syncLogStart, re-exported here as findEpochStart)
 //   topics.mjs  the topics: names, creation, shape checks, the retention rule
 import {EventEmitter} from 'node:events';
 import {PartkitError, SyncError} from '../errors.mjs';
 import {argumentKit, describe, isPlainObject} from '../kit/args.mjs';
-import {SyncTask} from '../sync.mjs';
+import {SyncTask, syncLogStart as findEpochStart} from '../sync.mjs';
 import {HeartbeatGroup, taskSyncAssigner} from './group.mjs';
-import {SyncLogReader, findEpochStart} from './reader.mjs';
+import {SyncLogReader} from './reader.mjs';
 import {
   DEFAULT_STATE_REFRESH_INTERVAL,
   DEFAULT_SYNC_RETENTION_MS,

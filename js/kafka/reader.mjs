@@ -2,9 +2,12 @@
 // actions out (deliver a message to the SyncTask, seek and fetch again, fence, warn, ready). No
 // I/O and no timers: a refetch delay is an output, the driver waits it out.
 //
-// Also here: `findEpochStart`, the rule for where a task that applied no epoch starts reading.
+// Where a task that applied no epoch starts reading, and the checkpoint it applies first, are the
+// core's (`syncLogStart`, exported here as `findEpochStart`, and `checkpointMessage` of the
+// package root: src/sync/start.rs).
 import {PartkitError, SyncError} from '../errors.mjs';
 import {argumentKit, describe, isPlainObject} from '../kit/args.mjs';
+import {checkpointMessage, syncLogStart} from '../sync.mjs';
 
 // How often a fetch that skipped sync-topic offsets is repeated before the gap fences the task,
 // and the delay before the first repeat (ms; the n-th waits n times as long).
@@ -38,201 +41,6 @@ export function isObjectArg(what, value) {
   return readArg(what, () => isPlainObject(value));
 }
 
-/**
- * A copy of a parsed SyncMessage with the fields `findEpochStart` looks at, each read once;
- * fields of the wrong type count as absent (the message came from the log, whatever is in it).
- */
-function snapshotMessage(what, m) {
-  if (m === null || m === undefined) return null;
-  if (!isObjectArg(what, m)) throw argError(`${what} must be a SyncMessage object or null, got ${kind(m)}`);
-  return readArg(what, () => {
-    const str = (v) => (typeof v === 'string' ? v : undefined);
-    const {type, syncEpoch, baseEpoch, resend, taskID, messageSeq, checkpoint, epochGeneration, chunk} = m;
-    let cp;
-    if (checkpoint !== null && typeof checkpoint === 'object' && !Array.isArray(checkpoint)) {
-      const {afterTaskID, afterSeq} = checkpoint;
-      if (typeof afterTaskID === 'string' && Number.isSafeInteger(afterSeq)) cp = {afterTaskID, afterSeq};
-    }
-    let ch;
-    if (chunk !== null && typeof chunk === 'object' && !Array.isArray(chunk)) {
-      const {index, count} = chunk;
-      if (Number.isSafeInteger(index) && Number.isSafeInteger(count) && index >= 0 && index < count) ch = {index, count};
-    }
-    return {
-      type: str(type),
-      syncEpoch: str(syncEpoch),
-      baseEpoch: str(baseEpoch),
-      resend: resend === true,
-      taskID: str(taskID),
-      messageSeq: Number.isSafeInteger(messageSeq) ? messageSeq : undefined,
-      epochGeneration: Number.isSafeInteger(epochGeneration) ? epochGeneration : 0,
-      checkpoint: cp,
-      chunk: ch,
-    };
-  });
-}
-
-/** Copies and checks findEpochStart's arguments, reading each value once. */
-function epochStartArgs(records, where) {
-  const isArray = readArg('findEpochStart(records)', () => Array.isArray(records));
-  if (!isArray) throw argError(`findEpochStart: records must be an array, got ${kind(records)}`);
-  const n = readArg('findEpochStart(records)', () => records.length);
-  const out = [];
-  for (let i = 0; i < n; i++) {
-    const what = `findEpochStart: records[${i}]`;
-    const r = readArg(what, () => records[i]);
-    if (!isObjectArg(what, r)) throw argError(`${what} must be an object {offset, message}, got ${kind(r)}`);
-    const [offset, message] = readArg(what, () => [r.offset, r.message]);
-    const o = toOffset(`${what}.offset`, offset);
-    if (out.length && o <= out[out.length - 1].offset) throw argError(`${what}.offset must be greater than the one before it (records in offset order)`);
-    out.push({offset: o, message: snapshotMessage(`${what}.message`, message)});
-  }
-  if (!isObjectArg('findEpochStart(where)', where)) throw argError(`findEpochStart: where must be an object {atLow, low}, got ${kind(where)}`);
-  const [atLow, low] = readArg('findEpochStart(where)', () => [where.atLow, where.low]);
-  if (typeof atLow !== 'boolean') throw argError(`findEpochStart: where.atLow must be a boolean, got ${kind(atLow)}`);
-  return {records: out, atLow, low: toOffset('findEpochStart: where.low', low)};
-}
-
-/**
- * Given the records of the tail of the sync topic (`[{offset, message}]` in offset order, where
- * `message` is the parsed SyncMessage or `null` for an unreadable record), returns where a task
- * that has applied no epoch must start reading so that its replay reaches the same state as the
- * tasks that read everything:
- *
- * - at the latest *checkpoint*: a NewEpoch with `resend: true` and
- *   `checkpoint: {afterTaskID, afterSeq}` naming the last record its author had read. It holds
- *   the whole state of the epoch in force as its author saw it after that record. If the record
- *   right before it is the one it names (it is *clean*), the reader starts at it; otherwise the
- *   reader starts right after the named record (its first place in the records) and applies the
- *   checkpoint first (`{offset, checkpoint}`: the offset of the checkpoint to apply before
- *   reading from `offset`), so that the records between are read on top of the view they came
- *   after. Either way the records after it (a newer NewEpoch included) are replayed as the
- *   running tasks read them. A checkpoint larger than `maxRecordBytes` is chunked: it stands at
- *   its first chunk, is clean if its chunks follow the named record one after the other, counts
- *   only if every chunk is in the records, and is applied joined (`chunks`: the offsets of its
- *   chunks, in order). A checkpoint whose named record is not in the records, or that was
- *   written by a task still behind (some record before the named one was written from a later
- *   epoch by a task that had applied it, or is a whole NewEpoch of a later generation built on
- *   the checkpoint's epoch, which its author missed), is passed over;
- * - with no such checkpoint in the records: the latest NewEpoch names the epoch it was computed
- *   from (`baseEpoch`); the reader starts at the first NewEpoch of that base epoch not written
- *   by a task still behind. Its leader had applied the base, so the base is an epoch every
- *   reader applied; replaying from there applies the current epoch exactly as the others did,
- *   and still ignores the latest NewEpoch if it was a stale one that every task ignored;
- * - if the latest NewEpoch has no base (the first epoch of the connector), or no NewEpoch is
- *   retained at all, the reader replays the whole retained log.
- *
- * Returns `{offset}` or `{offset, checkpoint[, chunks]}` (strings) or, when the records do not reach back
- * far enough and more of the log exists before them (`atLow` false), `{extend: true}`. Wrong
- * arguments throw a SyncError with code `INVALID_ARGUMENT`.
- *
- * @param {{offset: string|number|bigint, message: object|null}[]} records
- * @param {{atLow: boolean, low: string|number|bigint}} where
- */
-export function findEpochStart(records, where) {
-  const {records: rs, atLow, low} = epochStartArgs(records, where);
-  // ahead[i]: the highest epoch generation a task that had applied its epoch wrote with in
-  // rs[0..i) (a fresh NewEpoch attempt is left out: it may be one that every task ignored)
-  const ahead = [0];
-  for (const r of rs) {
-    const m = r.message;
-    const applied = m !== null && (m.type !== 'NewEpoch' || m.resend);
-    ahead.push(Math.max(ahead[ahead.length - 1], applied ? m.epochGeneration : 0));
-  }
-  for (let i = rs.length - 1; i > 0; i--) {
-    const m = rs[i].message;
-    if (m?.type !== 'NewEpoch' || !m.resend || !m.checkpoint) continue;
-    // a chunked checkpoint stands at its first chunk, and counts only if every chunk is there
-    if (m.chunk && m.chunk.index > 0) continue;
-    const chunks = chunksOf(rs, i);
-    if (!chunks) continue;
-    // the record it names, at its first place in the records
-    const j = rs.findIndex((r, k) => k < i && r.message?.taskID === m.checkpoint.afterTaskID && r.message.messageSeq === m.checkpoint.afterSeq);
-    if (j < 0) continue;
-    // every offset from there to the checkpoint must be in the records
-    if (rs[i].offset - rs[j].offset !== BigInt(i - j)) continue;
-    // written by a task still behind an epoch that some task had already written from
-    if (m.epochGeneration < ahead[j + 1]) continue;
-    // written by a task that missed a NewEpoch built on the checkpoint's epoch, read before the
-    // record it names (a whole one applies wherever its base is in force)
-    if (rs.some((r, p) => p <= j && r.message?.type === 'NewEpoch' && r.message.epochGeneration > m.epochGeneration && r.message.baseEpoch === m.syncEpoch && !(r.message.chunk?.index > 0) && chunksOf(rs, p) !== null)) continue;
-    const contiguous = chunks.every((k, n) => k === i + n);
-    if (j === i - 1 && contiguous) return {offset: String(rs[i].offset)}; // clean
-    const found = {offset: String(rs[j + 1].offset), checkpoint: String(rs[i].offset)};
-    if (chunks.length > 1) found.chunks = chunks.map((k) => String(rs[k].offset));
-    return found;
-  }
-  const fromLow = () => (atLow ? {offset: String(low)} : {extend: true});
-  let last = -1;
-  for (let i = rs.length - 1; i >= 0; i--) {
-    if (rs[i].message?.type === 'NewEpoch') {
-      last = i;
-      break;
-    }
-  }
-  if (last < 0) return fromLow();
-  const latest = rs[last].message;
-  const base = latest.baseEpoch || null;
-  if (!base) return fromLow();
-  // (a re-publication of the base written after some task wrote from a later epoch is stale)
-  const first = rs.findIndex((r, k) => r.message?.type === 'NewEpoch' && r.message.syncEpoch === base && r.message.epochGeneration >= ahead[k]);
-  if (first >= 0) return {offset: String(rs[first].offset)};
-  if (!atLow) return {extend: true};
-  // the base epoch is no longer retained: start at the latest epoch itself, the best left
-  const own = rs.findIndex((r) => r.message?.type === 'NewEpoch' && r.message.syncEpoch === latest.syncEpoch);
-  return {offset: String(rs[own].offset)};
-}
-
-/**
- * The indexes in `rs` of the records of the message whose first record is `rs[i]`: `[i]`, or its
- * chunks (the records of its sender with the next counters, in order); null if one is missing.
- */
-function chunksOf(rs, i) {
-  const first = rs[i].message;
-  if (!first.chunk) return [i];
-  if (first.messageSeq === undefined || first.taskID === undefined) return null;
-  const out = [i];
-  let at = i;
-  for (let n = 1; n < first.chunk.count; n++) {
-    const seq = first.messageSeq + n;
-    let next = -1;
-    for (let k = at + 1; k < rs.length; k++) {
-      const m = rs[k].message;
-      if (m !== null && m.taskID === first.taskID && m.messageSeq === seq) {
-        next = k;
-        break;
-      }
-    }
-    if (next < 0 || rs[next].message.chunk?.index !== n) return null;
-    out.push(next);
-    at = next;
-  }
-  return out;
-}
-
-/**
- * The whole message of a chunked one, from its chunks' parsed values in order: the first chunk's
- * header (without `chunk`) and every chunk's `connectorState` joined (a task's state may go on
- * in the next chunk: its partitions and shares are appended), as the SyncTask joins them.
- */
-export function joinChunks(messages) {
-  const {chunk: _chunk, ...whole} = messages[0];
-  const states = [];
-  for (const m of messages) {
-    for (const st of m.connectorState ?? []) {
-      const last = states[states.length - 1];
-      if (last && last.taskID === st.taskID) {
-        last.data = {...last.data, partitions: [...(last.data?.partitions ?? []), ...(st.data?.partitions ?? [])]};
-        last.share = {...last.share, partitions: [...(last.share?.partitions ?? []), ...(st.share?.partitions ?? [])]};
-      } else {
-        states.push({...st});
-      }
-    }
-  }
-  whole.connectorState = states;
-  return whole;
-}
-
 /** The value of a record as a parsed SyncMessage-shaped object, or null when it is not one. */
 export function parseRecordValue(value) {
   if (value === null || value === undefined) return null;
@@ -261,7 +69,7 @@ export function parseRecordValue(value) {
  * - `{type: 'ready'}`: the replay reached the end offset seen at start.
  *
  * Phases: `scan` (reading a window of the log's tail to find where the replay starts, see
- * `findEpochStart`; the window grows fourfold towards the earliest retained offset while the
+ * `syncLogStart`; the window grows fourfold towards the earliest retained offset while the
  * start is not in it), then `live`. In both, every offset must come, in order: a record after a
  * gap makes the reader fetch again from the missing offset (REFETCHES times, REFETCH_DELAY ms
  * apart, a little longer each time) before the gap counts. A gap that stays is a hole (`fence`)
@@ -412,7 +220,7 @@ export class SyncLogReader {
     }
     this.buffer.push({offset, value, message: parseRecordValue(value)});
     if (offset < this.high - 1n) return;
-    const found = findEpochStart(this.buffer, {atLow: this.from === this.low, low: this.low});
+    const found = syncLogStart(this.buffer, {atLow: this.from === this.low, low: this.low});
     if (found.extend) {
       this.window *= 4n;
       this.from = this.windowStart();
@@ -429,8 +237,16 @@ export class SyncLogReader {
       const at = BigInt(found.checkpoint);
       const offsets = (found.chunks ?? [found.checkpoint]).map(BigInt);
       const parts = offsets.map((o) => this.buffer.find((r) => r.offset === o).message);
-      const {messageSeq: _seq, ...first} = parts.length > 1 ? joinChunks(parts) : parts[0];
-      actions.push({type: 'deliver', offset: at, message: first});
+      let first;
+      try {
+        first = checkpointMessage(parts);
+      } catch (error) {
+        // chunks the core cannot read as one message: the checkpoint is refused, as a SyncTask
+        // refuses a malformed record (every task skips it alike)
+        if (!(error instanceof SyncError)) throw error;
+        actions.push({type: 'warning', message: `skipped the checkpoint at offset ${at} of ${this.topic}: ${error.message}`});
+      }
+      if (first) actions.push({type: 'deliver', offset: at, message: first});
     }
     for (const r of this.buffer) {
       if (r.offset >= start) this.deliver(r.offset, r.message === null ? null : r.value, actions);

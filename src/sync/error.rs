@@ -12,6 +12,8 @@ pub(crate) enum ErrorKind {
     UnknownPartition,
     InvalidTransition,
     MalformedMessage,
+    InvalidArgument,
+    InputTooLarge,
 }
 
 /// A rejected input. The task that returned it is unchanged and keeps working.
@@ -42,7 +44,8 @@ impl SyncError {
     ///
     /// One of `SYNC_INVALID_TASK_ID`, `SYNC_INVALID_OPTIONS`, `SYNC_INVALID_REBALANCE`,
     /// `SYNC_INVALID_PARTITION`, `SYNC_UNKNOWN_PARTITION`, `SYNC_INVALID_TRANSITION`,
-    /// `SYNC_MALFORMED_MESSAGE`.
+    /// `SYNC_MALFORMED_MESSAGE`, and, from the start rule (`find_epoch_start`, `join_chunks`),
+    /// `INVALID_ARGUMENT` and `INPUT_TOO_LARGE`.
     pub fn code(&self) -> &'static str {
         match self.kind {
             ErrorKind::InvalidTaskId => "SYNC_INVALID_TASK_ID",
@@ -52,6 +55,8 @@ impl SyncError {
             ErrorKind::UnknownPartition => "SYNC_UNKNOWN_PARTITION",
             ErrorKind::InvalidTransition => "SYNC_INVALID_TRANSITION",
             ErrorKind::MalformedMessage => "SYNC_MALFORMED_MESSAGE",
+            ErrorKind::InvalidArgument => "INVALID_ARGUMENT",
+            ErrorKind::InputTooLarge => "INPUT_TOO_LARGE",
         }
     }
 

@@ -4,6 +4,7 @@ mod assign;
 mod error;
 #[cfg(feature = "sim")]
 pub mod sim;
+mod start;
 mod task;
 mod types;
 
@@ -14,6 +15,10 @@ pub use assign::compute_epoch;
 /// change and the retries of a checkpoint that another record raced.
 pub const MIN_RETENTION_REFRESHES: u64 = 4;
 pub use error::SyncError;
+pub use start::{
+    checkpoint_message, checkpoint_message_value, find_epoch_start, join_chunks, EpochStart,
+    LogRecord, MessageValue, RecordHeader, MAX_START_RECORDS,
+};
 pub use task::{SyncTask, MAX_CHUNKS, MAX_SAFE_INTEGER, MIN_RECORD_BYTES};
 pub use types::{
     CheckpointRef, ChunkRef, Delta, MessageType, PartitionSpec, PartitionState, PartitionStatus,

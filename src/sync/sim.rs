@@ -1723,115 +1723,30 @@ impl Sim {
         Ok(())
     }
 
-    /// Where a new task starts reading, as the Kafka transport's `findEpochStart` decides: at
-    /// the latest clean checkpoint (the record before it is the one it names); without one, at
-    /// the first NewEpoch of the latest NewEpoch's base epoch, or the whole retained log.
+    /// Where a new task starts reading: the core's start rule (`find_epoch_start`, which the
+    /// Kafka transport's `findEpochStart` calls) over the retained log, offsets being log
+    /// indexes; with the checkpoint to apply first (`checkpoint_message`) when it is not clean.
     fn start_offset(&self) -> (usize, Option<SyncMessage>) {
         let lo = self.retained_from;
-        // ahead[k]: the highest epoch generation a task that had applied its epoch wrote with in
-        // records lo..k (a fresh NewEpoch attempt is left out: it may be one every task ignores)
-        let mut ahead = vec![0u64; self.log.len() + 1];
-        for k in lo..self.log.len() {
-            let m = &self.log[k];
-            let applied = m.kind != MessageType::NewEpoch || m.resend;
-            ahead[k + 1] = ahead[k].max(if applied { m.epoch_generation } else { 0 });
-        }
-        for k in (lo + 1..self.log.len()).rev() {
-            let Some(c) = &self.log[k].checkpoint else {
-                continue;
-            };
-            // a chunked checkpoint stands at its first chunk, and counts only if every chunk
-            // landed (its author may have died half-way)
-            if self.log[k].chunk.as_ref().is_some_and(|c| c.index > 0) {
-                continue;
+        let records: Vec<super::LogRecord<'_>> = (lo..self.log.len())
+            .map(|k| super::LogRecord {
+                offset: k as u64,
+                header: Some(super::RecordHeader::of(&self.log[k])),
+            })
+            .collect();
+        match super::find_epoch_start(&records, true, lo as u64) {
+            Ok(super::EpochStart::At(k)) => (k as usize, None),
+            Ok(super::EpochStart::AfterCheckpoint { offset, checkpoint }) => {
+                let parts = checkpoint
+                    .iter()
+                    .map(|&k| SyncMessage::clone(&self.log[k as usize]))
+                    .collect();
+                let first = super::checkpoint_message(parts).expect("the rule's chunks join");
+                (offset as usize, Some(first))
             }
-            let Some((whole, contiguous)) = self.assemble(k) else {
-                continue;
-            };
-            // the record it names, at its first retained place
-            let Some(j) = (lo..k).find(|&j| {
-                self.log[j].task_id == c.after_task_id
-                    && self.log[j].message_seq == Some(c.after_seq)
-            }) else {
-                continue;
-            };
-            // written by a task still behind an epoch some task had already written from: no
-            // place to start
-            if self.log[k].epoch_generation < ahead[j + 1] {
-                continue;
-            }
-            // written by a task that missed a NewEpoch built on the checkpoint's epoch, read
-            // before the record it names (a whole one applies wherever its base is in force)
-            let (epoch, generation) = (&self.log[k].sync_epoch, self.log[k].epoch_generation);
-            let missed = (lo..=j).any(|p| {
-                let m = &self.log[p];
-                m.kind == MessageType::NewEpoch
-                    && m.epoch_generation > generation
-                    && m.base_epoch.as_ref() == Some(epoch)
-                    && m.chunk.as_ref().is_none_or(|c| c.index == 0)
-                    && self.assemble(p).is_some()
-            });
-            if missed {
-                continue;
-            }
-            if j + 1 == k && contiguous {
-                return (k, None); // clean: start at it
-            }
-            // its author's view as of record j: apply it first (whole), then replay from j + 1
-            let mut first = whole;
-            first.message_seq = None;
-            return (j + 1, Some(first));
+            // (the whole retained log is there: at_low)
+            Ok(super::EpochStart::Extend) | Err(_) => unreachable!("records in order, at low"),
         }
-        let is_epoch = |k: usize, id: &str| {
-            self.log[k].kind == MessageType::NewEpoch
-                && self.log[k].sync_epoch == id
-                && self.log[k].chunk.as_ref().is_none_or(|c| c.index == 0)
-        };
-        let Some(last) = (lo..self.log.len())
-            .rev()
-            .find(|&k| self.log[k].kind == MessageType::NewEpoch)
-        else {
-            return (lo, None);
-        };
-        let base = self.log[last].base_epoch.as_deref().unwrap_or("");
-        if base.is_empty() {
-            return (lo, None);
-        }
-        // a re-publication of the base written after some task wrote from a later epoch is stale
-        let current = |k: usize| self.log[k].epoch_generation >= ahead[k];
-        let k = (lo..self.log.len())
-            .find(|&k| is_epoch(k, base) && current(k))
-            .or_else(|| (lo..self.log.len()).find(|&k| is_epoch(k, &self.log[last].sync_epoch)))
-            .unwrap_or(lo);
-        (k, None)
-    }
-
-    /// The message whose first record is `log[k]`, joined from its chunks if it has any (the
-    /// records of its sender that follow with the next counters), and whether they stand one
-    /// after the other; `None` if a chunk is missing.
-    fn assemble(&self, k: usize) -> Option<(SyncMessage, bool)> {
-        let first = &self.log[k];
-        let Some(c) = &first.chunk else {
-            return Some((SyncMessage::clone(first), true));
-        };
-        let seq0 = first.message_seq?;
-        let mut whole = SyncMessage::clone(first);
-        whole.chunk = None;
-        let mut at = k;
-        let mut contiguous = true;
-        for i in 1..c.count {
-            let seq = seq0 + u64::from(i);
-            let next = (at + 1..self.log.len()).find(|&x| {
-                self.log[x].task_id == first.task_id && self.log[x].message_seq == Some(seq)
-            })?;
-            contiguous &= next == at + 1;
-            at = next;
-            super::task::join_chunk_states(
-                &mut whole.connector_state,
-                &self.log[next].connector_state,
-            );
-        }
-        Some((whole, contiguous))
     }
 
     fn garbage(&mut self) -> Check {

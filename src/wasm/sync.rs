@@ -263,3 +263,132 @@ impl WasmSyncTask {
         self.inner.poll_timeout().map(|t| t as f64)
     }
 }
+
+/// A record's header as `js/sync.mjs` copies it for the start rule: every field checked and of
+/// the right type (a wrong-typed one is left out there), offsets as decimal strings.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct HeaderArg {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    sync_epoch: Option<String>,
+    base_epoch: Option<String>,
+    #[serde(default)]
+    resend: bool,
+    #[serde(rename = "taskID")]
+    task_id: Option<String>,
+    message_seq: Option<u64>,
+    #[serde(default)]
+    epoch_generation: u64,
+    checkpoint: Option<sync::CheckpointRef>,
+    chunk: Option<sync::ChunkRef>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RecordArg {
+    offset: String,
+    message: Option<HeaderArg>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StartArgs {
+    records: Vec<RecordArg>,
+    #[serde(rename = "atLow")]
+    at_low: bool,
+    low: String,
+}
+
+fn invalid_argument(message: &str) -> BoundaryError {
+    BoundaryError(error_value("sync", "INVALID_ARGUMENT", message))
+}
+
+fn offset_of(text: &str, what: &str) -> Result<u64> {
+    text.parse().map_err(|_| {
+        invalid_argument(&format!(
+            "findEpochStart: {what} must be an offset below 2^64, got {text:.40}"
+        ))
+    })
+}
+
+#[derive(Serialize)]
+struct StartOut {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    offset: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    checkpoint: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    chunks: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    extend: bool,
+}
+
+/// The start rule (`crate::sync::find_epoch_start`) over the JSON of `{records: [{offset,
+/// message}], atLow, low}` made by `findEpochStart` in `js/sync.mjs`; returns the JSON of
+/// `{offset}`, `{offset, checkpoint[, chunks]}` (offsets as strings; `chunks` only for a
+/// checkpoint in more than one record) or `{extend: true}`.
+#[wasm_bindgen(js_name = findEpochStartJson)]
+pub fn find_epoch_start_json(json: &[u8]) -> Result<String> {
+    headroom("sync", json.len().saturating_mul(4).saturating_add(1 << 20))?;
+    let args: StartArgs = serde_json::from_slice(json)
+        .map_err(|e| invalid_argument(&format!("findEpochStart: {e}")))?;
+    let mut records = Vec::new();
+    records
+        .try_reserve_exact(args.records.len())
+        .map_err(|_| out_of_memory("sync"))?;
+    for (i, r) in args.records.iter().enumerate() {
+        let header = r.message.as_ref().map(|m| sync::RecordHeader {
+            kind: match m.kind.as_deref() {
+                Some("Regular") => Some(sync::MessageType::Regular),
+                Some("RebalanceAnswer") => Some(sync::MessageType::RebalanceAnswer),
+                Some("NewEpoch") => Some(sync::MessageType::NewEpoch),
+                _ => None,
+            },
+            sync_epoch: m.sync_epoch.as_deref(),
+            base_epoch: m.base_epoch.as_deref(),
+            resend: m.resend,
+            task_id: m.task_id.as_deref(),
+            message_seq: m.message_seq,
+            epoch_generation: m.epoch_generation,
+            checkpoint: m
+                .checkpoint
+                .as_ref()
+                .map(|c| (c.after_task_id.as_str(), c.after_seq)),
+            chunk: m.chunk.clone(),
+        });
+        let offset = offset_of(&r.offset, &format!("records[{i}].offset"))?;
+        records.push(sync::LogRecord { offset, header });
+    }
+    let low = offset_of(&args.low, "where.low")?;
+    let out = match sync::find_epoch_start(&records, args.at_low, low)? {
+        sync::EpochStart::At(offset) => StartOut {
+            offset: Some(offset.to_string()),
+            checkpoint: None,
+            chunks: None,
+            extend: false,
+        },
+        sync::EpochStart::AfterCheckpoint { offset, checkpoint } => StartOut {
+            offset: Some(offset.to_string()),
+            checkpoint: checkpoint.first().map(u64::to_string),
+            chunks: (checkpoint.len() > 1).then(|| checkpoint.iter().map(u64::to_string).collect()),
+            extend: false,
+        },
+        sync::EpochStart::Extend => StartOut {
+            offset: None,
+            checkpoint: None,
+            chunks: None,
+            extend: true,
+        },
+    };
+    to_json(&out)
+}
+
+/// What a task starting after a checkpoint applies first (`crate::sync::checkpoint_message_value`):
+/// from the JSON of the checkpoint's records' parsed values in order, the JSON of the message
+/// joined from them, without `chunk` and `messageSeq`.
+#[wasm_bindgen(js_name = checkpointMessageJson)]
+pub fn checkpoint_message_json(json: &[u8]) -> Result<String> {
+    let parts: Vec<sync::MessageValue> = parse(json, "INVALID_ARGUMENT", "checkpointMessage")?;
+    to_json(&sync::checkpoint_message_value(parts)?)
+}

@@ -51,19 +51,35 @@ pub(super) struct Partial {
     pub(super) since: u64,
 }
 
+/// A task's state as chunks carry it: the pieces of one task's state are consecutive, the first
+/// with its ids and versions, each with some of its partitions and shares.
+pub(crate) trait ChunkedState {
+    /// Whether `next` (in the next chunk) is a piece of the same task's state.
+    fn continues(&self, next: &Self) -> bool;
+    /// Appends the partitions and shares of `next`, a piece of the same state.
+    fn append(&mut self, next: Self);
+}
+
+impl ChunkedState for TaskState {
+    fn continues(&self, next: &Self) -> bool {
+        self.task_id == next.task_id
+    }
+    fn append(&mut self, next: Self) {
+        self.data.partitions.extend(next.data.partitions);
+        self.share.partitions.extend(next.share.partitions);
+    }
+}
+
 /// Appends the states of a chunk: a state of the same task as the last one continues it.
 pub(crate) fn join(states: &mut Vec<TaskState>, more: &[TaskState]) {
     join_owned(states, more.to_vec());
 }
 
 /// [`join`] of states given away: they are moved, not copied.
-fn join_owned(states: &mut Vec<TaskState>, more: Vec<TaskState>) {
+pub(crate) fn join_owned<S: ChunkedState>(states: &mut Vec<S>, more: Vec<S>) {
     for s in more {
         match states.last_mut() {
-            Some(last) if last.task_id == s.task_id => {
-                last.data.partitions.extend(s.data.partitions);
-                last.share.partitions.extend(s.share.partitions);
-            }
+            Some(last) if last.continues(&s) => last.append(s),
             _ => states.push(s),
         }
     }
@@ -111,7 +127,7 @@ fn follows(p: &Partial, msg: &SyncMessage) -> bool {
     }
 }
 
-fn same_message(a: &SyncMessage, b: &SyncMessage) -> bool {
+pub(crate) fn same_message(a: &SyncMessage, b: &SyncMessage) -> bool {
     a.sync_epoch == b.sync_epoch
         && a.kind == b.kind
         && a.epoch_generation == b.epoch_generation

@@ -24,8 +24,10 @@ mod settle;
 mod timer;
 mod validate;
 
-#[cfg(feature = "sim")]
 pub(crate) use chunk::join as join_chunk_states;
+pub(crate) use chunk::{
+    join_owned as join_chunk_states_owned, same_message as same_chunked_message, ChunkedState,
+};
 pub use chunk::{MAX_CHUNKS, MIN_RECORD_BYTES};
 use log::{absorb_into, member_owners, MAX_DEPARTED};
 use timer::{removal_due, RemovalBlockers, Timer};

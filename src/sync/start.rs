@@ -1,0 +1,454 @@
+//! Where a new task starts reading the sync log: the one start rule (docs/sync.md, "Where a new
+//! task starts reading", and the chunk section's "Where a new task starts"). `KafkaTaskSync`'s
+//! `findEpochStart`, the simulation and the retention tests all call [`find_epoch_start`]; a
+//! task that starts after a checkpoint applies [`checkpoint_message`] first.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::error::{ErrorKind, SyncError};
+use super::task::{join_chunk_states, join_chunk_states_owned, same_chunked_message, ChunkedState};
+use super::{ChunkRef, MessageType, SyncMessage};
+
+/// Most records [`find_epoch_start`] takes in one call (`MAX_BATCH_ITEMS` of the JS layer).
+pub const MAX_START_RECORDS: usize = 1 << 24;
+
+/// The header fields of one retained record that the start rule reads. A field a record does not
+/// carry, or carries with the wrong type, is `None` (`resend`: `false`; `epoch_generation`: 0).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RecordHeader<'a> {
+    /// `type`: `None` for a type other than the three message kinds.
+    pub kind: Option<MessageType>,
+    /// `syncEpoch`.
+    pub sync_epoch: Option<&'a str>,
+    /// `baseEpoch`.
+    pub base_epoch: Option<&'a str>,
+    /// `resend`.
+    pub resend: bool,
+    /// `taskID`: the sender.
+    pub task_id: Option<&'a str>,
+    /// `messageSeq`: the sender's counter.
+    pub message_seq: Option<u64>,
+    /// `epochGeneration`.
+    pub epoch_generation: u64,
+    /// `checkpoint`: `(afterTaskID, afterSeq)`, the record its author had read last.
+    pub checkpoint: Option<(&'a str, u64)>,
+    /// `chunk`.
+    pub chunk: Option<ChunkRef>,
+}
+
+impl<'a> RecordHeader<'a> {
+    /// The header of a parsed message.
+    pub fn of(m: &'a SyncMessage) -> Self {
+        RecordHeader {
+            kind: Some(m.kind),
+            sync_epoch: Some(&m.sync_epoch),
+            base_epoch: m.base_epoch.as_deref(),
+            resend: m.resend,
+            task_id: Some(&m.task_id),
+            message_seq: m.message_seq,
+            epoch_generation: m.epoch_generation,
+            checkpoint: m
+                .checkpoint
+                .as_ref()
+                .map(|c| (c.after_task_id.as_str(), c.after_seq)),
+            chunk: m.chunk.clone(),
+        }
+    }
+
+    fn is_epoch(&self) -> bool {
+        self.kind == Some(MessageType::NewEpoch)
+    }
+
+    /// A record that is not a later chunk of a message (it starts one, or is whole).
+    fn is_first(&self) -> bool {
+        self.chunk.as_ref().is_none_or(|c| c.index == 0)
+    }
+}
+
+/// One retained record: its offset and its header, `None` for a record that is not a message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogRecord<'a> {
+    /// The record's offset in the sync topic.
+    pub offset: u64,
+    /// Its header, `None` when unreadable.
+    pub header: Option<RecordHeader<'a>>,
+}
+
+/// Where a task that has applied no epoch starts reading (see [`find_epoch_start`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EpochStart {
+    /// Replay from this offset: a clean checkpoint's, the base epoch's first NewEpoch's, or the
+    /// earliest retained offset (`low`).
+    At(u64),
+    /// Apply the checkpoint whose records are at `checkpoint` (offsets in order: one, or its
+    /// chunks; the first is where it stands) first, joined ([`checkpoint_message`]), then replay
+    /// from `offset`, the record after the one it names.
+    AfterCheckpoint {
+        /// Where the replay starts.
+        offset: u64,
+        /// The offsets of the checkpoint's records, in order.
+        checkpoint: Vec<u64>,
+    },
+    /// The records do not reach back far enough and more of the log exists before them.
+    Extend,
+}
+
+fn invalid(message: impl Into<String>) -> SyncError {
+    SyncError::new(ErrorKind::InvalidArgument, message)
+}
+
+/// The rule over the records of a tail of the sync log, in offset order (docs/sync.md, "Where a
+/// new task starts reading"): the latest usable checkpoint (clean: start at it; otherwise apply
+/// it first and replay from the record after the one it names); without one, the first whole
+/// NewEpoch of the latest NewEpoch's base epoch not written by a task still behind; failing
+/// that, `Extend` when `at_low` is false (more log exists before the records), else the first
+/// whole NewEpoch of the latest epoch itself, else `low`, the whole retained log.
+///
+/// Errors: `INVALID_ARGUMENT` when offsets do not increase, `INPUT_TOO_LARGE` over
+/// [`MAX_START_RECORDS`] records.
+///
+/// # Examples
+/// ```
+/// use partkit::sync::{find_epoch_start, EpochStart, LogRecord};
+/// // no message at all: the whole retained log
+/// let records = [LogRecord { offset: 7, header: None }];
+/// assert_eq!(find_epoch_start(&records, true, 7), Ok(EpochStart::At(7)));
+/// assert_eq!(find_epoch_start(&records, false, 0), Ok(EpochStart::Extend));
+/// ```
+pub fn find_epoch_start(
+    records: &[LogRecord<'_>],
+    at_low: bool,
+    low: u64,
+) -> Result<EpochStart, SyncError> {
+    if records.len() > MAX_START_RECORDS {
+        return Err(SyncError::new(
+            ErrorKind::InputTooLarge,
+            format!(
+                "findEpochStart: records has {} items, more than the bound of {MAX_START_RECORDS} items",
+                records.len()
+            ),
+        ));
+    }
+    for (i, w) in records.windows(2).enumerate() {
+        if w[1].offset <= w[0].offset {
+            return Err(invalid(format!(
+                "findEpochStart: records[{}].offset must be greater than the one before it (records in offset order)",
+                i + 1
+            )));
+        }
+    }
+    Ok(Rule::new(records).start(at_low, low))
+}
+
+/// The records of one call, with what the rule computes once.
+struct Rule<'r, 'a> {
+    rs: &'r [LogRecord<'a>],
+    /// `ahead[k]`: the highest epoch generation a task that had applied its epoch wrote with in
+    /// `rs[..k]` (a fresh NewEpoch attempt is left out: it may be one that every task ignored).
+    ahead: Vec<u64>,
+    /// The indexes of the whole NewEpochs (or their first chunks), in order.
+    epochs: Vec<usize>,
+}
+
+impl<'r, 'a> Rule<'r, 'a> {
+    fn new(rs: &'r [LogRecord<'a>]) -> Self {
+        let mut ahead = Vec::with_capacity(rs.len() + 1);
+        ahead.push(0);
+        let mut epochs = Vec::new();
+        let mut top = 0;
+        for (k, r) in rs.iter().enumerate() {
+            if let Some(h) = &r.header {
+                if !h.is_epoch() || h.resend {
+                    top = top.max(h.epoch_generation);
+                }
+                if h.is_epoch() && h.is_first() {
+                    epochs.push(k);
+                }
+            }
+            ahead.push(top);
+        }
+        Rule { rs, ahead, epochs }
+    }
+
+    fn header(&self, k: usize) -> Option<&RecordHeader<'a>> {
+        self.rs[k].header.as_ref()
+    }
+
+    /// The indexes of the records of the message whose first record is `rs[i]`: `[i]`, or its
+    /// chunks (the records of its sender with the next counters, at the next indexes, in
+    /// order); `None` if one is missing.
+    fn chunks_of(&self, i: usize) -> Option<Vec<usize>> {
+        let first = self.header(i)?;
+        let Some(c) = &first.chunk else {
+            return Some(vec![i]);
+        };
+        let (seq0, sender) = (first.message_seq?, first.task_id?);
+        let mut out = vec![i];
+        let mut at = i;
+        for n in 1..c.count {
+            let seq = seq0.checked_add(u64::from(n))?;
+            let next = (at + 1..self.rs.len()).find(|&k| {
+                self.header(k)
+                    .is_some_and(|h| h.task_id == Some(sender) && h.message_seq == Some(seq))
+            })?;
+            if self.header(next)?.chunk.as_ref().map(|c| c.index) != Some(n) {
+                return None;
+            }
+            out.push(next);
+            at = next;
+        }
+        Some(out)
+    }
+
+    /// Where the replay starts when the latest usable checkpoint is at `rs[i]`, if it is one.
+    fn checkpoint_at(&self, i: usize) -> Option<EpochStart> {
+        let h = self.header(i)?;
+        if !h.is_epoch() || !h.resend || !h.is_first() {
+            return None;
+        }
+        let (after_task, after_seq) = h.checkpoint?;
+        // a chunked checkpoint stands at its first chunk, and counts only if every chunk is there
+        let chunks = self.chunks_of(i)?;
+        // the record it names, at its first place in the records
+        let j = (0..i).find(|&k| {
+            self.header(k)
+                .is_some_and(|r| r.task_id == Some(after_task) && r.message_seq == Some(after_seq))
+        })?;
+        // every offset from there to the checkpoint is in the records
+        if self.rs[i].offset - self.rs[j].offset != (i - j) as u64 {
+            return None;
+        }
+        // written by a task still behind an epoch that some task had already written from
+        if h.epoch_generation < self.ahead[j + 1] {
+            return None;
+        }
+        // written by a task that missed a NewEpoch built on the checkpoint's epoch, read before
+        // the record it names (a whole one applies wherever its base is in force)
+        let missed = self.epochs.iter().take_while(|&&p| p <= j).any(|&p| {
+            self.header(p).is_some_and(|e| {
+                e.epoch_generation > h.epoch_generation
+                    && e.base_epoch.is_some()
+                    && e.base_epoch == h.sync_epoch
+            }) && self.chunks_of(p).is_some()
+        });
+        if missed {
+            return None;
+        }
+        let contiguous = chunks.iter().enumerate().all(|(n, &k)| k == i + n);
+        if j + 1 == i && contiguous {
+            return Some(EpochStart::At(self.rs[i].offset)); // clean
+        }
+        Some(EpochStart::AfterCheckpoint {
+            offset: self.rs[j + 1].offset,
+            checkpoint: chunks.iter().map(|&k| self.rs[k].offset).collect(),
+        })
+    }
+
+    fn start(&self, at_low: bool, low: u64) -> EpochStart {
+        if let Some(found) = (1..self.rs.len()).rev().find_map(|i| self.checkpoint_at(i)) {
+            return found;
+        }
+        let from_low = if at_low {
+            EpochStart::At(low)
+        } else {
+            EpochStart::Extend
+        };
+        let Some(latest) = self
+            .rs
+            .iter()
+            .rev()
+            .find_map(|r| r.header.as_ref().filter(|h| h.is_epoch()))
+        else {
+            return from_low;
+        };
+        let Some(base) = latest.base_epoch.filter(|b| !b.is_empty()) else {
+            return from_low;
+        };
+        // the first whole NewEpoch of the base (a re-publication of it written after some task
+        // wrote from a later epoch is stale); a later chunk is no place to start
+        let at = |k: usize| EpochStart::At(self.rs[k].offset);
+        let first = self.epochs.iter().copied().find(|&k| {
+            self.header(k)
+                .is_some_and(|e| e.sync_epoch == Some(base) && e.epoch_generation >= self.ahead[k])
+        });
+        if let Some(k) = first {
+            return at(k);
+        }
+        if !at_low {
+            return EpochStart::Extend;
+        }
+        // the base epoch is no longer retained: start at the latest epoch itself, the best left
+        self.epochs
+            .iter()
+            .copied()
+            .find(|&k| {
+                self.header(k)
+                    .is_some_and(|e| e.sync_epoch == latest.sync_epoch)
+            })
+            .map_or(EpochStart::At(low), at)
+    }
+}
+
+/// A chunked message joined from its chunks' parsed messages in order, as a `SyncTask` joins
+/// them when it reads its last chunk: the first chunk's header without `chunk` (and the last
+/// chunk's `messageSeq`), every chunk's `connectorState` appended (a task's state split over
+/// consecutive chunks is one state again). A message that is not a chunk (or the only chunk of
+/// one) comes back whole. `INVALID_ARGUMENT` when the chunks are not chunks `0..count` of one
+/// message of one sender with consecutive counters.
+pub fn join_chunks(parts: Vec<SyncMessage>) -> Result<SyncMessage, SyncError> {
+    let n = parts.len();
+    let mut parts = parts.into_iter();
+    let Some(mut whole) = parts.next() else {
+        return Err(invalid("joinChunks: no chunks to join"));
+    };
+    let Some(first) = whole.chunk.clone() else {
+        if n > 1 {
+            return Err(invalid(
+                "joinChunks: a message that is not a chunk cannot be joined with others",
+            ));
+        }
+        return Ok(whole);
+    };
+    if first.index != 0 || usize::try_from(first.count).ok() != Some(n) {
+        return Err(invalid(format!(
+            "joinChunks: chunk {} of {} given first, with {n} chunks",
+            first.index, first.count
+        )));
+    }
+    let header = whole.clone();
+    for (i, part) in parts.enumerate() {
+        let index = i as u64 + 1;
+        let follows = match (header.message_seq, part.message_seq) {
+            (Some(a), Some(b)) => a.checked_add(index) == Some(b),
+            _ => true,
+        };
+        let in_order = part.chunk.as_ref().map(|c| u64::from(c.index)) == Some(index);
+        if !in_order
+            || part.task_id != header.task_id
+            || !same_chunked_message(&header, &part)
+            || !follows
+        {
+            return Err(invalid(format!(
+                "joinChunks: the record given as chunk {index} is not chunk {index} of the first one's message"
+            )));
+        }
+        join_chunk_states(&mut whole.connector_state, &part.connector_state);
+        whole.message_seq = part.message_seq;
+    }
+    whole.chunk = None;
+    Ok(whole)
+}
+
+/// What a task that starts after a checkpoint ([`EpochStart::AfterCheckpoint`]) applies first:
+/// the checkpoint joined from its records ([`join_chunks`]), without its `messageSeq`, which
+/// belongs to its place in the log (it is read again there).
+pub fn checkpoint_message(parts: Vec<SyncMessage>) -> Result<SyncMessage, SyncError> {
+    let mut whole = join_chunks(parts)?;
+    whole.message_seq = None;
+    Ok(whole)
+}
+
+/// A message as a transport read it, whatever its fields: its `connectorState` as states to
+/// join, every other field kept as it is (a `SyncTask` checks the joined message when it reads
+/// it). What [`checkpoint_message_value`] joins.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MessageValue {
+    #[serde(rename = "connectorState", default)]
+    connector_state: Vec<StateValue>,
+    #[serde(flatten)]
+    rest: Map<String, Value>,
+}
+
+/// A task's state in a [`MessageValue`]: its id, its partitions and shares, the rest as read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct StateValue {
+    #[serde(rename = "taskID", default)]
+    task_id: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    data: Option<ListValue>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    share: Option<ListValue>,
+    #[serde(flatten)]
+    rest: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+struct ListValue {
+    #[serde(default)]
+    partitions: Vec<Value>,
+    #[serde(flatten)]
+    rest: Map<String, Value>,
+}
+
+impl ChunkedState for StateValue {
+    fn continues(&self, next: &Self) -> bool {
+        self.task_id == next.task_id
+    }
+    fn append(&mut self, next: Self) {
+        for (mine, more) in [(&mut self.data, next.data), (&mut self.share, next.share)] {
+            let list = mine.get_or_insert_with(ListValue::default);
+            list.partitions.extend(more.unwrap_or_default().partitions);
+        }
+    }
+}
+
+/// `chunk` of a message as the start rule reads it: `(index, count)` when both are integers
+/// with `index < count`, else none (a field of the wrong type counts as absent).
+fn chunk_value(m: &Map<String, Value>) -> Option<(u64, u64)> {
+    let c = m.get("chunk")?.as_object()?;
+    let (index, count) = (c.get("index")?.as_u64()?, c.get("count")?.as_u64()?);
+    (index < count).then_some((index, count))
+}
+
+/// [`checkpoint_message`] over messages as a transport read them ([`MessageValue`]): the
+/// checkpoint at the offsets [`find_epoch_start`] named, joined with the same join as a
+/// `SyncTask`'s, without `chunk` and `messageSeq`. `INVALID_ARGUMENT` when the records are not
+/// chunks `0..count` of one sender with consecutive counters, or several records not chunks.
+pub fn checkpoint_message_value(parts: Vec<MessageValue>) -> Result<MessageValue, SyncError> {
+    let n = parts.len() as u64;
+    let mut parts = parts.into_iter();
+    let Some(mut whole) = parts.next() else {
+        return Err(invalid("checkpointMessage: no records to join"));
+    };
+    match chunk_value(&whole.rest) {
+        None if n > 1 => {
+            return Err(invalid(
+                "checkpointMessage: a message that is not a chunk cannot be joined with others",
+            ))
+        }
+        None => {}
+        Some((index, count)) if index != 0 || count != n => {
+            return Err(invalid(format!(
+                "checkpointMessage: chunk {index} of {count} given first, with {n} records"
+            )))
+        }
+        Some((_, count)) => {
+            let sender = whole.rest.get("taskID").cloned();
+            let seq0 = whole.rest.get("messageSeq").and_then(Value::as_u64);
+            for (i, part) in parts.enumerate() {
+                let index = i as u64 + 1;
+                let seq = part.rest.get("messageSeq").and_then(Value::as_u64);
+                let follows = match (seq0, seq) {
+                    (Some(a), Some(b)) => a.checked_add(index) == Some(b),
+                    _ => true,
+                };
+                if chunk_value(&part.rest) != Some((index, count))
+                    || part.rest.get("taskID").cloned() != sender
+                    || !follows
+                {
+                    return Err(invalid(format!(
+                        "checkpointMessage: the record given as chunk {index} is not chunk {index} of the first one's message"
+                    )));
+                }
+                join_chunk_states_owned(&mut whole.connector_state, part.connector_state);
+            }
+        }
+    }
+    whole.rest.remove("chunk");
+    whole.rest.remove("messageSeq");
+    Ok(whole)
+}
+
+#[cfg(test)]
+mod tests;
