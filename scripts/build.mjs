@@ -27,7 +27,7 @@ function newest(paths) {
 const mtime = (p) => (existsSync(join(root, p)) ? statSync(join(root, p)).mtimeMs : 0);
 
 // 1. npm dependencies (a fresh clone has none).
-if (!existsSync(join(root, 'node_modules', 'esbuild')) || !existsSync(join(root, 'node_modules', 'commander'))) {
+if (['esbuild', 'commander', 'binaryen', 'typescript'].some((m) => !existsSync(join(root, 'node_modules', m)))) {
   log('installing npm dependencies');
   run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error']);
 }
