@@ -394,9 +394,15 @@ export class SyncTask {
 // SyncLogReader uses it). The caller's
 // values are read once, checked and copied here into plain data, sent as JSON.
 
-/** Reads `fn()`; anything it throws (a getter, a revoked Proxy) becomes an INVALID_ARGUMENT SyncError. */
+/**
+ * Reads `fn()`; anything it throws (a getter, a revoked Proxy) becomes an INVALID_ARGUMENT
+ * SyncError naming what was read: `what` is `fn(arg)` or `fn: path` (`findEpochStart(records)`,
+ * `findEpochStart: records[3]`), the message `fn: path could not be read: …`.
+ */
 function readOnce(what, fn) {
-  return readArgs((message) => argError(`${what}: ${message}`), fn);
+  const m = /^([\w$]+)(?:\(([^)]*)\)|: (.+))$/.exec(what);
+  const [prefix, path] = m ? [m[1], m[2] ?? m[3]] : ['', what];
+  return readArgs((message) => argError(prefix ? `${prefix}: ${message}` : message), fn, path);
 }
 
 /** `value` (a string, number or bigint naming an offset) as a decimal string of a non-negative integer. */
@@ -422,7 +428,7 @@ const u32 = (v) => Math.min(v, 2 ** 32 - 1);
  */
 function startHeader(what, m) {
   if (m === null || m === undefined) return null;
-  if (!isObject(m)) throw argError(`${what} must be a SyncMessage object or null, got ${describe(m)}`);
+  if (!isObject(m, what.replace(/^\w+: /, ''))) throw argError(`${what} must be a SyncMessage object or null, got ${describe(m)}`);
   return readOnce(what, () => {
     const {type, syncEpoch, baseEpoch, resend, taskID, messageSeq, checkpoint, epochGeneration, chunk} = m;
     const h = {};
@@ -468,14 +474,14 @@ export function syncLogStart(records, where) {
   for (let i = 0; i < n; i++) {
     const what = `findEpochStart: records[${i}]`;
     const r = readOnce(what, () => records[i]);
-    if (!isObject(r)) throw argError(`${what} must be an object {offset, message}, got ${describe(r)}`);
+    if (!isObject(r, `records[${i}]`)) throw argError(`${what} must be an object {offset, message}, got ${describe(r)}`);
     const [offset, message] = readOnce(what, () => [r.offset, r.message]);
     const o = offsetText(`${what}.offset`, offset);
     if (BigInt(o) <= last) throw argError(`${what}.offset must be greater than the one before it (records in offset order)`);
     last = BigInt(o);
     out.push({offset: o, message: startHeader(`${what}.message`, message)});
   }
-  if (!isObject(where)) throw argError(`findEpochStart: where must be an object {atLow, low}, got ${describe(where)}`);
+  if (!isObject(where, 'where')) throw argError(`findEpochStart: where must be an object {atLow, low}, got ${describe(where)}`);
   const [atLow, low] = readOnce('findEpochStart(where)', () => [where.atLow, where.low]);
   if (typeof atLow !== 'boolean') throw argError(`findEpochStart: where.atLow must be a boolean, got ${describe(atLow)}`);
   const text = JSON.stringify({records: out, atLow, low: offsetText('findEpochStart: where.low', low)});
@@ -503,11 +509,15 @@ export function checkpointMessage(messages) {
   const copy = [];
   for (let i = 0; i < n; i++) {
     const m = readOnce('checkpointMessage(messages)', () => messages[i]);
-    if (!isObject(m)) throw argError(`checkpointMessage: messages[${i}] must be a SyncMessage object, got ${describe(m)}`);
+    if (!isObject(m, `messages[${i}]`)) throw argError(`checkpointMessage: messages[${i}] must be a SyncMessage object, got ${describe(m)}`);
     copy.push(m);
   }
-  const text = jsonOf(copy, 'INVALID_ARGUMENT', 'checkpointMessage');
+  const text = jsonOf(copy, 'INVALID_ARGUMENT', 'checkpointMessage', 'messages');
   if (text.length > 4096) reserveUnits(SyncError, text.length);
   const bytes = utf8.encode(text);
-  return JSON.parse(call(() => wasm.checkpointMessageJson(bytes)));
+  try {
+    return JSON.parse(call(() => wasm.checkpointMessageJson(bytes)));
+  } catch (error) {
+    throw inJsWords(error, text, 'messages');
+  }
 }

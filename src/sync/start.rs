@@ -409,18 +409,18 @@ pub fn checkpoint_message_value(parts: Vec<MessageValue>) -> Result<MessageValue
     let n = parts.len() as u64;
     let mut parts = parts.into_iter();
     let Some(mut whole) = parts.next() else {
-        return Err(invalid("checkpointMessage: no records to join"));
+        return Err(invalid("checkpointMessage: messages must hold the records of one message, got none"));
     };
     match chunk_value(&whole.rest) {
         None if n > 1 => {
             return Err(invalid(
-                "checkpointMessage: a message that is not a chunk cannot be joined with others",
+                "checkpointMessage: messages[0] is not a chunk, so messages must hold it alone",
             ))
         }
         None => {}
         Some((index, count)) if index != 0 || count != n => {
             return Err(invalid(format!(
-                "checkpointMessage: chunk {index} of {count} given first, with {n} records"
+                "checkpointMessage: messages[0] must be chunk 0 of its message, got chunk {index} of {count} (with {n} records)"
             )))
         }
         Some((_, count)) => {
@@ -438,7 +438,7 @@ pub fn checkpoint_message_value(parts: Vec<MessageValue>) -> Result<MessageValue
                     || !follows
                 {
                     return Err(invalid(format!(
-                        "checkpointMessage: the record given as chunk {index} is not chunk {index} of the first one's message"
+                        "checkpointMessage: messages[{index}] is not chunk {index} of the message of messages[0]"
                     )));
                 }
                 join_chunk_states_owned(&mut whole.connector_state, part.connector_state);
