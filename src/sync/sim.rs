@@ -1642,12 +1642,21 @@ impl Sim {
                 let prev = &self.log[first - 1];
                 prev.task_id == c.after_task_id && prev.message_seq == Some(c.after_seq)
             });
-        let named = self.log[first].checkpoint.as_ref().and_then(|c| {
-            (self.retained_from..first).rev().find(|&j| {
-                self.log[j].task_id == c.after_task_id
-                    && self.log[j].message_seq == Some(c.after_seq)
-            })
+        // usable: the record it names retained before its first chunk (wherever that is: other
+        // senders' records between its chunks are read normally; every chunk has the header)
+        let first_chunk = (self.retained_from..=at).rev().find(|&k| {
+            self.log[k].task_id == last.task_id && self.log[k].message_seq == Some(seq0)
         });
+        let named = last
+            .checkpoint
+            .as_ref()
+            .zip(first_chunk)
+            .and_then(|(c, c0)| {
+                (self.retained_from..c0).rev().find(|&j| {
+                    self.log[j].task_id == c.after_task_id
+                        && self.log[j].message_seq == Some(c.after_seq)
+                })
+            });
         if let Some(j) = named {
             let t = self.log_time[j];
             if self.last_usable.is_none_or(|u| t > u) {
