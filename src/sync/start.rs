@@ -409,7 +409,9 @@ pub fn checkpoint_message_value(parts: Vec<MessageValue>) -> Result<MessageValue
     let n = parts.len() as u64;
     let mut parts = parts.into_iter();
     let Some(mut whole) = parts.next() else {
-        return Err(invalid("checkpointMessage: messages must hold the records of one message, got none"));
+        return Err(invalid(
+            "checkpointMessage: messages must hold the records of one message, got none",
+        ));
     };
     match chunk_value(&whole.rest) {
         None if n > 1 => {

@@ -101,8 +101,7 @@ impl WasmBucketer {
 // numbering of `super::kinds`. An array other than `bucket_ranges` is sent as an object.
 use super::kinds::{
     ARRAY as K_LIST, BIGINT as K_BIGINT, FALSE as K_FALSE, NULL as K_NULL, NUMBER as K_NUMBER,
-    OBJECT as K_OBJECT, OTHER as K_OTHER, STRING as K_TEXT, TRUE as K_TRUE,
-    UNDEFINED as K_MISSING,
+    OBJECT as K_OBJECT, OTHER as K_OTHER, STRING as K_TEXT, TRUE as K_TRUE, UNDEFINED as K_MISSING,
 };
 
 fn bad_encoding() -> BoundaryError {
