@@ -134,7 +134,8 @@ pub struct SimConfig {
     /// added at once; 0 for an ordinary run.
     pub per_task: usize,
     /// Fail a run in which the record the newest usable checkpoint names gets older than the
-    /// retention (otherwise only measured, [`SimReport::longest_without_usable`]).
+    /// retention (on in ordinary runs; a scale run only measures it,
+    /// [`SimReport::longest_without_usable`]).
     pub check_usable: bool,
 }
 
@@ -176,7 +177,7 @@ impl SimConfig {
             retention: 0,
             max_skew: 0,
             per_task: 0,
-            check_usable: false,
+            check_usable: true,
         };
         // drawn after the rest, so that older seeds keep their other settings
         // (as in production, several times the rebalance and acknowledgement timeouts)
