@@ -288,6 +288,17 @@ fn a_stale_share_does_not_bring_a_finished_partition_back() {
     assert!(p.as_ref().is_none_or(|p| p.state.is_done()), "{p:?}");
 }
 
+/// `id`, running `lhe`, finds its child `oui`, finishes `lhe`, runs `oui`, finds its child `uso`,
+/// finishes `oui` and runs `uso`.
+fn finds_oui_and_uso(w: &mut World, id: &str) {
+    w.add(id, "oui", &["lhe"]);
+    w.finish(id, "lhe");
+    w.run(id, "oui");
+    w.add(id, "uso", &["oui"]);
+    w.finish(id, "oui");
+    w.run(id, "uso");
+}
+
 /// A task finds children while finishing their parents and closes cleanly, but its records land
 /// after the next epoch, which gives its unfinished (as the log says) parent to another member
 /// that reruns it and finds the same children. Before: a third member read the late records with
@@ -317,24 +328,14 @@ fn late_records_of_a_closed_task_start_nothing_twice() {
         .any(|p| p.token == "lhe"));
     // wh4 works on with its records in flight, then closes
     w.hold("wh4");
-    w.add("wh4", "oui", &["lhe"]);
-    w.finish("wh4", "lhe");
-    w.run("wh4", "oui");
-    w.add("wh4", "uso", &["oui"]);
-    w.finish("wh4", "oui");
-    w.run("wh4", "uso");
+    finds_oui_and_uso(&mut w, "wh4");
     w.leave("wh4");
     // generation 2 without wh4: lhe (running, as the log says) goes to ub7, which reruns it
     w.rebalance(2, "ub7", &["ub7", "xt2"]);
     assert_eq!(w.task("xt2").epoch(), Some("2-ub7"));
     w.hold("ub7");
     w.run("ub7", "lhe");
-    w.add("ub7", "oui", &["lhe"]);
-    w.finish("ub7", "lhe");
-    w.run("ub7", "oui");
-    w.add("ub7", "uso", &["oui"]);
-    w.finish("ub7", "oui");
-    w.run("ub7", "uso");
+    finds_oui_and_uso(&mut w, "ub7");
     // wh4's late records land, then ub7's
     w.land("wh4");
     w.settle();
