@@ -187,10 +187,15 @@ impl World {
             }
             self.settle();
             if let Some(r) = retention {
-                while self.first < self.log.len() && self.log[self.first].0 + r < self.now {
-                    self.first += 1;
-                }
+                self.expire(r);
             }
+        }
+    }
+
+    /// Retention deletes the records older than `retention`.
+    fn expire(&mut self, retention: u64) {
+        while self.first < self.log.len() && self.log[self.first].0 + retention < self.now {
+            self.first += 1;
         }
     }
 
@@ -527,11 +532,13 @@ fn a_new_task_starts_from_an_overtaken_checkpoint() {
 }
 
 /// In a large group, members step in with a checkpoint of their own one slot apart after the
-/// leader's turn, a slot being `1 / n` of the interval but never shorter than `epochAckTimeout`
-/// (and the last at most one interval after the leader): a member that lags behind the log by
-/// less than that reads the leader's checkpoint before its turn comes. (With slots of `1 / n`
-/// interval, here 500 ms, a member lagging by more than its slot published a checkpoint of its
-/// own, which could not be clean.)
+/// leader's turn, a slot being `1 / n` of the interval but never shorter than `epochAckTimeout`:
+/// a member that lags behind the log by less than that reads the leader's checkpoint before its
+/// turn comes. (With slots of `1 / n` interval, here 500 ms, a member lagging by more than its
+/// slot published a checkpoint of its own, which could not be clean.) The members whose slot
+/// would end after the interval (here the 10th to the 19th after the leader) share the rest of
+/// it evenly, each a turn of its own (they used to share one turn, one interval after the
+/// leader's, and stepped in together).
 #[test]
 fn members_step_in_a_slot_apart_never_sooner_than_the_ack_timeout() {
     let o = SyncOptions {
@@ -553,7 +560,13 @@ fn members_step_in_a_slot_apart_never_sooner_than_the_ack_timeout() {
     let due = w.tasks["t00"].0.poll_timeout().unwrap();
     for (r, id) in ids.iter().enumerate().skip(1) {
         let at = w.tasks[id].0.poll_timeout().unwrap();
-        assert_eq!(at, due + (r as u64 * 1_000).min(10_000), "{id}");
+        let r = r as u64;
+        let turn = if r <= 9 {
+            r * 1_000
+        } else {
+            9_000 + 1_000 * (r - 9) / 11
+        };
+        assert_eq!(at, due + turn, "{id}");
     }
     let authors: BTreeSet<&str> = w
         .log
@@ -562,4 +575,91 @@ fn members_step_in_a_slot_apart_never_sooner_than_the_ack_timeout() {
         .map(|(_, m)| m.task_id.as_str())
         .collect();
     assert_eq!(authors, BTreeSet::from(["t00"]));
+}
+
+/// A whole connector stopped for less than the retention after its tasks closed cleanly (each
+/// told to `close`, fed what it read until `closed()`, then gone): the last of them left a
+/// checkpoint as new as the stop, so a task starting almost a retention later finds it and goes on
+/// where they stopped, a finished partition staying finished. Without it, the newest checkpoint
+/// is the last periodic one, published up to about two intervals before the stop: a stop
+/// shorter than the retention can outlast it, and the restart finds nothing to start from.
+#[test]
+fn a_stop_shorter_than_the_retention_after_a_clean_close_loses_nothing() {
+    let interval = opts().state_refresh_interval;
+    let retention = MIN_RETENTION_REFRESHES * interval;
+    let mut w = World::new();
+    for id in ["a", "b"] {
+        w.spawn(id, 0);
+    }
+    w.rebalance(1, "a", &["a", "b"]);
+    let now = w.now;
+    let out = w
+        .task("a")
+        .add_partitions(&specs(&["p", "q", "r"]), now)
+        .unwrap();
+    w.act("a", out);
+    let until = w.now + 20_000;
+    w.run_until(until, Some(retention));
+    for (id, tokens) in w.running.clone() {
+        for t in tokens {
+            let now = w.now;
+            let out = w.task(&id).partition_started(&t, now).unwrap();
+            w.act(&id, out);
+        }
+    }
+    w.settle();
+    let (p_owner, _) = w.owners(&["p"])["p"].clone();
+    let now = w.now;
+    let out = w.task(&p_owner).partition_finished("p", now).unwrap();
+    w.act(&p_owner, out);
+    w.settle();
+    // the connector runs on for an interval and a half (periodic checkpoints), then stops
+    let until = w.now + interval * 3 / 2;
+    w.run_until(until, Some(retention));
+    let periodic = w.log.iter().rev().find(|(_, m)| m.checkpoint.is_some());
+    let periodic = periodic.map(|(t, _)| *t).expect("a periodic checkpoint");
+    for id in ["a", "b"] {
+        let now = w.now;
+        let out = w.task(id).close(now);
+        w.act(id, out);
+    }
+    let until = w.now + 10_000;
+    w.run_until(until, Some(retention));
+    for id in ["a", "b"] {
+        assert!(w.task(id).closed(), "{id} did not close");
+        w.kill(id);
+    }
+    // the connector restarts just after the last periodic checkpoint expired, the stop being
+    // shorter than the retention: only the final checkpoints can be where a task starts
+    let stop = w.now;
+    w.now = periodic + retention + 1;
+    assert!(w.now - stop < retention, "stopped {} ms", w.now - stop);
+    w.expire(retention);
+    let start = w.start();
+    // (a quiet log: the final checkpoints name the periodic one, deleted; the first of them
+    // is where a task starts)
+    assert!(start.1.is_none() && w.log[start.0].0 >= stop - 10_000);
+    w.spawn_at("n", start);
+    w.rebalance(2, "n", &["n"]);
+    let until = w.now + 20_000;
+    w.run_until(until, Some(retention));
+    for (t, (id, state)) in w.owners(&["q", "r"]) {
+        assert_eq!(id, "n");
+        assert!(state.is_active(), "{t} on {id} is {state:?}");
+    }
+    assert!(
+        !w.running["n"].contains("p"),
+        "n started the finished p again"
+    );
+    let p = w.tasks["n"].0.known_tasks();
+    let finished = p
+        .iter()
+        .flat_map(|s| s.data.partitions.iter())
+        .any(|q| q.token == "p" && q.state == PartitionStatus::Finished);
+    let own = w.tasks["n"]
+        .0
+        .owned_partitions()
+        .iter()
+        .any(|q| q.token == "p");
+    assert!(finished || own, "n does not know p");
 }

@@ -15,6 +15,7 @@ use super::error::{malformed, ErrorKind, SyncError};
 use super::types::*;
 
 mod chunk;
+mod close;
 mod delta;
 mod epoch;
 mod input;
@@ -164,9 +165,18 @@ pub struct SyncTask {
     /// Of those, the forks: built on an epoch this task applied before the one in force (their
     /// leader missed an epoch; every task that did not rejects them). Checkpoints name them.
     forks: BTreeSet<(u64, String)>,
-    /// A checkpoint fell due while own records were not read back yet: it goes out once they
-    /// are.
+    /// A checkpoint fell due while an own record other than a `Regular` one (an epoch, an
+    /// answer, a checkpoint) was not read back yet: it goes out once it is.
     checkpoint_waiting: bool,
+    /// The `messageSeq` of the newest own record other than a `Regular` one (see
+    /// `checkpoint_waits`).
+    last_not_regular: u64,
+    /// Whether the last checkpoint this task published went out while own `Regular` records
+    /// were not read back yet: it cannot be clean (they land between the record it names and
+    /// itself), and is not retried for that (see `on_message`).
+    checkpoint_over_own: bool,
+    /// Whether the task was told to stop cleanly, and whether its final checkpoint went out.
+    closing: close::Closing,
     /// Members known to have applied the epoch in force (their messages of it were read). A
     /// task starts what is new to it only once every member has.
     acked: BTreeSet<String>,
@@ -284,6 +294,9 @@ impl SyncTask {
             joined: BTreeSet::new(),
             forks: BTreeSet::new(),
             checkpoint_waiting: false,
+            last_not_regular: 0,
+            checkpoint_over_own: false,
+            closing: close::Closing::Open,
             acked: BTreeSet::new(),
             fenced: None,
             behind_since: None,
@@ -572,7 +585,7 @@ impl SyncTask {
 
     /// Common tail of every input: settle the own state, lead, publish changes.
     fn finish(&mut self, out: &mut SyncOutput) {
-        if self.checkpoint_waiting && self.own_read >= self.seq {
+        if self.checkpoint_waiting && !self.checkpoint_waits() {
             self.checkpoint(out);
         }
         self.settle(out);
@@ -580,5 +593,6 @@ impl SyncTask {
         if self.dirty {
             self.publish_own(MessageType::Regular, out);
         }
+        self.final_checkpoint(out);
     }
 }

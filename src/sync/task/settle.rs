@@ -573,13 +573,16 @@ impl SyncTask {
         }
         drop(parents);
         let mut still = Vec::new();
+        let closing = self.is_closing();
         for i in waiting {
             let p = &mut self.own.data.partitions[i];
-            let ready = match p.state {
-                PartitionStatus::Created => p.parents.iter().all(|x| !open.contains(x)),
-                PartitionStatus::ReadyForStreaming => true,
-                _ => false,
-            };
+            // (a closing task starts nothing: what it leaves goes to the others)
+            let ready = !closing
+                && match p.state {
+                    PartitionStatus::Created => p.parents.iter().all(|x| !open.contains(x)),
+                    PartitionStatus::ReadyForStreaming => true,
+                    _ => false,
+                };
             if ready {
                 p.state = PartitionStatus::Scheduled;
                 out.start.push(p.token.clone());

@@ -52,6 +52,9 @@ pub(super) enum Timer {
     Refresh,
     /// The owner marks a Finished partition Removed, or drops a tombstone.
     Removal,
+    /// A closing task's final checkpoint, held back by a message being read in chunks, may go
+    /// out (see `final_checkpoint`).
+    Close,
 }
 
 impl SyncTask {
@@ -85,6 +88,9 @@ impl SyncTask {
         }
         if let Some(at) = self.removal_deadline() {
             v.push((Timer::Removal, at));
+        }
+        if let Some(at) = self.close_deadline() {
+            v.push((Timer::Close, at));
         }
         v
     }
@@ -150,7 +156,9 @@ impl SyncTask {
     /// interval; one interval for a task that is not a member; `None` before it has an epoch.
     /// A slot is `1 / n` of the interval, but never shorter than `epochAckTimeout`, the time a
     /// member is expected to take to read what the leader publishes: a member that lags by less
-    /// reads the leader's checkpoint before its turn. (With slots of `1 / n` interval, every
+    /// reads the leader's checkpoint before its turn. When `n` such slots do not fit in the
+    /// interval, the successors whose slot would end after it share the rest of the interval
+    /// evenly: every member has a turn of its own. (With slots of `1 / n` interval, every
     /// member lagging by more than its slot stepped in with a checkpoint of its own, which could
     /// not be clean, as it had not read the log to its end: in a large group, lagging members
     /// added whole views to the log they lagged behind.)
@@ -162,13 +170,18 @@ impl SyncTask {
             return self.epoch.as_ref().map(|_| interval);
         }
         let (r, n) = self.place_after_leader()?;
-        let slot = self.opts.epoch_ack_timeout;
-        let delay = if slot.saturating_mul(n) > interval {
-            slot.saturating_mul(r)
-        } else {
-            interval.saturating_mul(r) / n.max(1)
-        };
-        Some(delay.min(interval))
+        let slot = self.opts.epoch_ack_timeout.max(1);
+        if slot.saturating_mul(n) <= interval {
+            return Some(interval.saturating_mul(r) / n.max(1));
+        }
+        // the first `k` successors (as many as fit before the interval ends) step in
+        // `epochAckTimeout` apart; the others share what is left of the interval, each its own
+        // turn: successors stepping in at one moment interleave their checkpoints' chunks in the
+        // log, and none of them is clean
+        let k = (interval.saturating_sub(1) / slot).min(r);
+        let rest = interval.saturating_sub(k.saturating_mul(slot));
+        let later = rest.saturating_mul(r - k) / n.saturating_sub(k).max(1);
+        Some(k.saturating_mul(slot).saturating_add(later).min(interval))
     }
 
     /// This member's place after the leader of the epoch in force, in id order, and the number
@@ -207,10 +220,10 @@ impl SyncTask {
         self.refresh_at = self
             .refresh_delay()
             .map(|d| self.now.saturating_add(interval).saturating_add(d));
-        // like an epoch, a checkpoint is computed from a view that holds everything its author
-        // published (one of its own records not read back yet may be a newer epoch): it goes
-        // out once they are read back (see `finish`)
-        self.checkpoint_waiting = self.own_read < self.seq;
+        // like an epoch, a checkpoint is computed from a view that holds the epochs and answers
+        // its author published (one of its own records not read back yet may be a newer
+        // epoch): it goes out once they are read back (see `finish`)
+        self.checkpoint_waiting = self.checkpoint_waits();
         if self.checkpoint_waiting {
             return;
         }
@@ -222,8 +235,15 @@ impl SyncTask {
             }
             return;
         }
+        self.publish_checkpoint(out);
+    }
+
+    /// Publishes the epoch in force whole, as a checkpoint computed after the last record read
+    /// (the caller checked that its own records are read back): whether it did (it has an
+    /// epoch and has read a record).
+    pub(super) fn publish_checkpoint(&mut self, out: &mut SyncOutput) -> bool {
         let (Some(after), Some(mut m)) = (self.last_read.clone(), self.epoch_message()) else {
-            return;
+            return false;
         };
         m.checkpoint = Some(after);
         // the forks it read (NewEpochs of later generations built on an epoch before the one in
@@ -231,6 +251,19 @@ impl SyncTask {
         let newest = self.forks.iter().rev().take(MAX_REJECTED);
         m.rejected = newest.map(|(_, e)| e.clone()).collect();
         out.publish.push(m);
+        self.checkpoint_over_own = self.own_read < self.seq;
+        true
+    }
+
+    /// Whether a checkpoint waits for own records to be read back: for the epochs, answers and
+    /// checkpoints, not for the own `Regular` records. A checkpoint published while some of
+    /// those are in flight holds the own state they carry, and lands after them: a task that
+    /// starts at it applies it and reads them as older than what it holds (their
+    /// `stateVersion`), so they change nothing. (Waiting for every own record, a task whose
+    /// producer had a backlog and that changed its state faster than its records came back
+    /// never checkpointed.)
+    pub(super) fn checkpoint_waits(&self) -> bool {
+        self.own_read < self.last_not_regular
     }
 
     /// How long a task may stay behind before it fences itself: the resends that let a task
