@@ -312,6 +312,23 @@ export class SyncTask {
     return this.#output((inner) => inner.fence(reason, now));
   }
 
+  /**
+   * The task stops cleanly: call it once the connector stopped every partition the task ran,
+   * before leaving the group. It starts nothing more and publishes a final checkpoint as soon as
+   * everything it published is read back (at once when it is), so that a connector whose tasks
+   * all closed can stay stopped for up to the retention and lose nothing. Keep feeding it what
+   * is read (and ticking at `pollTimeout()`) until `closed()` is true, then leave.
+   */
+  close(now) {
+    requireNow(now);
+    return this.#output((inner) => inner.close(now));
+  }
+
+  /** Whether a task told to `close` is done: its final checkpoint went out (or none was needed). */
+  closed() {
+    return this.#call((inner) => inner.closed());
+  }
+
   /** This task's id. */
   taskId() {
     return this.#call((inner) => inner.taskId());

@@ -122,6 +122,16 @@ d('KafkaTaskSync on tansu', () => {
     console.log(`3 tasks, ${tokens.length} partitions, finished in ${Date.now() - t0} ms; per task: ${JSON.stringify(countBy(cluster.of('finish'), 'task'))}`);
     for (const id of ['a', 'b', 'c']) await cluster.close(id);
     expect(cluster.of('error')).toEqual([]);
+    // each task left a final checkpoint as it closed (the periodic ones are 5 minutes apart, the
+    // leader's first at once): the newest one is as new as the stop, and a task starting there
+    // finds it
+    const records = await readTopic(new Kafka({brokers: broker.brokers, logLevel: logLevel.NOTHING}), `${name}_connector_sync`);
+    const authors = new Set(records.filter((r) => r.message?.checkpoint).map((r) => r.message.taskID));
+    expect([...authors].sort()).toEqual(['a', 'b', 'c']);
+    const {findEpochStart} = require('partkit/kafka');
+    const start = findEpochStart(records.map((r) => ({offset: r.offset, message: r.message})), {atLow: true, low: records[0].offset});
+    const last = records.findLast((r) => r.message?.checkpoint);
+    expect(String(start.checkpoint ?? start.offset)).toBe(String(last.offset));
   });
 
   test('a task killed without leaving: its partitions move after the session timeout; a restarted task gets work', async () => {

@@ -234,6 +234,37 @@ describe('SyncTask: fence() for a transport that checks offsets', () => {
   });
 });
 
+describe('SyncTask: close() leaves a final checkpoint', () => {
+  test('once its own records are read back; it starts nothing more; closed() says when it is done', () => {
+    const t = new SyncTask('t1');
+    const log = t.onRebalance({generation: 1, leader: true, members: ['t1']}, 0).publish;
+    for (let i = 0; i < log.length; i++) log.push(...t.onMessage(log[i], 1).publish);
+    const added = t.addPartitions([{token: 'a'}], 2);
+    expect(added.start).toEqual(['a']);
+    expect(t.closed()).toBe(false);
+    // its records of `a` are not read back yet: the checkpoint waits for them
+    const pending = [...added.publish, ...t.partitionStarted('a', 3).publish];
+    expect(() => t.close(-1)).toThrow(SyncError);
+    expect(t.close(4).publish.filter((m) => m.checkpoint)).toEqual([]);
+    expect(t.closed()).toBe(false);
+    // a partition added now is not started by a closing task
+    const queue = [...pending, ...t.addPartitions([{token: 'b'}], 5).publish];
+    const final = [];
+    // the log: what it published is read back, and what that publishes, to the end
+    for (let i = 0; i < queue.length; i++) {
+      const out = t.onMessage(queue[i], 6 + i);
+      expect(out.start).toEqual([]);
+      final.push(...out.publish.filter((m) => m.checkpoint));
+      queue.push(...out.publish);
+    }
+    expect(final).toHaveLength(1);
+    const own = final[0].connectorState.find((s) => s.taskID === 't1');
+    expect(own.data.partitions.map((p) => p.token).sort()).toEqual(['a', 'b']);
+    expect(t.closed()).toBe(true);
+    expect(t.close(100)).toEqual({publish: [], start: [], stop: []});
+  });
+});
+
 describe('SyncTask: records of at most maxRecordBytes', () => {
   test('an epoch goes out in chunks, applied whole at its last one; a last chunk that breaks it is refused and changes nothing', () => {
     const opts = {rebalanceTimeout: 500, epochAckTimeout: 300, maxRecordBytes: 1024};

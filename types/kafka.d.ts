@@ -12,7 +12,9 @@ import type {PartitionSpec, PartitionState, RebalanceEvent, SyncOptions, SyncOut
 export type SyncTaskLike = Pick<
   SyncTask<SyncOutput | SyncRecordOutput>,
   'onRebalance' | 'onMessage' | 'addPartitions' | 'partitionStarted' | 'partitionFinished' | 'tick' | 'pollTimeout' | 'fence' | 'ownedPartitions' | 'knownTasks' | 'epoch' | 'isLeader'
->;
+> &
+  /** Used by a clean `close()` when present (the final checkpoint). */
+  Partial<Pick<SyncTask<SyncOutput | SyncRecordOutput>, 'close' | 'closed'>>;
 
 /** The rebalance fed to `SyncTask.onRebalance`, also emitted as the `rebalance` event. */
 export interface KafkaRebalanceEvent extends RebalanceEvent {
@@ -65,7 +67,7 @@ export interface KafkaTaskSyncOptions {
   rebalanceTimeout?: number | undefined;
   /** How many records the sync-topic reader looks back at first when it searches the epoch start. Default 256. */
   scanWindow?: number | undefined;
-  /** How long each step of `close()` waits (`stop` listeners, pending publishes, each client's disconnect), ms. Default 10000. */
+  /** How long each step of `close()` waits (`stop` listeners, pending publishes, the final checkpoint read back, each client's disconnect), ms. Default 10000. */
   stopTimeout?: number | undefined;
   /** The clock fed to the SyncTask. Default `Date.now`. */
   clock?: (() => number) | undefined;
@@ -109,7 +111,11 @@ export declare class KafkaTaskSync extends EventEmitter {
   readonly failure: Error | null;
   /** Creates missing topics, replays the sync topic from the start of the current epoch, then joins the heartbeat group. */
   start(): Promise<void>;
-  /** Stops every running partition, leaves the group, flushes publishes and disconnects. */
+  /**
+   * Stops every running partition, publishes the task's final checkpoint (`SyncTask.close`, read
+   * back before it goes on), leaves the group, flushes publishes and disconnects; each wait
+   * bounded by `stopTimeout`.
+   */
   close(): Promise<void>;
   addPartitions(partitions: PartitionSpec[]): SyncOutput;
   partitionStarted(token: string): SyncOutput;

@@ -158,6 +158,8 @@ export class KafkaTaskSync extends EventEmitter {
     this.published = 0;
     this.log = null; // the SyncLogReader, once reading
     this.started = new Set(); // tokens this task told the connector to start and not to stop
+    this.finalizing = false; // closing cleanly: the SyncTask's final checkpoint is on its way
+    this.whenClosed = null;
     this.group = new HeartbeatGroup(this); // the heartbeat group member (js/kafka/group.mjs)
     this.lastEpoch = undefined;
   }
@@ -257,7 +259,12 @@ export class KafkaTaskSync extends EventEmitter {
     }
   }
 
-  /** Leaves the heartbeat group, stops the reader and the producer (after pending publishes). */
+  /**
+   * Stops every running partition, publishes the task's final checkpoint (SyncTask.close: a
+   * connector whose tasks all closed can stay stopped for up to the retention and lose nothing),
+   * leaves the heartbeat group, stops the reader and the producer (after pending publishes).
+   * Each wait is bounded by stopTimeout.
+   */
   async close() {
     if (this.state === 'closed' || this.state === 'failed' || this.state === 'closing') return this.closing;
     await this.shutdown('closed', null);
@@ -288,7 +295,11 @@ export class KafkaTaskSync extends EventEmitter {
       //    closing then lands before the group learns this task left, so the leader of the next
       //    epoch reads it before it computes (no finished partition is started again).
       if (!error) await bounded(this.publishChain, this.options.stopTimeout);
-      // 3. Leave the heartbeat group: that is what tells the others to take over. Every
+      // 3. The final checkpoint (SyncTask.close): the task publishes one once it has read back
+      //    what it published, so that a connector whose tasks all closed can stay stopped for up
+      //    to the retention and lose nothing. The reader keeps feeding it meanwhile (bounded).
+      if (!error && wasRunning) await this.finalCheckpoint();
+      // 4. Leave the heartbeat group: that is what tells the others to take over. Every
       //    disconnect is bounded by stopTimeout: kafkajs' can hang when it comes during a
       //    rebalance (tulios/kafkajs#1462), and the broker expires a member that never left.
       const disconnect = async (client, what) => {
@@ -297,7 +308,7 @@ export class KafkaTaskSync extends EventEmitter {
         }
       };
       await disconnect(this.group.consumer, `the heartbeat group consumer of ${this.groupId}`);
-      // 4. Close everything else.
+      // 5. Close everything else.
       await disconnect(this.reader, 'the sync topic reader');
       await disconnect(this.producer, 'the producer');
       await disconnect(this.admin, 'the admin client');
@@ -305,6 +316,27 @@ export class KafkaTaskSync extends EventEmitter {
       if (error && wasRunning) this.reportError(error);
     })();
     return this.closing;
+  }
+
+  /** Step 3 of a clean shutdown: SyncTask.close, then read on until closed() (bounded). */
+  async finalCheckpoint() {
+    if (typeof this.task.close !== 'function') return; // a createSyncTask task without it
+    this.finalizing = true;
+    const done = new Promise((resolve) => {
+      this.whenClosed = resolve;
+    });
+    try {
+      this.input('close', () => this.task.close(this.clock()));
+      if (!(await bounded(done, this.options.stopTimeout))) {
+        this.emit('warning', `the final checkpoint was not read back within ${this.options.stopTimeout} ms (stopTimeout); leaving without it`);
+      }
+      await bounded(this.publishChain, this.options.stopTimeout);
+    } finally {
+      this.finalizing = false;
+      this.whenClosed = null;
+      clearTimeout(this.tickTimer);
+      this.tickTimer = null;
+    }
   }
 
   reportError(error) {
@@ -346,7 +378,7 @@ export class KafkaTaskSync extends EventEmitter {
    * thrown to the caller; errors of transport-driven inputs fail the task.
    */
   input(what, fn, rethrow = false) {
-    if (rethrow ? this.state !== 'running' : this.state !== 'running' && this.state !== 'starting') {
+    if (rethrow ? this.state !== 'running' : !this.live()) {
       if (rethrow) throw new SyncError(`${what}() called on a KafkaTaskSync that is ${this.state}`, 'KAFKA_BAD_STATE');
       return EMPTY_OUTPUT;
     }
@@ -360,7 +392,13 @@ export class KafkaTaskSync extends EventEmitter {
     }
     this.apply(out ?? EMPTY_OUTPUT);
     this.armTick();
+    if (this.finalizing && this.task.closed?.()) this.whenClosed?.();
     return out;
+  }
+
+  /** Whether the transport feeds the SyncTask: running, starting, or closing cleanly (step 3). */
+  live() {
+    return this.state === 'running' || this.state === 'starting' || this.finalizing === true;
   }
 
   /**
@@ -371,7 +409,7 @@ export class KafkaTaskSync extends EventEmitter {
   armTick() {
     clearTimeout(this.tickTimer);
     this.tickTimer = null;
-    if (this.state !== 'running' && this.state !== 'starting') return;
+    if (!this.live()) return;
     const at = this.task.pollTimeout();
     if (at === null || at === undefined || !Number.isFinite(at)) return;
     let delay = Math.max(0, at - this.clock());

@@ -192,6 +192,17 @@ impl WasmSyncTask {
         self.output(out)
     }
 
+    /// The task stops cleanly (see `crate::sync::SyncTask::close`).
+    pub fn close(&mut self, at: f64) -> Result<String> {
+        let at = now(at)?;
+        let out = self.inner.close(at);
+        self.output(out)
+    }
+
+    pub fn closed(&self) -> bool {
+        self.inner.closed()
+    }
+
     #[wasm_bindgen(js_name = taskId)]
     pub fn task_id(&self) -> String {
         self.inner.task_id().to_string()
