@@ -1301,3 +1301,6 @@ pub fn compile_fast(pattern: &str) -> Option<super::fastregex::FastRegex> {
     let translated = translate(pattern).ok()?;
     super::fastregex::FastRegex::new(&translated, 8 * RUST_MAX_HEIGHT as u32)
 }
+
+#[cfg(test)]
+mod tests;

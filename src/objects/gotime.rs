@@ -1324,3 +1324,6 @@ pub fn validate_layout(layout: &str) -> Result<(), ParseError> {
     let s = reference.format_bytes(layout.as_bytes());
     parse_bytes(layout.as_bytes(), &s).map(|_| ())
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,141 @@
+//! The properties checked after every step (safety, no loss, the usable checkpoint) and the
+//! group states the phases wait for.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::{Check, Sim};
+
+impl Sim {
+    pub(super) fn check(&mut self) -> Check {
+        self.gap_until_now();
+        self.usable_gap_until_now();
+        if self.cfg.check_usable && self.report.longest_without_usable > self.cfg.retention {
+            return Err(format!(
+                "no usable checkpoint in the retained log: the newest names a record of {:?}, now {}, retention {}",
+                self.last_usable, self.now, self.cfg.retention
+            ));
+        }
+        let alive = self.alive();
+        let mut active: BTreeMap<&str, &str> = BTreeMap::new();
+        let mut owned: BTreeMap<&str, &str> = BTreeMap::new();
+        let mut claimed: BTreeMap<&str, &str> = BTreeMap::new(); // owned in a confirmed epoch
+        for &i in &alive {
+            let n = &self.nodes[i];
+            // ownership counts once the task may act on it: a task whose epoch some member has
+            // not applied yet (e.g. a fork built by a leader that missed a NewEpoch, which the
+            // others reject) starts nothing, and gives the claim up when it learns of the fork
+            let confirmed = n.task.epoch_confirmed();
+            for p in n.task.owned_partitions() {
+                owned.insert(p.token.as_str(), n.id.as_str());
+                if confirmed {
+                    if let Some(other) = claimed.insert(p.token.as_str(), n.id.as_str()) {
+                        return Err(format!("safety: {} owned by {other} and {}", p.token, n.id));
+                    }
+                }
+                if p.state.is_active() {
+                    if let Some(other) = active.insert(p.token.as_str(), n.id.as_str()) {
+                        return Err(format!(
+                            "safety: {} active on {other} and {}",
+                            p.token, n.id
+                        ));
+                    }
+                }
+            }
+        }
+        if self.epoch_stable() {
+            let alive_ids: BTreeSet<&str> =
+                alive.iter().map(|&i| self.nodes[i].id.as_str()).collect();
+            let mut shared: BTreeSet<&str> = BTreeSet::new();
+            for &i in &alive {
+                for s in self.nodes[i].task.shared_partitions() {
+                    if alive_ids.contains(s.assignee.as_str()) {
+                        shared.insert(s.token.as_str());
+                    }
+                }
+            }
+            // (a partition counts once every live task has read the record that names it: the
+            // late record of a departed task names partitions nobody knew before)
+            let read = alive
+                .iter()
+                .map(|&i| self.nodes[i].cursor)
+                .min()
+                .unwrap_or(0);
+            for (t, _) in self.created.iter().filter(|(_, &at)| at < read) {
+                if !self.finished.contains(t)
+                    && !owned.contains_key(t.as_str())
+                    && !shared.contains(t.as_str())
+                {
+                    return Err(format!(
+                        "loss: {t} is neither owned by nor shared to a live task; {}",
+                        self.describe()
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn describe(&self) -> String {
+        let mut s = format!("generation {} members {:?};", self.generation, self.members);
+        for n in self.nodes.iter().filter(|n| n.alive) {
+            s.push_str(&format!(
+                " [{} epoch {:?} in {} leader {} waiting {:?} behind {} cursor {}/{} events {} owned {:?} shares {:?}]",
+                n.id,
+                n.task.epoch(),
+                n.task.in_epoch(),
+                n.task.is_leader(),
+                n.task.waiting_for(),
+                n.task.is_behind(),
+                n.cursor,
+                self.log.len(),
+                n.events.len(),
+                n.task.owned_partitions().iter().map(|p| format!("{}:{:?}", p.token, p.state)).collect::<Vec<_>>(),
+                n.task.shared_partitions().iter().map(|p| format!("{}->{}", p.token, p.assignee)).collect::<Vec<_>>(),
+            ));
+        }
+        s
+    }
+
+    pub(super) fn all_done(&self) -> bool {
+        self.dag.keys().all(|t| self.finished.contains(t))
+    }
+
+    /// Group stable, every live task a member that applied the current generation's epoch,
+    /// everything delivered (late records included).
+    pub(super) fn converged(&self) -> bool {
+        let alive = self.alive();
+        let epochs: BTreeSet<Option<&str>> =
+            alive.iter().map(|&i| self.nodes[i].task.epoch()).collect();
+        epochs.len() == 1
+            && !alive.is_empty()
+            && self.change_at.is_none()
+            && self.delayed.is_empty()
+            && alive == self.members
+            && alive.iter().all(|&i| {
+                let n = &self.nodes[i];
+                n.events.is_empty()
+                    && n.cursor == self.log.len()
+                    && n.task.in_epoch()
+                    && n.task.epoch_generation() == self.generation
+            })
+    }
+
+    /// Group stable and every live task applied the same epoch of the current generation (a
+    /// leader's later attempt of a generation is another epoch: a reader that has not read it
+    /// yet still sees the attempt before).
+    pub(super) fn epoch_stable(&self) -> bool {
+        let alive = self.alive();
+        let epochs: BTreeSet<Option<&str>> =
+            alive.iter().map(|&i| self.nodes[i].task.epoch()).collect();
+        epochs.len() == 1
+            && self.change_at.is_none()
+            && !alive.is_empty()
+            && alive == self.members
+            && alive.iter().all(|&i| {
+                let n = &self.nodes[i];
+                n.events.is_empty()
+                    && n.task.in_epoch()
+                    && n.task.epoch_generation() == self.generation
+            })
+    }
+}

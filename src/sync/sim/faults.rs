@@ -1,0 +1,188 @@
+//! The faults: crashes (a leader's among them), restarts under a new id (where a new task
+//! starts reading), clean leaves racing their records, garbage fed to a task.
+
+use std::rc::Rc;
+
+use crate::sync::{MessageType, SyncMessage};
+
+use super::{Check, Phase, Sim};
+
+impl Sim {
+    pub(super) fn crash(&mut self, leader_only: bool) -> Check {
+        let alive = self.alive();
+        let candidates: Vec<usize> = if leader_only {
+            alive
+                .into_iter()
+                .filter(|&i| self.nodes[i].task.is_leader() && self.nodes[i].task.rebalancing())
+                .collect()
+        } else {
+            alive
+        };
+        let Some(i) = self.pick(&candidates) else {
+            return Ok(());
+        };
+        let n = &mut self.nodes[i];
+        n.alive = false;
+        n.events.clear();
+        n.running.clear();
+        let id = n.id.clone();
+        self.report.crashes += 1;
+        let delay = self.rng.range(1, 30) as usize;
+        let at = self.step + delay;
+        self.change_at = Some(self.change_at.map_or(at, |c| c.min(at)));
+        self.note(format!(
+            "crash {id}{}",
+            if leader_only {
+                " (leader collecting answers)"
+            } else {
+                ""
+            }
+        ));
+        Ok(())
+    }
+
+    pub(super) fn restart(&mut self) {
+        self.restart_capped(self.cap(64));
+    }
+
+    pub(super) fn restart_capped(&mut self, cap: usize) {
+        if self.nodes.len() >= cap {
+            return;
+        }
+        let i = self.spawn();
+        // subscription order: read the sync topic up to its end from where the transport starts
+        // (the latest clean checkpoint), then join the group
+        let (start, first) = self.start_offset();
+        self.nodes[i].cursor = start;
+        self.nodes[i].read_from = start;
+        let l = format!(
+            "{} starts reading at #{} (retained from #{}): {}",
+            self.nodes[i].id,
+            self.nodes[i].cursor,
+            self.retained_from,
+            self.log
+                .get(self.nodes[i].cursor)
+                .map_or(String::new(), |m| format!(
+                    "{:?} {} from {}#{:?}{}",
+                    m.kind,
+                    m.sync_epoch,
+                    m.task_id,
+                    m.message_seq,
+                    m.checkpoint.as_ref().map_or(String::new(), |c| format!(
+                        " (checkpoint after {}#{})",
+                        c.after_task_id, c.after_seq
+                    ))
+                ))
+        );
+        self.note(l);
+        if let Some(msg) = first {
+            self.replay(i, &msg);
+        }
+        while self.nodes[i].cursor < self.log.len() {
+            let msg = Rc::clone(&self.log[self.nodes[i].cursor]);
+            self.nodes[i].cursor += 1;
+            self.replay(i, &msg);
+        }
+        let at = self.step + self.rng.range(1, 5) as usize;
+        self.change_at = Some(self.change_at.map_or(at, |c| c.min(at)));
+    }
+
+    /// One message of a new task's replay (what goes wrong is noted, not a failure).
+    pub(super) fn replay(&mut self, i: usize, msg: &SyncMessage) {
+        let now = self.clock(i);
+        match self.nodes[i].task.on_message(msg, now) {
+            Ok(out) => {
+                if let Err(e) = self.apply(i, out) {
+                    self.note(format!("restart replay failed: {e}"));
+                }
+            }
+            Err(e) => self.note(format!("restart replay error {e}")),
+        }
+    }
+
+    /// A task finishes a running partition and leaves the group cleanly right away (it stops
+    /// everything); its last records land some steps later, possibly after the next epoch.
+    pub(super) fn leave(&mut self) -> Check {
+        let with: Vec<usize> = self
+            .alive()
+            .into_iter()
+            .filter(|&i| {
+                self.nodes[i]
+                    .running
+                    .values()
+                    .any(|p| matches!(p, Phase::Running(_)))
+            })
+            .collect();
+        let Some(i) = self.pick(&with) else {
+            return Ok(());
+        };
+        let t = self.nodes[i]
+            .running
+            .iter()
+            .find(|(_, p)| matches!(p, Phase::Running(_)))
+            .map(|(t, _)| t.clone())
+            .unwrap_or_default();
+        let due = self.step + self.rng.range(1, 40) as usize;
+        self.divert = Some(due);
+        let r = self.finish_partition(i, &t);
+        self.divert = None;
+        r?;
+        let n = &mut self.nodes[i];
+        n.alive = false;
+        n.events.clear();
+        n.running.clear();
+        let l = format!("{} leaves; its records land at step {due}", n.id);
+        self.note(l);
+        let at = self.step + self.rng.range(1, 5) as usize;
+        self.change_at = Some(self.change_at.map_or(at, |c| c.min(at)));
+        Ok(())
+    }
+
+    pub(super) fn garbage(&mut self) -> Check {
+        let alive = self.alive();
+        let Some(i) = self.pick(&alive) else {
+            return Ok(());
+        };
+        let mut msg = match self.log.last() {
+            Some(m) => SyncMessage::clone(m),
+            None => return Ok(()),
+        };
+        match self.rng.below(4) {
+            0 => msg.task_id.clear(),
+            1 => msg.connector_state.clear(),
+            2 => {
+                if let Some(s) = msg.connector_state.first_mut() {
+                    if let Some(p) = s.data.partitions.first().cloned() {
+                        s.data.partitions.push(p);
+                    } else {
+                        s.task_id.clear();
+                    }
+                }
+            }
+            _ => {
+                msg.kind = MessageType::NewEpoch;
+                msg.sync_epoch.clear();
+            }
+        }
+        if msg.kind == MessageType::NewEpoch && msg.connector_state.is_empty() {
+            msg.epoch_generation = 0; // an empty epoch is well-formed: make it malformed
+        }
+        let before = format!("{:?}", self.nodes[i].task);
+        let now = self.clock(i);
+        match self.nodes[i].task.on_message(&msg, now) {
+            Ok(_) => Err(format!(
+                "{} accepted a malformed message: {msg:?}",
+                self.nodes[i].id
+            )),
+            Err(_) => {
+                if format!("{:?}", self.nodes[i].task) != before {
+                    return Err(format!(
+                        "{} changed state on a rejected message",
+                        self.nodes[i].id
+                    ));
+                }
+                Ok(())
+            }
+        }
+    }
+}

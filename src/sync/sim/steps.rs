@@ -1,0 +1,215 @@
+//! The main loop: the chaos phase (faults on), the heal phase, the balance phase, and what one
+//! step does.
+
+use std::collections::BTreeMap;
+
+use crate::sync::PartitionSpec;
+
+use super::{Check, Part, Sim};
+
+impl Sim {
+    pub(super) fn run_all(&mut self) -> Check {
+        let every = self.cfg.check_every();
+        // (a scale run's chaos lasts until a task has died half-way through a chunked publish,
+        // up to four times as long)
+        let most = if self.scale() {
+            self.cfg.chaos_steps * 4
+        } else {
+            self.cfg.chaos_steps
+        };
+        for k in 0..most {
+            if k >= self.cfg.chaos_steps && self.report.chunk_deaths > 0 {
+                break;
+            }
+            self.chaos_step()?;
+            if self.step % every == 0 {
+                self.check()?;
+            }
+        }
+        self.check()?;
+        self.note("== heal".into());
+        self.chaos = false;
+        for n in &mut self.nodes {
+            n.slow = false;
+        }
+        if self.scale() {
+            // long-running partitions, no more work: the group converges with every partition
+            // known (the last check then finds each owned by or shared to a live task)
+            self.frozen = true;
+            self.heal_until(|s| s.converged() && s.created.len() >= s.dag.len())?;
+            return self.check();
+        }
+        self.heal_until(|s| s.converged())?;
+        if self.cfg.balance_partitions > 0 {
+            self.balance_phase()?;
+        }
+        self.heal_until(|s| s.all_done() && s.converged())?;
+        Ok(())
+    }
+
+    pub(super) fn heal_until(&mut self, done: impl Fn(&Sim) -> bool) -> Check {
+        let mut budget = self.cfg.heal_budget;
+        while !done(self) {
+            if budget == 0 {
+                let missing: Vec<&String> = self
+                    .dag
+                    .keys()
+                    .filter(|t| !self.finished.contains(*t))
+                    .take(20)
+                    .collect();
+                return Err(format!(
+                    "liveness: not converged after the heal budget; unfinished: {missing:?}; {}",
+                    self.describe()
+                ));
+            }
+            budget -= 1;
+            self.heal_step()?;
+            if self.step % self.cfg.check_every() == 0 {
+                self.check()?;
+            }
+        }
+        self.check()
+    }
+
+    pub(super) fn chaos_step(&mut self) -> Check {
+        self.step += 1;
+        self.now += self.rng.range(0, 3);
+        self.land_delayed();
+        self.expire()?;
+        // one task at least keeps up with the log (with every task behind by more than the
+        // retention, no task could keep a complete state in it): after a crash took the last
+        // one, another catches up
+        let alive = self.alive();
+        if alive.iter().all(|&i| self.nodes[i].slow) {
+            if let Some(&i) = alive.first() {
+                self.nodes[i].slow = false;
+            }
+        }
+        self.membership()?;
+        let f = self.cfg.faults.clone();
+        if self.rng.chance(f.leave) {
+            return self.leave();
+        }
+        if self.rng.chance(f.crash) {
+            return self.crash(false);
+        }
+        if self.rng.chance(f.leader_death) {
+            // a no-op when no leader is collecting answers
+            self.crash(true)?;
+        }
+        if self.rng.chance(f.restart) || self.alive().is_empty() {
+            self.restart();
+            return Ok(());
+        }
+        if self.rng.chance(f.quick_rebalance) && self.generation > 0 {
+            self.note("quick rebalance".into());
+            self.change_at = Some(self.step);
+            return Ok(());
+        }
+        if self.rng.chance(f.garbage) {
+            return self.garbage();
+        }
+        if self.rng.chance(20) {
+            let alive = self.alive();
+            let keeping_up = alive.iter().filter(|&&i| !self.nodes[i].slow).count();
+            if let Some(i) = self
+                .pick(&alive)
+                .filter(|&i| self.nodes[i].slow || keeping_up > 1)
+            {
+                self.nodes[i].slow = !self.nodes[i].slow;
+                let l = format!("{} slow={}", self.nodes[i].id, self.nodes[i].slow);
+                self.note(l);
+            }
+        }
+        self.ordinary_step(true)
+    }
+
+    pub(super) fn heal_step(&mut self) -> Check {
+        self.step += 1;
+        self.now += self.rng.range(0, 3);
+        self.land_delayed();
+        self.expire()?;
+        if self.alive().is_empty() {
+            self.restart_capped(usize::MAX);
+        }
+        self.membership()?;
+        self.ordinary_step(false)
+    }
+
+    pub(super) fn ordinary_step(&mut self, faults: bool) -> Check {
+        match self.rng.below(100) {
+            0..=49 => self.deliver(faults),
+            50..=61 => self.deliver_event(),
+            62..=84 => self.work(),
+            _ => self.tick(),
+        }
+    }
+
+    pub(super) fn balance_phase(&mut self) -> Check {
+        self.frozen = true;
+        self.note("== balance".into());
+        let alive = self.alive();
+        let before: BTreeMap<usize, usize> = alive
+            .iter()
+            .map(|&i| {
+                (
+                    i,
+                    self.nodes[i]
+                        .task
+                        .owned_partitions()
+                        .iter()
+                        .filter(|p| !p.state.is_done())
+                        .count(),
+                )
+            })
+            .collect();
+        for k in 0..self.cfg.balance_partitions {
+            let token = format!("b{k:03}");
+            self.dag.insert(
+                token.clone(),
+                Part {
+                    parents: vec![],
+                    children: vec![],
+                    work: 1,
+                },
+            );
+            let alive = self.alive();
+            let Some(i) = self.pick(&alive) else { break };
+            let now = self.clock(i);
+            let out = self.nodes[i]
+                .task
+                .add_partitions(&[PartitionSpec::new(token.clone(), &[])], now)
+                .map_err(|e| format!("balance add: {e}"))?;
+            self.apply(i, out)?;
+            self.heal_until(|s| {
+                s.converged()
+                    && s.alive()
+                        .iter()
+                        .all(|&j| s.nodes[j].task.shared_partitions().is_empty())
+            })?;
+        }
+        let alive = self.alive();
+        let load = |s: &Sim, i: usize| {
+            s.nodes[i]
+                .task
+                .owned_partitions()
+                .iter()
+                .filter(|p| !p.state.is_done())
+                .count()
+        };
+        let min = alive.iter().map(|&i| load(self, i)).min().unwrap_or(0);
+        for &i in &alive {
+            let l = load(self, i);
+            let took = before.get(&i).map_or(l > 0, |&b| l > b);
+            if took && l > min + 1 {
+                return Err(format!(
+                    "balance: {} took new work and has load {l}, least-loaded task has {min}; {}",
+                    self.nodes[i].id,
+                    self.describe()
+                ));
+            }
+        }
+        self.frozen = false;
+        Ok(())
+    }
+}
