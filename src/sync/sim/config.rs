@@ -30,6 +30,9 @@ pub struct Faults {
     /// A task dies half-way through publishing a message in chunks (the chunks before land),
     /// per mille of such publishes.
     pub chunk_death: u64,
+    /// Every task of the connector stops cleanly (`close`, as `KafkaTaskSync.close()` does),
+    /// and the connector starts again after a stop shorter than the retention.
+    pub whole_stop: u64,
 }
 
 /// One simulation run.
@@ -100,6 +103,7 @@ impl SimConfig {
                 duplicate_record: 0,
                 leave: 0,
                 chunk_death: 0,
+                whole_stop: 0,
             },
             options: SyncOptions {
                 rebalance_timeout: r.range(50, 400),
@@ -143,6 +147,10 @@ impl SimConfig {
         }
         if r.chance(100) {
             cfg.retention = interval * sync::MIN_RETENTION_REFRESHES;
+        }
+        // (drawn last too) whole-connector stops in 10% of the runs
+        if r.chance(100) {
+            cfg.faults.whole_stop = r.range(1, 4);
         }
         cfg
     }
@@ -190,6 +198,7 @@ impl SimConfig {
                 duplicate_record: r.range(0, 10),
                 leave: r.range(0, 2),
                 chunk_death: r.range(300, 600),
+                whole_stop: 0,
             },
             options,
             full_trace: false,

@@ -87,6 +87,76 @@ impl Sim {
         self.change_at = Some(self.change_at.map_or(at, |c| c.min(at)));
     }
 
+    /// The whole connector stops cleanly and starts again: every live task is told to `close`
+    /// and fed what it reads (and ticked) until it is `closed`, as `KafkaTaskSync.close()` does
+    /// (the faults pause meanwhile: a clean stop); then every task is gone, time passes (half
+    /// the retention to the retention less an interval), retention deletes what it deletes, and a new task starts
+    /// where the start rule says. Whatever was added must still finish: the final checkpoints
+    /// hold the state (docs/sync.md, "The longest safe stop").
+    pub(super) fn whole_stop(&mut self) -> Check {
+        let alive = self.alive();
+        if alive.is_empty() {
+            return Ok(());
+        }
+        self.note(format!("whole stop: {} tasks close", alive.len()));
+        let chaos = std::mem::replace(&mut self.chaos, false);
+        for &i in &alive {
+            let now = self.clock(i);
+            let out = self.nodes[i].task.close(now);
+            self.apply(i, out)?;
+        }
+        let closed = |s: &Sim| alive.iter().all(|&i| s.nodes[i].task.closed());
+        let mut rounds = 0;
+        while !closed(self) {
+            rounds += 1;
+            if rounds > 1_000 {
+                let open: Vec<&str> = alive
+                    .iter()
+                    .filter(|&&i| !self.nodes[i].task.closed())
+                    .map(|&i| self.nodes[i].id.as_str())
+                    .collect();
+                return Err(format!(
+                    "whole stop: {open:?} did not close; {}",
+                    self.describe()
+                ));
+            }
+            self.step += 1;
+            self.now += self.rng.range(1, 3);
+            self.land_delayed();
+            for &i in &alive {
+                if self.nodes[i].alive {
+                    self.deliver_to(i, u64::MAX, false)?;
+                }
+            }
+            self.tick()?;
+        }
+        self.chaos = chaos;
+        // a task that fenced itself while closing (it found a hole in what it had read before)
+        // left no final checkpoint: that stop is not a clean one, and is kept short
+        let clean = alive.iter().all(|&i| self.nodes[i].task.fenced().is_none());
+        // (every task: also a replacement of one that fenced itself meanwhile)
+        for i in self.alive() {
+            let n = &mut self.nodes[i];
+            n.alive = false;
+            n.events.clear();
+            n.running.clear();
+        }
+        // (up to the retention less an interval: the restarted connector publishes its first
+        // checkpoint, after a rebalance, before the final ones age out)
+        let r = self.cfg.retention.max(1);
+        let interval = self.cfg.options.state_refresh_interval;
+        let d = if clean {
+            self.rng.range(r / 2, r - interval)
+        } else {
+            self.rng.range(1, interval)
+        };
+        self.note(format!("the connector is stopped for {d} (retention {r})"));
+        self.now += d;
+        self.expire()?;
+        self.restart();
+        Ok(())
+    }
+
     /// One message of a new task's replay (what goes wrong is noted, not a failure).
     pub(super) fn replay(&mut self, i: usize, msg: &SyncMessage) {
         let now = self.clock(i);

@@ -87,6 +87,10 @@ impl Sim {
         }
         self.membership()?;
         let f = self.cfg.faults.clone();
+        // (no draw in the runs without whole stops: their other draws stay as they were)
+        if f.whole_stop > 0 && self.rng.chance(f.whole_stop) {
+            return self.whole_stop();
+        }
         if self.rng.chance(f.leave) {
             return self.leave();
         }

@@ -27,10 +27,33 @@ impl SyncTask {
     ///
     /// # Examples
     /// ```
-    /// use partkit::sync::{RebalanceEvent, SyncTask};
+    /// use partkit::sync::{PartitionSpec, RebalanceEvent, SyncTask};
     /// let mut t = SyncTask::new("t1").unwrap();
-    /// // a task with no epoch has nothing to leave behind
-    /// assert!(t.close(1_000).is_empty());
+    /// let ev = RebalanceEvent { generation: 1, leader: true, members: Some(vec!["t1".into()]) };
+    /// let mut log = t.on_rebalance(&ev, 0).unwrap().publish;
+    /// let mut k = 0;
+    /// while k < log.len() {
+    ///     let msg = log[k].clone();
+    ///     log.extend(t.on_message(&msg, 1).unwrap().publish);
+    ///     k += 1;
+    /// }
+    /// let out = t.close(2);
+    /// assert!(!t.closed()); // its last record is not read back yet
+    /// // a partition found now is not started by a closing task
+    /// let mut log = out.publish;
+    /// let added = t.add_partitions(&[PartitionSpec::new("p", &[])], 3).unwrap();
+    /// assert!(added.start.is_empty());
+    /// log.extend(added.publish);
+    /// let mut final_checkpoints = 0;
+    /// let mut k = 0;
+    /// while k < log.len() {
+    ///     let msg = log[k].clone();
+    ///     let out = t.on_message(&msg, 4).unwrap();
+    ///     final_checkpoints += out.publish.iter().filter(|m| m.checkpoint.is_some()).count();
+    ///     log.extend(out.publish);
+    ///     k += 1;
+    /// }
+    /// assert_eq!(final_checkpoints, 1);
     /// assert!(t.closed());
     /// ```
     pub fn close(&mut self, now: u64) -> SyncOutput {
@@ -39,6 +62,10 @@ impl SyncTask {
         }
         self.clock(now);
         self.closing = Closing::Wanted;
+        // the own state goes out once more: read back, it is the record the final checkpoint
+        // names (in a quiet log the last record read can be an interval old, and a checkpoint
+        // whose named record retention deleted is no place to start)
+        self.dirty |= self.epoch.is_some();
         let mut out = SyncOutput::default();
         self.finish(&mut out);
         self.seal(out)
@@ -68,9 +95,9 @@ impl SyncTask {
         self.chunks_wait_until()
     }
 
-    /// The final checkpoint of a closing task (the common tail of every input, after what it
-    /// publishes of its own state: it goes out first, see `seal`), once its own records are
-    /// read back and no message being read in chunks holds it back.
+    /// The final checkpoint of a closing task (the common tail of every input), once its own
+    /// records are all read back (those of this input too) and no message being read in chunks
+    /// holds it back: it names the newest record, its own last one when the log is quiet.
     pub(super) fn final_checkpoint(&mut self, out: &mut SyncOutput) {
         if self.closing != Closing::Wanted {
             return;
@@ -79,10 +106,12 @@ impl SyncTask {
             self.closing = Closing::Done;
             return;
         }
-        if self.own_read < self.seq || self.chunks_wait_until().is_some() {
+        // (what this input publishes is read back first too: the checkpoint names the newest)
+        if self.own_read < self.seq || !out.publish.is_empty() || self.chunks_wait_until().is_some()
+        {
             return;
         }
-        if out.publish.iter().any(|m| m.checkpoint.is_some()) || self.publish_checkpoint(out) {
+        if self.publish_checkpoint(out) {
             self.closing = Closing::Done;
         }
     }
