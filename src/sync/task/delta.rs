@@ -313,7 +313,7 @@ impl SyncTask {
             return st.clone();
         };
         let mut whole = base
-            .or_else(|| self.cache.get(&msg.task_id))
+            .or_else(|| self.view.cache.get(&msg.task_id))
             .cloned()
             .unwrap_or_else(|| TaskState::empty(msg.task_id.clone()));
         patch(&mut whole, st, delta);

@@ -56,20 +56,21 @@ impl SyncTask {
         self.clock(now);
         let mut out = SyncOutput::default();
         if self
+            .leading
             .rebalance
             .is_some_and(|r| r.generation >= event.generation)
         {
             return Ok(out);
         }
-        if let Some(prev) = self.rebalance.filter(|r| !r.leader) {
-            self.joined.insert(prev.generation);
+        if let Some(prev) = self.leading.rebalance.filter(|r| !r.leader) {
+            self.leading.joined.insert(prev.generation);
         }
         let applied = self.epoch_generation();
-        self.joined.retain(|g| *g > applied);
-        while self.joined.len() > MAX_DEPARTED {
-            self.joined.pop_first();
+        self.leading.joined.retain(|g| *g > applied);
+        while self.leading.joined.len() > MAX_DEPARTED {
+            self.leading.joined.pop_first();
         }
-        self.rebalance = Some(RebalanceInfo {
+        self.leading.rebalance = Some(RebalanceInfo {
             generation: event.generation,
             leader: event.leader,
         });
@@ -78,7 +79,7 @@ impl SyncTask {
             self.finish(&mut out);
             return Ok(out);
         }
-        self.pending = if event.leader {
+        self.leading.pending = if event.leader {
             Some(Pending {
                 generation: event.generation,
                 members,
@@ -137,10 +138,10 @@ impl SyncTask {
         // message being read in chunks
         let again = msg
             .message_seq
-            .zip(self.heard.get(&msg.task_id))
+            .zip(self.cursor.heard.get(&msg.task_id))
             .is_some_and(|(seq, last)| seq <= *last);
         if let Some(seq) = msg.message_seq {
-            let last = self.heard.entry(msg.task_id.clone()).or_insert(seq);
+            let last = self.cursor.heard.entry(msg.task_id.clone()).or_insert(seq);
             if seq > last.saturating_add(1) {
                 let why = format!(
                     "missed messages {}..={} of {} in the sync log; its view may be wrong",
@@ -154,9 +155,9 @@ impl SyncTask {
             *last = (*last).max(seq);
         }
         if msg.task_id == self.id {
-            self.own_read = msg
+            self.cursor.own_read = msg
                 .message_seq
-                .map_or(self.own_read + 1, |s| self.own_read.max(s));
+                .map_or(self.cursor.own_read + 1, |s| self.cursor.own_read.max(s));
         }
         if !again {
             self.note_record(msg);
@@ -167,7 +168,7 @@ impl SyncTask {
         // names the newest record it read (naming the one read again, the next checkpoint after
         // a re-delivery was not clean)
         let here = match msg.message_seq {
-            _ if again => self.last_read.clone(),
+            _ if again => self.cursor.last_read.clone(),
             Some(seq) => Some(CheckpointRef {
                 after_task_id: msg.task_id.clone(),
                 after_seq: seq,
@@ -180,12 +181,12 @@ impl SyncTask {
             match self.take_chunk(record, whole, again) {
                 Some((whole, before, interleaved)) => (Cow::Owned(whole), before, interleaved),
                 None => {
-                    self.last_read = here;
+                    self.cursor.last_read = here;
                     return Ok(out);
                 }
             }
         } else {
-            (record, self.last_read.clone(), false)
+            (record, self.cursor.last_read.clone(), false)
         };
         let msg: &SyncMessage = &whole;
         if msg.checkpoint.is_some() {
@@ -205,26 +206,27 @@ impl SyncTask {
                         .epoch_ack_timeout
                         .min(self.opts.state_refresh_interval),
                 );
-                if let Some(at) = &mut self.refresh_at {
+                if let Some(at) = &mut self.refresh.refresh_at {
                     *at = (*at).min(retry);
                 }
             }
         }
-        self.last_read = here;
+        self.cursor.last_read = here;
         if msg.kind == MessageType::NewEpoch && msg.epoch_generation > self.epoch_generation() {
-            self.read_epochs
+            self.view
+                .read_epochs
                 .insert((msg.epoch_generation, msg.sync_epoch.clone()));
         }
         match msg.kind {
             MessageType::NewEpoch => {
                 // (an epoch rebuilds the own lists: what `marks` knew of them is forgotten)
-                self.marks.forget();
+                self.own.marks.forget();
                 self.on_new_epoch(&mut whole, &mut out);
-                self.marks.forget();
+                self.own.marks.forget();
                 // a task that starts reading at a checkpoint (where `findEpochStart` puts it)
                 // and applied it counts it as the last clean one: the next falls due an
                 // interval after it was published, not after this task read it
-                let fresh = before.is_none() && self.checkpoint_seen.is_none();
+                let fresh = before.is_none() && self.refresh.checkpoint_seen.is_none();
                 if fresh && whole.checkpoint.is_some() && whole.sync_epoch == self.cur_id() {
                     self.checkpoint_read(&whole);
                 }
@@ -258,7 +260,7 @@ impl SyncTask {
             }
             match timer {
                 Timer::Stuck => {
-                    let since = self.behind_since.unwrap_or(self.now);
+                    let since = self.view.behind_since.unwrap_or(self.now);
                     let why = format!(
                         "stuck behind: epoch {} in force, newer epochs read for {} ms without one it can apply",
                         self.cur_id(),
@@ -269,13 +271,13 @@ impl SyncTask {
                 }
                 Timer::EpochAck => {
                     self.resend(&mut out);
-                    if let Some(l) = &mut self.lead {
+                    if let Some(l) = &mut self.leading.lead {
                         l.last_publish = self.now;
                         l.resends += 1;
                     }
                 }
                 Timer::Resend => {
-                    self.resend_at = None;
+                    self.refresh.resend_at = None;
                     self.resend(&mut out);
                 }
                 Timer::Refresh => self.checkpoint(&mut out),
@@ -304,7 +306,7 @@ impl SyncTask {
             .map_or(u64::MAX, |t| {
                 t.saturating_add(self.opts.state_refresh_interval)
             });
-        self.checkpoint_seen = Some(msg.message_timestamp.min(named).min(self.now));
+        self.refresh.checkpoint_seen = Some(msg.message_timestamp.min(named).min(self.now));
         self.schedule_refresh();
     }
 
@@ -337,11 +339,11 @@ impl SyncTask {
         // no record is larger than maxRecordBytes
         out.publish = self.split_records(std::mem::take(&mut out.publish));
         for m in &mut out.publish {
-            self.seq += 1;
-            m.message_seq = Some(self.seq);
+            self.cursor.seq += 1;
+            m.message_seq = Some(self.cursor.seq);
         }
-        self.behind_since = if self.behind {
-            Some(self.behind_since.unwrap_or(self.now))
+        self.view.behind_since = if self.view.behind {
+            Some(self.view.behind_since.unwrap_or(self.now))
         } else {
             None
         };

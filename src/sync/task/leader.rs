@@ -3,12 +3,30 @@
 use super::epoch::RESENT_DEPARTED;
 use super::*;
 
+/// Rebalances this task was told of, and the epochs it leads.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Leading {
+    /// The latest rebalance this task was told about.
+    pub(super) rebalance: Option<RebalanceInfo>,
+    /// The latest answer read from each task.
+    pub(super) answers: BTreeMap<String, Answer>,
+    /// The rebalance this task leads that has no epoch in force yet.
+    pub(super) pending: Option<Pending>,
+    /// This task's bookkeeping as the leader of the epoch in force.
+    pub(super) lead: Option<Lead>,
+    /// Generations above the epoch in force this task was told of as a member, not the leader
+    /// (newest [`MAX_DEPARTED`] kept): a lone leader that read no NewEpoch of one of them may
+    /// have missed it.
+    pub(super) joined: BTreeSet<u64>,
+}
+
 impl SyncTask {
     /// The newest epoch this task has read messages of without applying it (it missed its
     /// NewEpoch), if any.
     pub(super) fn missed(&self) -> Option<(u64, String)> {
         let cur = self.epoch_generation();
-        self.future
+        self.view
+            .future
             .iter()
             .filter(|(_, (g, _, _))| *g > cur)
             .map(|((e, _), (g, _, _))| (*g, e.clone()))
@@ -24,7 +42,9 @@ impl SyncTask {
     pub(super) fn maybe_lead(&mut self, out: &mut SyncOutput) {
         let now = self.now;
         let timeout = self.opts.rebalance_timeout;
-        let Some(p) = &mut self.pending else { return };
+        let Some(p) = &mut self.leading.pending else {
+            return;
+        };
         if p.awaiting.is_some() {
             // not read back in time (the leader lost the topic for a while): publish it again,
             // identical, so whoever applied it ignores the copy
@@ -40,12 +60,12 @@ impl SyncTask {
         }
         let (generation, attempt, since) = (p.generation, p.attempt, p.since);
         if generation <= self.epoch_generation() {
-            self.pending = None;
+            self.leading.pending = None;
             return;
         }
         // the view an epoch is computed from includes everything this task published before:
         // an epoch of its own not read back yet would be forked from, not built on
-        if self.own_read < self.seq {
+        if self.cursor.own_read < self.cursor.seq {
             return;
         }
         // a leader that missed an epoch waits for a member to re-publish it (its own answer
@@ -63,12 +83,16 @@ impl SyncTask {
             return;
         }
         // (an epoch it read and rejected is not missed: its messages come from a fork)
-        if let Some((_, e)) = missed.as_ref().filter(|m| !self.read_epochs.contains(*m)) {
+        if let Some((_, e)) = missed
+            .as_ref()
+            .filter(|m| !self.view.read_epochs.contains(*m))
+        {
             let why = format!("leading generation {generation}, it missed epoch {e} and no member re-published it");
             self.fence_self(why, out);
             return;
         }
         let members = self
+            .leading
             .pending
             .as_ref()
             .map(|p| p.members.clone())
@@ -79,8 +103,8 @@ impl SyncTask {
         // itself, and its replacement replays the log from its start
         if members.len() == 1 {
             let applied = self.epoch_generation();
-            let unseen = self.joined.iter().rev().find(|&&g| {
-                g > applied && g < generation && !self.read_epochs.iter().any(|(r, _)| *r == g)
+            let unseen = self.leading.joined.iter().rev().find(|&&g| {
+                g > applied && g < generation && !self.view.read_epochs.iter().any(|(r, _)| *r == g)
             });
             if let Some(g) = unseen {
                 let why = format!("leading generation {generation} alone, it never read the NewEpoch of generation {g}, of which it was a member");
@@ -89,13 +113,17 @@ impl SyncTask {
             }
         }
         // a leader that missed an epoch knows its members' own words from their messages
-        let mut cache = self.cache.clone();
-        let mut deferred: Vec<(u64, &TaskState)> =
-            self.future.values().map(|(g, st, _)| (*g, st)).collect();
+        let mut cache = self.view.cache.clone();
+        let mut deferred: Vec<(u64, &TaskState)> = self
+            .view
+            .future
+            .values()
+            .map(|(g, st, _)| (*g, st))
+            .collect();
         deferred.sort_by_key(|(g, st)| (*g, st.state_version));
         for (_, st) in &deferred {
             if st.task_id != self.id {
-                absorb_into(&mut cache, &self.own, st);
+                absorb_into(&mut cache, &self.own.state, st);
             }
         }
         // what a member says it owns (in an epoch this task has not applied) beats the entry of
@@ -123,12 +151,14 @@ impl SyncTask {
                 }
             }
         }
-        let view: Vec<&TaskState> = std::iter::once(&self.own).chain(cache.values()).collect();
+        let view: Vec<&TaskState> = std::iter::once(&self.own.state)
+            .chain(cache.values())
+            .collect();
         let mut states = compute_epoch(&view, &members);
         for s in &mut states {
             if s.task_id == self.id {
-                s.state_timestamp = self.own.state_timestamp;
-                s.state_version = self.own.state_version;
+                s.state_timestamp = self.own.state.state_timestamp;
+                s.state_version = self.own.state.state_version;
             }
         }
         // tasks of the view that this epoch leaves out, and those left out before, are named:
@@ -139,7 +169,7 @@ impl SyncTask {
             .filter(|t| **t != self.id && !members.contains(*t))
             .cloned()
             .collect();
-        for d in self.departed.iter().rev() {
+        for d in self.view.departed.iter().rev() {
             if departed.len() >= RESENT_DEPARTED {
                 break;
             }
@@ -172,7 +202,7 @@ impl SyncTask {
             rejected: Vec::new(),
         };
         out.publish.push(msg.clone());
-        if let Some(p) = &mut self.pending {
+        if let Some(p) = &mut self.leading.pending {
             p.awaiting = Some(id);
             p.published = Some((msg, self.now));
             p.republished = 0;

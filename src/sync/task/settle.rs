@@ -177,16 +177,16 @@ impl SyncTask {
         list: impl Fn(&Marks) -> &Vec<usize>,
         keep: fn(&PartitionState) -> bool,
     ) -> Vec<usize> {
-        let m = if self.reshaped {
+        let m = if self.own.reshaped {
             &Marks::default()
         } else {
-            &self.marks
+            &self.own.marks
         };
-        let v = m.select(list(m), &self.own.data.partitions, keep);
+        let v = m.select(list(m), &self.own.state.data.partitions, keep);
         debug_assert_eq!(
             v,
-            (0..self.own.data.partitions.len())
-                .filter(|&i| keep(&self.own.data.partitions[i]))
+            (0..self.own.state.data.partitions.len())
+                .filter(|&i| keep(&self.own.state.data.partitions[i]))
                 .collect::<Vec<_>>()
         );
         v
@@ -194,19 +194,19 @@ impl SyncTask {
 
     /// The own lists were rebuilt or items dropped (see `delta` and `Marks`).
     pub(super) fn reshape(&mut self) {
-        self.reshaped = true;
-        self.marks.forget();
+        self.own.reshaped = true;
+        self.own.marks.forget();
     }
 
     /// Rebuilds `waiting` and `done` to cover every own partition (after readiness ran, with
     /// the waiting positions it left).
     fn refresh_marks(&mut self, waiting: Vec<usize>) {
         let done = self.done_positions();
-        let m = &mut self.marks;
+        let m = &mut self.own.marks;
         m.waiting = waiting;
         m.done = done;
-        m.len = self.own.data.partitions.len();
-        m.valid = !self.reshaped;
+        m.len = self.own.state.data.partitions.len();
+        m.valid = !self.own.reshaped;
     }
 
     /// Partitions found by this task: initial partitions, or children read from a parent it
@@ -296,6 +296,7 @@ impl SyncTask {
             HashSet::default()
         } else {
             self.own
+                .state
                 .data
                 .partitions
                 .iter()
@@ -309,7 +310,7 @@ impl SyncTask {
         let sharing = self.sharing_enabled();
         let mut loads: BTreeMap<String, usize> = BTreeMap::new();
         if sharing {
-            for m in &self.members {
+            for m in &self.view.members {
                 loads.insert(m.clone(), self.load_of(m));
             }
         }
@@ -336,15 +337,19 @@ impl SyncTask {
                 self.id.clone()
             };
             if target == self.id {
-                self.own.data.partitions.push(p);
+                self.own.state.data.partitions.push(p);
             } else {
-                self.own.share.partitions.push(p.shared_to(target.clone()));
+                self.own
+                    .state
+                    .share
+                    .partitions
+                    .push(p.shared_to(target.clone()));
             }
             if let Some(l) = loads.get_mut(&target) {
                 *l += 1;
             }
             known.insert(s.token.clone());
-            self.dirty = true;
+            self.own.dirty = true;
         }
         let mut out = SyncOutput::default();
         self.finish(&mut out);
@@ -366,17 +371,17 @@ impl SyncTask {
         now: u64,
     ) -> Result<SyncOutput, SyncError> {
         let idx = self.own_index(token)?;
-        match self.own.data.partitions[idx].state {
+        match self.own.state.data.partitions[idx].state {
             PartitionStatus::Scheduled => {}
             PartitionStatus::Running => return Ok(SyncOutput::default()),
             s => return Err(self.bad_transition(token, s, "started")),
         }
         self.clock(now);
         // (the next lookup starts after it; a rejected input changes nothing, not even this)
-        self.last_index = idx;
-        self.own.data.partitions[idx].state = PartitionStatus::Running;
-        self.marks.touch(idx, PartitionStatus::Running);
-        self.dirty = true;
+        self.own.last_index = idx;
+        self.own.state.data.partitions[idx].state = PartitionStatus::Running;
+        self.own.marks.touch(idx, PartitionStatus::Running);
+        self.own.dirty = true;
         let mut out = SyncOutput::default();
         self.finish(&mut out);
         Ok(out)
@@ -398,18 +403,18 @@ impl SyncTask {
         now: u64,
     ) -> Result<SyncOutput, SyncError> {
         let idx = self.own_index(token)?;
-        match self.own.data.partitions[idx].state {
+        match self.own.state.data.partitions[idx].state {
             PartitionStatus::Scheduled | PartitionStatus::Running => {}
             PartitionStatus::Finished => return Ok(SyncOutput::default()),
             s => return Err(self.bad_transition(token, s, "finished")),
         }
         self.clock(now);
-        self.last_index = idx;
-        let p = &mut self.own.data.partitions[idx];
+        self.own.last_index = idx;
+        let p = &mut self.own.state.data.partitions[idx];
         p.state = PartitionStatus::Finished;
         p.finished_timestamp = Some(self.now);
-        self.marks.touch(idx, PartitionStatus::Finished);
-        self.dirty = true;
+        self.own.marks.touch(idx, PartitionStatus::Finished);
+        self.own.dirty = true;
         let mut out = SyncOutput::default();
         self.finish(&mut out);
         Ok(out)
@@ -423,28 +428,31 @@ impl SyncTask {
         // (the own tokens are hashed only when shares give them something to be checked against)
         // (not while behind: the epoch it missed may have resolved the share otherwise, e.g. a
         // departed sharer's children to the member owning their parent)
-        let shares_to_me = self.in_epoch
-            && !self.behind
+        let shares_to_me = self.view.in_epoch
+            && !self.view.behind
             && self
+                .view
                 .cache
                 .values()
                 .any(|s| s.share.partitions.iter().any(|sh| sh.assignee == self.id));
-        let own_tokens: HashSet<&str> = if shares_to_me || !self.own.share.partitions.is_empty() {
-            self.own
-                .data
-                .partitions
-                .iter()
-                .map(|p| p.token.as_str())
-                .collect()
-        } else {
-            HashSet::default()
-        };
+        let own_tokens: HashSet<&str> =
+            if shares_to_me || !self.own.state.share.partitions.is_empty() {
+                self.own
+                    .state
+                    .data
+                    .partitions
+                    .iter()
+                    .map(|p| p.token.as_str())
+                    .collect()
+            } else {
+                HashSet::default()
+            };
         // pick up shares addressed to this task
         let mut picked: Vec<PartitionState> = Vec::new();
         if shares_to_me {
             let mut candidates: Vec<&SharedPartition> = Vec::new();
             let mut seen: HashSet<&str> = HashSet::default();
-            for s in self.cache.values() {
+            for s in self.view.cache.values() {
                 for sh in &s.share.partitions {
                     if sh.assignee == self.id
                         && !own_tokens.contains(sh.token.as_str())
@@ -457,6 +465,7 @@ impl SyncTask {
             if !candidates.is_empty() {
                 let wanted: HashSet<&str> = candidates.iter().map(|c| c.token.as_str()).collect();
                 let taken: HashSet<&str> = self
+                    .view
                     .cache
                     .values()
                     .flat_map(|s| s.data.partitions.iter())
@@ -472,7 +481,8 @@ impl SyncTask {
         }
         // the sharer clears a share once the partition is owned
         let cleared = self.own_shares_among(
-            self.cache
+            self.view
+                .cache
                 .values()
                 .flat_map(|s| s.data.partitions.iter())
                 .map(|p| p.token.as_str())
@@ -481,41 +491,44 @@ impl SyncTask {
         drop(own_tokens);
         self.clear_taken_ghost_shares();
         if !picked.is_empty() {
-            self.own.data.partitions.extend(picked);
-            self.dirty = true;
+            self.own.state.data.partitions.extend(picked);
+            self.own.dirty = true;
         }
         if !cleared.is_empty() {
             self.own
+                .state
                 .share
                 .partitions
                 .retain(|s| !cleared.contains(&s.token));
-            self.dirty = true;
+            self.own.dirty = true;
             self.reshape();
         }
         // a share addressed to a task that left the epoch goes to the least-loaded member
         if self.sharing_enabled()
             && self
                 .own
+                .state
                 .share
                 .partitions
                 .iter()
-                .any(|s| !self.members.contains(&s.assignee))
+                .any(|s| !self.view.members.contains(&s.assignee))
         {
             let mut loads: BTreeMap<String, usize> = self
+                .view
                 .members
                 .iter()
                 .map(|m| (m.clone(), self.load_of(m)))
                 .collect();
             self.reshape();
-            let mut shares = std::mem::take(&mut self.own.share.partitions);
+            let mut shares = std::mem::take(&mut self.own.state.share.partitions);
             for sh in &mut shares {
-                if self.members.contains(&sh.assignee) {
+                if self.view.members.contains(&sh.assignee) {
                     continue;
                 }
                 // the sharer re-owns it only when it is the only member left
                 let target = loads
                     .iter()
-                    .filter(|(m, _)| *m != &self.id || self.members.len() == 1)
+                    .filter(|(m, _)| *m != &self.id || self.view.members.len() == 1)
                     .min_by_key(|(m, l)| (**l, (*m).clone()))
                     .map(|(m, _)| m.clone());
                 if let Some(t) = target {
@@ -525,12 +538,13 @@ impl SyncTask {
             }
             let (mine, others): (Vec<_>, Vec<_>) =
                 shares.into_iter().partition(|s| s.assignee == self.id);
-            self.own.share.partitions = others;
+            self.own.state.share.partitions = others;
             self.own
+                .state
                 .data
                 .partitions
                 .extend(mine.iter().map(|s| s.to_partition()));
-            self.dirty = true;
+            self.own.dirty = true;
         }
         // readiness: Created -> ReadyForStreaming -> Scheduled when every parent is done (or
         // unknown everywhere); the owner starts what is ready
@@ -542,14 +556,14 @@ impl SyncTask {
         // before it runs what the fork gave it and the epoch it missed gave another member
         // (`is_subset` walks both sorted sets once: with a thousand members, a lookup each on
         // every input was most of a simulated task's time)
-        if self.in_epoch && !self.members.is_subset(&self.acked) {
+        if self.view.in_epoch && !self.view.members.is_subset(&self.view.acked) {
             self.refresh_marks(waiting);
             if timers {
                 self.remove_finished();
             }
             return;
         }
-        let parts = &self.own.data.partitions;
+        let parts = &self.own.state.data.partitions;
         let parents: HashSet<&str> = waiting
             .iter()
             .map(|&i| &parts[i])
@@ -558,7 +572,7 @@ impl SyncTask {
             .collect();
         let mut open: HashSet<String> = HashSet::default(); // parents that are not done
         if !parents.is_empty() {
-            for s in std::iter::once(&self.own).chain(self.cache.values()) {
+            for s in std::iter::once(&self.own.state).chain(self.view.cache.values()) {
                 for p in &s.data.partitions {
                     if !p.state.is_done() && parents.contains(p.token.as_str()) {
                         open.insert(p.token.clone());
@@ -574,7 +588,7 @@ impl SyncTask {
         drop(parents);
         let mut still = Vec::new();
         for i in waiting {
-            let p = &mut self.own.data.partitions[i];
+            let p = &mut self.own.state.data.partitions[i];
             let ready = match p.state {
                 PartitionStatus::Created => p.parents.iter().all(|x| !open.contains(x)),
                 PartitionStatus::ReadyForStreaming => true,
@@ -583,8 +597,8 @@ impl SyncTask {
             if ready {
                 p.state = PartitionStatus::Scheduled;
                 out.start.push(p.token.clone());
-                self.dirty = true;
-                self.marks.touch(i, PartitionStatus::Scheduled);
+                self.own.dirty = true;
+                self.own.marks.touch(i, PartitionStatus::Scheduled);
             } else {
                 still.push(i);
             }
@@ -607,7 +621,7 @@ impl SyncTask {
             referenced: HashSet::default(),
             rebalancing: self.rebalancing(),
         };
-        for s in std::iter::once(&self.own).chain(self.cache.values()) {
+        for s in std::iter::once(&self.own.state).chain(self.view.cache.values()) {
             let other = s.task_id != self.id;
             for p in &s.data.partitions {
                 if other && candidates.contains(p.token.as_str()) {
@@ -642,7 +656,7 @@ impl SyncTask {
         let now = self.now;
         let (delay, ttl) = (self.opts.removal_delay, self.opts.tombstone_ttl);
         let due = |p: &PartitionState| removal_due(p, delay, ttl).is_some_and(|t| t <= now);
-        let parts = &self.own.data.partitions;
+        let parts = &self.own.state.data.partitions;
         let candidates: HashSet<&str> = self
             .done_positions()
             .into_iter()
@@ -655,11 +669,11 @@ impl SyncTask {
         }
         let blockers = self.removal_blockers(&candidates);
         drop(candidates);
-        let before = self.own.data.partitions.len();
+        let before = self.own.state.data.partitions.len();
         let mut changed = false;
-        let marks = &mut self.marks;
+        let marks = &mut self.own.marks;
         let mut i = 0;
-        self.own.data.partitions.retain_mut(|p| {
+        self.own.state.data.partitions.retain_mut(|p| {
             i += 1;
             if !due(p) || !blockers.allow(p) {
                 return true;
@@ -677,11 +691,11 @@ impl SyncTask {
             // it in the same pass, so that no deadline is left in the past)
             !(due(p) && blockers.allow(p))
         });
-        if self.own.data.partitions.len() != before {
+        if self.own.state.data.partitions.len() != before {
             self.reshape();
         }
-        if changed || self.own.data.partitions.len() != before {
-            self.dirty = true;
+        if changed || self.own.state.data.partitions.len() != before {
+            self.own.dirty = true;
         }
     }
 }

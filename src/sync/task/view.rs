@@ -1,0 +1,41 @@
+//! The epoch in force and the view of the other tasks under it.
+
+use super::*;
+
+/// The epoch in force, its members, and what this task knows of the other tasks.
+#[derive(Debug, Clone, Default)]
+pub(super) struct View {
+    /// The epoch in force.
+    pub(super) epoch: Option<EpochInfo>,
+    /// Its members.
+    pub(super) members: BTreeSet<String>,
+    /// Whether this task is one of them.
+    pub(super) in_epoch: bool,
+    /// The state of every other task this task knows, as of the epoch in force.
+    pub(super) cache: BTreeMap<String, TaskState>,
+    /// Tasks whose cached state is their own word (read from their message), not a leader's
+    /// snapshot entry.
+    pub(super) own_words: BTreeSet<String>,
+    /// Members known to have applied the epoch in force (their messages of it were read). A
+    /// task starts what is new to it only once every member has.
+    pub(super) acked: BTreeSet<String>,
+    /// Ids of the epochs this task applied (the last few).
+    pub(super) history: VecDeque<String>,
+    /// Tasks that were members of an epoch this task applied and are not any more (they left,
+    /// died or fenced themselves: they run nothing), oldest first, bounded.
+    pub(super) departed: VecDeque<String>,
+    /// Newest state per (epoch, task) read from epochs not applied yet (a task that missed a
+    /// NewEpoch replays them once it gets the epoch; bounded by epochs × tasks). With no whole
+    /// state of the task read in that epoch, only the changes read: what they list, and what they
+    /// dropped.
+    pub(super) future: BTreeMap<(String, String), (u64, TaskState, Option<Delta>)>,
+    /// Whether this task read messages of an epoch newer than the one it applied.
+    pub(super) behind: bool,
+    /// Since when this task has been behind (read messages of an epoch it could not apply).
+    pub(super) behind_since: Option<u64>,
+    /// NewEpoch ids read (applied or not) of generations above the epoch in force.
+    pub(super) read_epochs: BTreeSet<(u64, String)>,
+    /// Of those, the forks: built on an epoch this task applied before the one in force (their
+    /// leader missed an epoch; every task that did not rejects them). Checkpoints name them.
+    pub(super) forks: BTreeSet<(u64, String)>,
+}
