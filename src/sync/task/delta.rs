@@ -197,12 +197,7 @@ impl Sent {
     /// `reshaped`: whether an item was dropped from `st` (or its lists rebuilt) since;
     /// `marks`: which own partitions changed in place since, when known (then only those are
     /// compared; shares, few and short-lived, are compared all).
-    pub(super) fn change(
-        &mut self,
-        st: &TaskState,
-        reshaped: bool,
-        marks: &settle::Marks,
-    ) -> Change {
+    pub(super) fn change(&mut self, st: &TaskState, reshaped: bool, marks: &own::Marks) -> Change {
         let touched = marks.changed_since_published(self.data.len());
         let (data, removed) = diff(
             &mut self.data,

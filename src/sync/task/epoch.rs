@@ -126,7 +126,7 @@ impl SyncTask {
                 && self.view.in_epoch
                 && base != cur_id
                 && self.view.history.iter().any(|h| h == base)
-                && self.refresh.resent_for.insert((msg.sync_epoch.clone(), 0))
+                && self.refresh.resent_for_forks.insert(msg.sync_epoch.clone())
             {
                 self.want_resend(out);
             }
@@ -583,7 +583,7 @@ impl SyncTask {
                 .flat_map(|s| s.data.partitions.iter().map(|p| p.token.as_str())),
         );
         let mut stop = Vec::new();
-        self.own.reshaped = true;
+        self.own.reshape();
         self.own.state.data.partitions.retain(|p| {
             if elsewhere.contains(p.token.as_str()) {
                 if p.state.is_active() {
@@ -657,7 +657,7 @@ impl SyncTask {
             }
             self.own.state.data.partitions.clear();
             self.own.state.share.partitions.clear();
-            self.own.reshaped = true;
+            self.own.reshape();
         }
     }
 
@@ -697,7 +697,8 @@ impl SyncTask {
         // bookkeeping of generations this epoch closed is no longer needed (bounded memory)
         let closed = msg.epoch_generation;
         self.leading.answers.retain(|_, a| a.generation > closed);
-        self.refresh.resent_for.retain(|(_, g)| *g > closed);
+        self.refresh.resent_to.retain(|(_, g)| *g > closed);
+        self.refresh.resent_for_forks.clear();
         for st in &replay {
             self.merge(st);
             self.view.acked.insert(st.task_id.clone());

@@ -1,6 +1,7 @@
 //! The leader of a rebalance: when and from what view it computes and publishes the new epoch.
 
 use super::epoch::RESENT_DEPARTED;
+use super::timer::backoff;
 use super::*;
 
 /// Rebalances this task was told of, and the epochs it leads.
@@ -49,7 +50,7 @@ impl SyncTask {
             // not read back in time (the leader lost the topic for a while): publish it again,
             // identical, so whoever applied it ignores the copy
             if let Some((m, at)) = &mut p.published {
-                let wait = timeout.saturating_mul(1u64 << p.republished.min(4));
+                let wait = backoff(timeout, p.republished);
                 if now >= at.saturating_add(wait) {
                     *at = now;
                     p.republished += 1;

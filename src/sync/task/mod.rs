@@ -352,19 +352,7 @@ impl SyncTask {
     }
 
     fn own_index(&mut self, token: &str) -> Result<usize, SyncError> {
-        let parts = &self.own.state.data.partitions;
-        let at = |i: usize| parts.get(i).is_some_and(|p| p.token == token);
-        let hinted = [self.own.last_index + 1, self.own.last_index]
-            .into_iter()
-            .find(|&i| at(i));
-        // (out of order: by the index of the own tokens, see `settle::Marks`)
-        let found = hinted.or_else(|| {
-            if self.own.reshaped {
-                self.own.marks.forget();
-            }
-            self.own.marks.position(parts, token)
-        });
-        found.ok_or_else(|| {
+        self.own.index(token).ok_or_else(|| {
             SyncError::new(
                 ErrorKind::UnknownPartition,
                 format!("unknown partition: {token} is not owned by {}", self.id),
@@ -450,11 +438,7 @@ impl SyncTask {
                 (self.own.state.clone(), None)
             }
         };
-        if self.own.reshaped {
-            self.own.marks.forget();
-        }
-        self.own.reshaped = false;
-        self.own.marks.published();
+        self.own.published();
         out.publish.push(SyncMessage {
             sync_epoch: epoch,
             task_id: self.id.clone(),

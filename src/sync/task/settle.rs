@@ -4,211 +4,7 @@
 
 use super::*;
 
-/// Incremental bookkeeping of the own partitions, so that an ordinary change (a partition
-/// started or finished, an own record read back) costs what it changes, not what the task owns.
-/// Positions index `own.data.partitions`; they stay valid while the list is only changed in place
-/// and extended. Anything that drops or reorders own items sets `reshaped` (as `delta` requires),
-/// which makes these positions unknown: the next settle walks the own partitions once and
-/// rebuilds them. The lists are supersets (filtered by state where used).
-#[derive(Clone, Default)]
-pub(super) struct Marks {
-    /// Whether `waiting` and `done` cover the own partitions before `len` (those from `len` on
-    /// were appended since, and are looked at too).
-    valid: bool,
-    len: usize,
-    /// Positions that may be Created or ReadyForStreaming (what readiness looks at).
-    waiting: Vec<usize>,
-    /// Positions that may be Finished or Removed (what removal looks at).
-    done: Vec<usize>,
-    /// Positions changed in place since the last publication, or `None` if unknown (then the
-    /// change is found by comparing every own partition).
-    touched: Option<Vec<usize>>,
-    /// Position of each own partition by token, for the first `indexed` ones (built when a
-    /// token is looked up out of order; cleared with the rest).
-    index: HashMap<String, usize>,
-    indexed: usize,
-}
-
-/// (a cache of where things are, not state: a task's `Debug` shows none of it, so that a rejected
-/// input that only looked something up leaves the task as it was)
-impl std::fmt::Debug for Marks {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Marks")
-    }
-}
-
-impl Marks {
-    /// Every position unknown (the own lists were rebuilt, or changed by code that does not
-    /// note what it changes).
-    pub(super) fn forget(&mut self) {
-        self.valid = false;
-        self.waiting.clear();
-        self.done.clear();
-        self.touched = None;
-        self.index.clear();
-        self.indexed = 0;
-    }
-
-    /// Position of own partition `token` in `parts` by the index alone (extended to the
-    /// partitions appended since it was built; tokens do not change in place, and what drops or
-    /// reorders partitions forgets it).
-    pub(super) fn indexed_position(
-        &mut self,
-        parts: &[PartitionState],
-        token: &str,
-    ) -> Option<usize> {
-        if self.indexed > parts.len() {
-            self.index.clear();
-            self.indexed = 0;
-        }
-        for (i, p) in parts.iter().enumerate().skip(self.indexed) {
-            self.index.entry(p.token.clone()).or_insert(i);
-        }
-        self.indexed = parts.len();
-        self.index
-            .get(token)
-            .copied()
-            .filter(|&i| parts[i].token == token)
-    }
-
-    /// Position of own partition `token` in `parts` (the first one), by the index, extended to
-    /// the partitions appended since it was built; looked for in the list when the index does
-    /// not have it (an unknown token, an error for the caller).
-    pub(super) fn position(&mut self, parts: &[PartitionState], token: &str) -> Option<usize> {
-        let found = self.indexed_position(parts, token);
-        if found.is_some() {
-            debug_assert_eq!(found, parts.iter().position(|p| p.token == token));
-            return found;
-        }
-        // not owned (an error for the caller), or the index is stale: look, and rebuild it next
-        let found = parts.iter().position(|p| p.token == token);
-        if found.is_some() {
-            self.index.clear();
-            self.indexed = 0;
-        }
-        found
-    }
-
-    /// Own partition `i` changed in place (its state or timestamps).
-    pub(super) fn touch(&mut self, i: usize, st: PartitionStatus) {
-        if let Some(t) = &mut self.touched {
-            t.push(i);
-        }
-        if self.valid {
-            match st {
-                PartitionStatus::Created | PartitionStatus::ReadyForStreaming => {
-                    self.waiting.push(i)
-                }
-                PartitionStatus::Finished | PartitionStatus::Removed => self.done.push(i),
-                _ => {}
-            }
-        }
-    }
-
-    /// What was published is the own state from now on.
-    pub(super) fn published(&mut self) {
-        self.touched = Some(Vec::new());
-    }
-
-    /// Positions (ascending, once each) of the own partitions changed in place since the last
-    /// publication, if known and `n` own partitions were published.
-    pub(super) fn changed_since_published(&self, published: usize) -> Option<Vec<usize>> {
-        let mut v: Vec<usize> = self
-            .touched
-            .as_ref()?
-            .iter()
-            .copied()
-            .filter(|&i| i < published)
-            .collect();
-        v.sort_unstable();
-        v.dedup();
-        Some(v)
-    }
-
-    /// Positions (ascending, once each) from `list` and the ones appended since the lists were
-    /// built, of the partitions `keep` selects; all of them when the lists are not valid.
-    fn select(
-        &self,
-        list: &[usize],
-        parts: &[PartitionState],
-        keep: impl Fn(&PartitionState) -> bool,
-    ) -> Vec<usize> {
-        if !self.valid || self.len > parts.len() {
-            return (0..parts.len()).filter(|&i| keep(&parts[i])).collect();
-        }
-        let mut v: Vec<usize> = list
-            .iter()
-            .copied()
-            .chain(self.len..parts.len())
-            .filter(|&i| parts.get(i).is_some_and(&keep))
-            .collect();
-        v.sort_unstable();
-        v.dedup();
-        v
-    }
-}
-
-fn is_waiting(p: &PartitionState) -> bool {
-    matches!(
-        p.state,
-        PartitionStatus::Created | PartitionStatus::ReadyForStreaming
-    )
-}
-
-fn is_done(p: &PartitionState) -> bool {
-    p.state.is_done()
-}
-
 impl SyncTask {
-    /// Own partitions that may be waiting (Created or ReadyForStreaming), ascending.
-    fn waiting_positions(&self) -> Vec<usize> {
-        self.positions(|m| &m.waiting, is_waiting)
-    }
-
-    /// Own partitions that are done (Finished or Removed), ascending.
-    pub(super) fn done_positions(&self) -> Vec<usize> {
-        self.positions(|m| &m.done, is_done)
-    }
-
-    /// The own partitions `keep` holds, of those `list` of the marks names (all of them when
-    /// the marks were forgotten), ascending.
-    fn positions(
-        &self,
-        list: impl Fn(&Marks) -> &Vec<usize>,
-        keep: fn(&PartitionState) -> bool,
-    ) -> Vec<usize> {
-        let m = if self.own.reshaped {
-            &Marks::default()
-        } else {
-            &self.own.marks
-        };
-        let v = m.select(list(m), &self.own.state.data.partitions, keep);
-        debug_assert_eq!(
-            v,
-            (0..self.own.state.data.partitions.len())
-                .filter(|&i| keep(&self.own.state.data.partitions[i]))
-                .collect::<Vec<_>>()
-        );
-        v
-    }
-
-    /// The own lists were rebuilt or items dropped (see `delta` and `Marks`).
-    pub(super) fn reshape(&mut self) {
-        self.own.reshaped = true;
-        self.own.marks.forget();
-    }
-
-    /// Rebuilds `waiting` and `done` to cover every own partition (after readiness ran, with
-    /// the waiting positions it left).
-    fn refresh_marks(&mut self, waiting: Vec<usize>) {
-        let done = self.done_positions();
-        let m = &mut self.own.marks;
-        m.waiting = waiting;
-        m.done = done;
-        m.len = self.own.state.data.partitions.len();
-        m.valid = !self.own.reshaped;
-    }
-
     /// Partitions found by this task: initial partitions, or children read from a parent it
     /// owns. Known tokens are ignored; a merge child (several parents) is created only by the
     /// owner of its smallest parent token. When sharing is enabled each new partition goes to the
@@ -501,7 +297,7 @@ impl SyncTask {
                 .partitions
                 .retain(|s| !cleared.contains(&s.token));
             self.own.dirty = true;
-            self.reshape();
+            self.own.reshape();
         }
         // a share addressed to a task that left the epoch goes to the least-loaded member
         if self.sharing_enabled()
@@ -519,7 +315,7 @@ impl SyncTask {
                 .iter()
                 .map(|m| (m.clone(), self.load_of(m)))
                 .collect();
-            self.reshape();
+            self.own.reshape();
             let mut shares = std::mem::take(&mut self.own.state.share.partitions);
             for sh in &mut shares {
                 if self.view.members.contains(&sh.assignee) {
@@ -549,7 +345,7 @@ impl SyncTask {
         // readiness: Created -> ReadyForStreaming -> Scheduled when every parent is done (or
         // unknown everywhere); the owner starts what is ready
         // (only the own partitions that may be waiting are looked at, see `Marks`)
-        let waiting = self.waiting_positions();
+        let waiting = self.own.waiting_positions();
         // a task starts nothing new until every member has applied the epoch in force: one
         // that missed a NewEpoch and applied a later one built on the same base (a fork every
         // other member rejects) learns it from their messages, and its leader rolls back,
@@ -557,7 +353,7 @@ impl SyncTask {
         // (`is_subset` walks both sorted sets once: with a thousand members, a lookup each on
         // every input was most of a simulated task's time)
         if self.view.in_epoch && !self.view.members.is_subset(&self.view.acked) {
-            self.refresh_marks(waiting);
+            self.own.refresh_marks(waiting);
             if timers {
                 self.remove_finished();
             }
@@ -603,7 +399,7 @@ impl SyncTask {
                 still.push(i);
             }
         }
-        self.refresh_marks(still);
+        self.own.refresh_marks(still);
         if timers {
             self.remove_finished();
         }
@@ -658,6 +454,7 @@ impl SyncTask {
         let due = |p: &PartitionState| removal_due(p, delay, ttl).is_some_and(|t| t <= now);
         let parts = &self.own.state.data.partitions;
         let candidates: HashSet<&str> = self
+            .own
             .done_positions()
             .into_iter()
             .map(|i| &parts[i])
@@ -692,7 +489,7 @@ impl SyncTask {
             !(due(p) && blockers.allow(p))
         });
         if self.own.state.data.partitions.len() != before {
-            self.reshape();
+            self.own.reshape();
         }
         if changed || self.own.state.data.partitions.len() != before {
             self.own.dirty = true;

@@ -2,7 +2,7 @@
 //! re-publications of the epoch in force that it times (resends to a task that missed the epoch,
 //! checkpoints).
 
-use super::epoch::{MAX_REJECTED, RESENT_DEPARTED};
+use super::epoch::MAX_REJECTED;
 use super::*;
 
 /// The re-publications of the epoch in force this task times: checkpoints and resends.
@@ -21,8 +21,12 @@ pub(super) struct Refresh {
     /// A checkpoint fell due while own records were not read back yet: it goes out once they
     /// are.
     pub(super) checkpoint_waiting: bool,
-    /// The misses this task showed the epoch in force for (see `want_resend`).
-    pub(super) resent_for: BTreeSet<(String, u64)>,
+    /// The answers from an older epoch this task showed the epoch in force for, once each
+    /// (their sender and rebalance generation; see `want_resend`).
+    pub(super) resent_to: BTreeSet<(String, u64)>,
+    /// The epochs built on an epoch older than the one in force (their leader missed it) this
+    /// task showed the epoch in force for, once each.
+    pub(super) resent_for_forks: BTreeSet<String>,
 }
 
 /// A task behind for this many `rebalanceTimeout + epochAckTimeout` fences itself.
@@ -55,6 +59,12 @@ impl RemovalBlockers {
             _ => false,
         }
     }
+}
+
+/// The wait before re-publishing, the `n`th time, something not acknowledged or not read back
+/// (an epoch, by its leader): `base`, doubled each time, at most 16 times `base`.
+pub(super) fn backoff(base: u64, n: u32) -> u64 {
+    base.saturating_mul(1u64 << n.min(4))
 }
 
 /// The kinds of timed work of a task (see `SyncTask::timers`).
@@ -90,10 +100,7 @@ impl SyncTask {
         }
         if let Some(l) = &self.leading.lead {
             if l.members.iter().any(|m| !l.acked.contains(m)) {
-                let wait = self
-                    .opts
-                    .epoch_ack_timeout
-                    .saturating_mul(1u64 << l.resends.min(4));
+                let wait = backoff(self.opts.epoch_ack_timeout, l.resends);
                 v.push((Timer::EpochAck, l.last_publish.saturating_add(wait)));
             }
         }
@@ -116,7 +123,7 @@ impl SyncTask {
         let timeout = self.opts.rebalance_timeout;
         if p.awaiting.is_some() {
             let (_, at) = p.published.as_ref()?;
-            return Some(at.saturating_add(timeout.saturating_mul(1u64 << p.republished.min(4))));
+            return Some(at.saturating_add(backoff(timeout, p.republished)));
         }
         if p.generation <= self.epoch_generation() || self.cursor.own_read < self.cursor.seq {
             // nothing to lead, or waiting to read its own messages back (an input)
@@ -135,8 +142,8 @@ impl SyncTask {
     /// blocks them changes only on an input, which computes this again.
     pub(super) fn removal_deadline(&self) -> Option<u64> {
         let (delay, ttl) = (self.opts.removal_delay, self.opts.tombstone_ttl);
-        // (only the done own partitions are looked at, see `settle::Marks`)
-        let at = self.done_positions();
+        // (only the done own partitions are looked at, see `own::Marks`)
+        let at = self.own.done_positions();
         if at.is_empty() {
             return None;
         }
@@ -276,70 +283,5 @@ impl SyncTask {
         if self.view.in_epoch {
             out.publish.extend(self.epoch_message());
         }
-    }
-
-    /// The epoch in force as this task knows it, as a re-publication: every member's state.
-    pub(super) fn epoch_message(&self) -> Option<SyncMessage> {
-        let e = self.view.epoch.as_ref()?;
-        let mut states = Vec::new();
-        for m in &self.view.members {
-            if *m == self.id {
-                if self.view.in_epoch {
-                    states.push(self.own.state.clone());
-                }
-            } else if let Some(s) = self.view.cache.get(m) {
-                states.push(s.clone());
-            }
-        }
-        // what a departed task's late record gave a member that has not taken it yet (see
-        // `adopt_departed`) is that member's: a task starting from here must know it
-        let owned: HashSet<&str> = states
-            .iter()
-            .flat_map(|s| s.data.partitions.iter().map(|p| p.token.as_str()))
-            .collect();
-        let mut pending: Vec<(usize, PartitionState)> = Vec::new();
-        for ghost in self
-            .view
-            .cache
-            .values()
-            .filter(|s| !self.view.members.contains(&s.task_id))
-        {
-            for sh in &ghost.share.partitions {
-                let to = states.iter().position(|s| s.task_id == sh.assignee);
-                if let (Some(k), false) = (to, owned.contains(sh.token.as_str())) {
-                    pending.push((k, sh.to_partition()));
-                }
-            }
-        }
-        for (k, p) in pending {
-            if !states[k].data.partitions.iter().any(|q| q.token == p.token) {
-                states[k].data.partitions.push(p);
-            }
-        }
-        let departed = self
-            .view
-            .departed
-            .iter()
-            .rev()
-            .take(RESENT_DEPARTED)
-            .cloned();
-        Some(SyncMessage {
-            sync_epoch: e.id.clone(),
-            task_id: self.id.clone(),
-            message_timestamp: self.now,
-            kind: MessageType::NewEpoch,
-            connector_state: states,
-            epoch_generation: e.generation,
-            base_epoch: Some(e.base.clone()),
-            rebalance_generation: None,
-            resend: true,
-            epoch_attempt: e.attempt,
-            message_seq: None,
-            checkpoint: None,
-            departed: departed.collect(),
-            chunk: None,
-            delta: None,
-            rejected: Vec::new(),
-        })
     }
 }

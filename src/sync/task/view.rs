@@ -1,5 +1,6 @@
 //! The epoch in force and the view of the other tasks under it.
 
+use super::epoch::RESENT_DEPARTED;
 use super::*;
 
 /// The epoch in force, its members, and what this task knows of the other tasks.
@@ -38,4 +39,71 @@ pub(super) struct View {
     /// Of those, the forks: built on an epoch this task applied before the one in force (their
     /// leader missed an epoch; every task that did not rejects them). Checkpoints name them.
     pub(super) forks: BTreeSet<(u64, String)>,
+}
+
+impl SyncTask {
+    /// The epoch in force as this task knows it, as a re-publication: every member's state.
+    pub(super) fn epoch_message(&self) -> Option<SyncMessage> {
+        let e = self.view.epoch.as_ref()?;
+        let mut states = Vec::new();
+        for m in &self.view.members {
+            if *m == self.id {
+                if self.view.in_epoch {
+                    states.push(self.own.state.clone());
+                }
+            } else if let Some(s) = self.view.cache.get(m) {
+                states.push(s.clone());
+            }
+        }
+        // what a departed task's late record gave a member that has not taken it yet (see
+        // `adopt_departed`) is that member's: a task starting from here must know it
+        let owned: HashSet<&str> = states
+            .iter()
+            .flat_map(|s| s.data.partitions.iter().map(|p| p.token.as_str()))
+            .collect();
+        let mut pending: Vec<(usize, PartitionState)> = Vec::new();
+        for ghost in self
+            .view
+            .cache
+            .values()
+            .filter(|s| !self.view.members.contains(&s.task_id))
+        {
+            for sh in &ghost.share.partitions {
+                let to = states.iter().position(|s| s.task_id == sh.assignee);
+                if let (Some(k), false) = (to, owned.contains(sh.token.as_str())) {
+                    pending.push((k, sh.to_partition()));
+                }
+            }
+        }
+        for (k, p) in pending {
+            if !states[k].data.partitions.iter().any(|q| q.token == p.token) {
+                states[k].data.partitions.push(p);
+            }
+        }
+        let departed = self
+            .view
+            .departed
+            .iter()
+            .rev()
+            .take(RESENT_DEPARTED)
+            .cloned();
+        Some(SyncMessage {
+            sync_epoch: e.id.clone(),
+            task_id: self.id.clone(),
+            message_timestamp: self.now,
+            kind: MessageType::NewEpoch,
+            connector_state: states,
+            epoch_generation: e.generation,
+            base_epoch: Some(e.base.clone()),
+            rebalance_generation: None,
+            resend: true,
+            epoch_attempt: e.attempt,
+            message_seq: None,
+            checkpoint: None,
+            departed: departed.collect(),
+            chunk: None,
+            delta: None,
+            rejected: Vec::new(),
+        })
+    }
 }
