@@ -20,6 +20,23 @@ pub(super) fn generation_of(id: &str) -> Option<u64> {
     id.split('-').next()?.parse().ok()
 }
 
+/// What a departed task leaves to the members: its unfinished partitions (reset), then its
+/// shares (with their assignee).
+pub(super) fn left_by(st: &TaskState) -> impl Iterator<Item = (PartitionState, Option<&str>)> {
+    let datas = st
+        .data
+        .partitions
+        .iter()
+        .filter(|p| !p.state.is_done())
+        .map(|p| (p.reset(), None));
+    let shares = st
+        .share
+        .partitions
+        .iter()
+        .map(|sh| (sh.to_partition(), Some(sh.assignee.as_str())));
+    datas.chain(shares)
+}
+
 /// How many departed task ids a re-publication of an epoch carries (the latest ones).
 pub(super) const RESENT_DEPARTED: usize = 64;
 
@@ -32,33 +49,48 @@ impl SyncTask {
     pub(super) fn on_new_epoch(&mut self, msg: &mut Cow<'_, SyncMessage>, out: &mut SyncOutput) {
         let cur_id = self.cur_id();
         if msg.sync_epoch == cur_id {
-            // duplicate or re-publication of the epoch in force: it changes nothing, but a
-            // member's unfinished partition it names that this view does not know at all (this
-            // task started from an older checkpoint, whose author had not read it) is that
-            // member's
-            if msg.resend {
-                self.take_unknown(msg);
-                // whoever missed it can read it here: no other copy is needed
-                self.refresh.resend_at = None;
-            }
+            self.reread_in_force(msg);
             return;
         }
         let base = msg.base_epoch.clone().unwrap_or_default();
         let base = base.as_str();
-        let newer = msg.epoch_generation > self.epoch_generation();
+        let valid = self.builds_on_view(msg, base, &cur_id);
+        if !valid && self.rolled_back_to(msg, base, out) {
+            return;
+        }
+        let superseded = self.supersedes_in_force(msg);
+        if !valid && !superseded {
+            self.reject_epoch(msg, base, &cur_id, out);
+            return;
+        }
+        self.apply_epoch(msg, base, superseded && !valid, out);
+    }
 
-        // Valid: newer, and built on the epoch in force. A task that knows it missed an epoch (it
-        // read messages of it) accepts what builds on that epoch, a re-publication of the epoch
-        // it missed, or its leader's later attempt of the same generation; not an epoch of a
-        // later generation built on its older base (every task that missed nothing rejected
-        // it). Re-publications pass the same check: a task that missed an epoch it does not know
-        // of may have applied, and re-publish, one every other task rejected.
-        //
-        // A task that has applied no epoch yet (a new task replaying the log from a checkpoint
-        // or from the start) takes the first whole epoch it reads, or a re-publication of the
-        // epoch whose messages it read: running tasks re-publish the epoch in force when they
-        // read its answer, so a fresh leader always gets the epoch it builds on.
-        let valid = newer
+    /// A duplicate or re-publication of the epoch in force changes nothing, but a member's
+    /// unfinished partition it names that this view does not know at all (this task started
+    /// from an older checkpoint, whose author had not read it) is that member's.
+    fn reread_in_force(&mut self, msg: &SyncMessage) {
+        if msg.resend {
+            self.take_unknown(msg);
+            // whoever missed it can read it here: no other copy is needed
+            self.refresh.resend_at = None;
+        }
+    }
+
+    /// Valid: newer, and built on the epoch in force. A task that knows it missed an epoch (it
+    /// read messages of it) accepts what builds on that epoch, a re-publication of the epoch it
+    /// missed, or its leader's later attempt of the same generation; not an epoch of a later
+    /// generation built on its older base (every task that missed nothing rejected it).
+    /// Re-publications pass the same check: a task that missed an epoch it does not know of may
+    /// have applied, and re-publish, one every other task rejected.
+    ///
+    /// A task that has applied no epoch yet (a new task replaying the log from a checkpoint or
+    /// from the start) takes the first whole epoch it reads, or a re-publication of the epoch
+    /// whose messages it read: running tasks re-publish the epoch in force when they read its
+    /// answer, so a fresh leader always gets the epoch it builds on.
+    fn builds_on_view(&self, msg: &SyncMessage, base: &str, cur_id: &str) -> bool {
+        let newer = msg.epoch_generation > self.epoch_generation();
+        newer
             && match self.missed() {
                 Some((g, missed)) => {
                     self.view.future.keys().any(|(e, _)| e == base)
@@ -66,124 +98,93 @@ impl SyncTask {
                         || (self.view.epoch.is_none() && msg.resend && msg.sync_epoch == missed)
                 }
                 None => base == cur_id || self.view.epoch.is_none(),
-            };
-        // A leader that applied its own epoch, acknowledged by nobody, learns from a
-        // re-publication of an older epoch built on the same base: everyone else applied that one
-        // and rejected ours (we had missed it). Roll back to it and compute the generation again
-        // on top of it. (An older epoch read for the first time after ours comes after ours in
-        // the log: everyone rejected it, as we do.)
-        if let (Some(e), Some(l)) = (&self.view.epoch, &self.leading.lead) {
-            if !valid
-                && msg.resend
-                && msg.epoch_generation < e.generation
-                && base == e.base
-                && l.acked.iter().all(|a| *a == self.id)
-            {
-                let (generation, attempt, members) =
-                    (e.generation, e.attempt + 1, l.members.clone());
-                self.apply_epoch(msg, base, false, out);
-                // leading a newer generation already: that epoch builds on the rolled-back one
-                if self
-                    .leading
-                    .pending
-                    .as_ref()
-                    .is_none_or(|p| p.generation <= generation)
-                {
-                    self.leading.pending = Some(Pending {
-                        generation,
-                        members,
-                        since: self.now,
-                        awaiting: None,
-                        published: None,
-                        republished: 0,
-                        attempt,
-                    });
-                }
-                return;
             }
+    }
+
+    /// A leader that applied its own epoch, acknowledged by nobody, learns from a
+    /// re-publication of an older epoch built on the same base (not valid here) that everyone
+    /// else applied that one and rejected ours (we had missed it): it rolls back to it and
+    /// computes the generation again on top of it. (An older epoch read for the first time after
+    /// ours comes after ours in the log: everyone rejected it, as we do.) Whether it did.
+    fn rolled_back_to(
+        &mut self,
+        msg: &mut Cow<'_, SyncMessage>,
+        base: &str,
+        out: &mut SyncOutput,
+    ) -> bool {
+        let (Some(e), Some(l)) = (&self.view.epoch, &self.leading.lead) else {
+            return false;
+        };
+        if !(msg.resend
+            && msg.epoch_generation < e.generation
+            && base == e.base
+            && l.acked.iter().all(|a| *a == self.id))
+        {
+            return false;
         }
-        // the epoch in force was an attempt its leader found stale and replaced: everyone that
-        // did not miss an epoch applied the replacement, so follow it
-        let superseded = !msg.resend
+        let (generation, attempt, members) = (e.generation, e.attempt + 1, l.members.clone());
+        self.apply_epoch(msg, base, false, out);
+        // leading a newer generation already: that epoch builds on the rolled-back one
+        if self
+            .leading
+            .pending
+            .as_ref()
+            .is_none_or(|p| p.generation <= generation)
+        {
+            self.leading.pending = Some(Pending {
+                generation,
+                members,
+                since: self.now,
+                awaiting: None,
+                published: None,
+                republished: 0,
+                attempt,
+            });
+        }
+        true
+    }
+
+    /// Whether the epoch in force was an attempt its leader found stale and replaced with `msg`:
+    /// everyone that did not miss an epoch applied the replacement, so follow it.
+    fn supersedes_in_force(&self, msg: &SyncMessage) -> bool {
+        !msg.resend
             && self.view.epoch.as_ref().is_some_and(|e| {
                 e.generation == msg.epoch_generation
                     && e.leader == msg.task_id
                     && msg.epoch_attempt > e.attempt
-            });
-        let valid_on_base = valid;
-        let valid = valid || superseded;
-        if !valid {
-            if newer {
-                self.view.behind = true;
-                if base != cur_id && self.view.history.iter().any(|h| h == base) {
-                    self.view
-                        .forks
-                        .insert((msg.epoch_generation, msg.sync_epoch.clone()));
-                }
-            }
-            // built on an epoch older than ours: its leader missed ours; show it (once)
-            if newer
-                && self.view.in_epoch
-                && base != cur_id
-                && self.view.history.iter().any(|h| h == base)
-                && self.refresh.resent_for_forks.insert(msg.sync_epoch.clone())
-            {
-                self.want_resend(out);
-            }
-            if msg.task_id == self.id {
-                if let Some(p) = &mut self.leading.pending {
-                    if p.awaiting.as_deref() == Some(msg.sync_epoch.as_str()) {
-                        // computed from a stale base: recompute once members re-answer
-                        p.awaiting = None;
-                        p.published = None;
-                        p.since = self.now;
-                    }
-                }
-            }
-            return;
-        }
-        self.apply_epoch(msg, base, superseded && !valid_on_base, out);
+            })
     }
 
-    /// The unfinished partitions a re-publication of the epoch in force gives other members
-    /// and that no state of this view knows (owned or shared) go to those members' entries.
-    fn take_unknown(&mut self, msg: &SyncMessage) {
-        let candidates = || {
-            msg.connector_state
-                .iter()
-                .filter(|st| st.task_id != self.id && self.view.members.contains(&st.task_id))
-                .flat_map(|st| {
-                    st.data
-                        .partitions
-                        .iter()
-                        .filter(|p| !p.state.is_done())
-                        .map(move |p| (st.task_id.as_str(), p))
-                })
-        };
-        if candidates().next().is_none() {
-            return;
-        }
-        // (the tokens of the view, borrowed; the view is changed after the pass. A checkpoint
-        // names every partition, so at scale this is every token, read once per checkpoint.)
-        let states = || self.all_states();
-        let count = states()
-            .map(|s| s.data.partitions.len() + s.share.partitions.len())
-            .sum();
-        let mut known: HashSet<&str> = HashSet::with_capacity_and_hasher(count, Default::default());
-        for s in states() {
-            known.extend(s.data.partitions.iter().map(|p| p.token.as_str()));
-            known.extend(s.share.partitions.iter().map(|p| p.token.as_str()));
-        }
-        let mut taken: Vec<(&str, &PartitionState)> = Vec::new();
-        for (task, p) in candidates() {
-            if known.insert(p.token.as_str()) && self.view.cache.contains_key(task) {
-                taken.push((task, p));
+    /// An epoch that does not apply: a newer one puts this task behind (a fork if built on an
+    /// epoch it applied before the one in force, whose leader is shown the epoch in force once);
+    /// the leader's own epoch computed from a stale base is computed again.
+    fn reject_epoch(&mut self, msg: &SyncMessage, base: &str, cur_id: &str, out: &mut SyncOutput) {
+        let newer = msg.epoch_generation > self.epoch_generation();
+        if newer {
+            self.view.behind = true;
+            if base != cur_id && self.view.history.iter().any(|h| h == base) {
+                self.view
+                    .forks
+                    .insert((msg.epoch_generation, msg.sync_epoch.clone()));
             }
         }
-        drop(known);
-        for (task, p) in taken {
-            if let Some(entry) = self.view.cache.get_mut(task) {
-                entry.data.partitions.push(p.clone());
+        // built on an epoch older than ours: its leader missed ours; show it (once)
+        if newer
+            && self.view.in_epoch
+            && base != cur_id
+            && self.view.history.iter().any(|h| h == base)
+            && self.refresh.resent_for_forks.insert(msg.sync_epoch.clone())
+        {
+            self.want_resend(out);
+        }
+        if msg.task_id == self.id {
+            if let Some(p) = &mut self.leading.pending {
+                if p.awaiting.as_deref() == Some(msg.sync_epoch.as_str()) {
+                    // computed from a stale base: recompute once members re-answer
+                    p.awaiting = None;
+                    p.published = None;
+                    p.since = self.now;
+                }
             }
         }
     }
@@ -454,24 +455,15 @@ impl SyncTask {
         // the pass reads, the members' owned tokens, changes but by those it adds, kept aside)
         let mut kept: Vec<(String, PartitionState)> = Vec::new();
         let mut departed_shares: Vec<(String, PartitionState, String)> = Vec::new();
-        let count = self
-            .view
-            .cache
-            .values()
-            .chain(mine)
-            .map(|st| st.data.partitions.len())
-            .sum();
-        let mut known: HashSet<&str> = HashSet::with_capacity_and_hasher(count, Default::default());
-        for st in self.view.cache.values().chain(mine) {
-            known.extend(st.data.partitions.iter().map(|p| p.token.as_str()));
-        }
+        let known = self.owned_in_epoch(mine);
         let mut added: HashSet<String> = HashSet::default();
+        // (an orphan is a partition no state of the epoch owns, not resolved yet, not done)
+        let orphan = |p: &PartitionState, added: &HashSet<String>| {
+            !known.contains(p.token.as_str())
+                && !added.contains(&p.token)
+                && !done_before.contains_key(&p.token)
+        };
         let member_list: Vec<String> = self.view.members.iter().cloned().collect();
-        // (a share to a member is that member's: it took the share when it read it, as the
-        // sharer was a member then; anything else goes by the rule for late records of departed
-        // tasks, `adopt_departed`, to the member owning its smallest parent, so that a partition
-        // read before the epoch by one reader and after it by another, e.g. one that read a
-        // re-publication of the epoch, falls to the same member)
         let mut parent_owner: Option<HashMap<String, String>> = None;
         for st in prev.values() {
             if member_list.is_empty() {
@@ -483,11 +475,7 @@ impl SyncTask {
                 // a departed task's late record) stays that member's
                 if self.view.cache.contains_key(&st.task_id) {
                     for p in &st.data.partitions {
-                        if p.state.is_done()
-                            || known.contains(p.token.as_str())
-                            || added.contains(&p.token)
-                            || done_before.contains_key(&p.token)
-                        {
+                        if p.state.is_done() || !orphan(p, &added) {
                             continue;
                         }
                         added.insert(p.token.clone());
@@ -496,45 +484,13 @@ impl SyncTask {
                 }
                 continue;
             }
-            let shares = st
-                .share
-                .partitions
-                .iter()
-                .map(|sh| (sh.to_partition(), Some(sh.assignee.as_str())));
-            let datas = st
-                .data
-                .partitions
-                .iter()
-                .filter(|p| !p.state.is_done())
-                .map(|p| (p.reset(), None));
-            for (p, assignee) in datas.chain(shares) {
-                if known.contains(p.token.as_str())
-                    || added.contains(&p.token)
-                    || done_before.contains_key(&p.token)
-                {
+            for (p, assignee) in left_by(st) {
+                if !orphan(&p, &added) {
                     continue;
                 }
                 added.insert(p.token.clone());
-                let owners = parent_owner.get_or_insert_with(|| {
-                    // the members' partitions as of now: the view's and those kept so far
-                    let mut owners: HashMap<String, String> =
-                        member_owners(self.view.cache.values().chain(mine), &self.view.members)
-                            .into_iter()
-                            .map(|(t, o)| (t.to_string(), o.to_string()))
-                            .collect();
-                    for (task, q) in &kept {
-                        owners.insert(q.token.clone(), task.clone());
-                    }
-                    owners
-                });
-                let by_parent = p.parents.iter().min().and_then(|x| owners.get(x));
-                let to_assignee = assignee.filter(|a| self.view.members.contains(*a));
-                let target = match (to_assignee, by_parent) {
-                    (Some(a), _) if !resent => a.to_string(),
-                    (_, Some(owner)) => owner.clone(),
-                    (Some(a), None) => a.to_string(),
-                    (None, None) => rendezvous(&p.token, &member_list),
-                };
+                let owners = parent_owner.get_or_insert_with(|| self.orphan_owners(mine, &kept));
+                let target = self.orphan_target(&p, assignee, owners, resent, &member_list);
                 if target == self.id {
                     orphans_mine.push(p);
                 } else {
@@ -554,6 +510,64 @@ impl SyncTask {
             self.share_for_departed(&departed, &p, &to);
         }
         orphans_mine
+    }
+
+    /// The tokens the epoch's states own (the view's, and this task's entry in it).
+    fn owned_in_epoch<'a>(&'a self, mine: Option<&'a TaskState>) -> HashSet<&'a str> {
+        let count = self
+            .view
+            .cache
+            .values()
+            .chain(mine)
+            .map(|st| st.data.partitions.len())
+            .sum();
+        let mut known: HashSet<&str> = HashSet::with_capacity_and_hasher(count, Default::default());
+        for st in self.view.cache.values().chain(mine) {
+            known.extend(st.data.partitions.iter().map(|p| p.token.as_str()));
+        }
+        known
+    }
+
+    /// The members' partitions as of now, by token: the view's (see `member_owners`) and those
+    /// kept for members so far.
+    fn orphan_owners(
+        &self,
+        mine: Option<&TaskState>,
+        kept: &[(String, PartitionState)],
+    ) -> HashMap<String, String> {
+        let mut owners: HashMap<String, String> =
+            member_owners(self.view.cache.values().chain(mine), &self.view.members)
+                .into_iter()
+                .map(|(t, o)| (t.to_string(), o.to_string()))
+                .collect();
+        for (task, q) in kept {
+            owners.insert(q.token.clone(), task.clone());
+        }
+        owners
+    }
+
+    /// The member a departed task's orphan falls to. A share to a member is that member's: it
+    /// took the share when it read it, as the sharer was a member then; anything else goes by
+    /// the rule for late records of departed tasks, `adopt_departed`, to the member owning its
+    /// smallest parent, so that a partition read before the epoch by one reader and after it by
+    /// another, e.g. one that read a re-publication of the epoch, falls to the same member;
+    /// else by rendezvous hashing over the members.
+    fn orphan_target(
+        &self,
+        p: &PartitionState,
+        assignee: Option<&str>,
+        owners: &HashMap<String, String>,
+        resent: bool,
+        member_list: &[String],
+    ) -> String {
+        let by_parent = p.parents.iter().min().and_then(|x| owners.get(x));
+        let to_assignee = assignee.filter(|a| self.view.members.contains(*a));
+        match (to_assignee, by_parent) {
+            (Some(a), _) if !resent => a.to_string(),
+            (_, Some(owner)) => owner.clone(),
+            (Some(a), None) => a.to_string(),
+            (None, None) => rendezvous(&p.token, member_list),
+        }
     }
 
     /// A member takes what the epoch gives it: it drops what the epoch gives another member

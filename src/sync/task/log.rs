@@ -1,6 +1,7 @@
 //! What a task reads of the other tasks: Regular messages and rebalance answers, older epochs' words, late records of departed tasks; and a hole in what it read (fencing).
 
 use super::delta::patch;
+use super::epoch::left_by;
 use super::*;
 
 /// Takes into `cache` what `state` (its task's own word, from an epoch other than the one the
@@ -415,17 +416,6 @@ impl SyncTask {
         }
         let mut known: HashSet<String> = self.all_tokens().into_iter().collect();
         let member_list: Vec<String> = self.view.members.iter().cloned().collect();
-        let datas = state
-            .data
-            .partitions
-            .iter()
-            .filter(|p| !p.state.is_done())
-            .map(|p| (p.reset(), None));
-        let shares = state
-            .share
-            .partitions
-            .iter()
-            .map(|sh| (sh.to_partition(), Some(sh.assignee.as_str())));
         // a member owning the smallest parent would find the partition again if it ran the
         // parent once more (its finish was in a late record too): it is that member's
         let parent_owner = member_owners(
@@ -433,7 +423,7 @@ impl SyncTask {
             &self.view.members,
         );
         let mut adopted: Vec<(String, PartitionState)> = Vec::new();
-        for (p, assignee) in datas.chain(shares) {
+        for (p, assignee) in left_by(state) {
             if !known.insert(p.token.clone()) {
                 continue;
             }

@@ -32,58 +32,12 @@ pub(crate) use chunk::{
     join_owned as join_chunk_states_owned, same_message as same_chunked_message, ChunkedState,
 };
 pub use chunk::{MAX_CHUNKS, MIN_RECORD_BYTES};
+use leader::{Answer, Lead, Pending, RebalanceInfo};
 use log::{absorb_into, member_owners, MAX_DEPARTED};
 use timer::{removal_due, RemovalBlockers, Timer};
 use validate::invalid_partition;
 pub use validate::MAX_SAFE_INTEGER;
-
-/// The newest epoch a task has applied.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct EpochInfo {
-    id: String,
-    generation: u64,
-    base: String,
-    /// Author and attempt, when known (not for an epoch applied from a re-publication).
-    leader: String,
-    attempt: u32,
-}
-
-/// The latest rebalance a task was told about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct RebalanceInfo {
-    generation: u64,
-    leader: bool,
-}
-
-/// The latest `RebalanceAnswer` read from a task.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Answer {
-    generation: u64,
-    base: String,
-}
-
-/// A leader's rebalance that has no epoch in force yet.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Pending {
-    generation: u64,
-    members: Vec<String>,
-    since: u64,
-    /// Id of the NewEpoch published and not yet read back.
-    awaiting: Option<String>,
-    /// That NewEpoch, re-published as is if it is not read back in time.
-    published: Option<(SyncMessage, u64)>,
-    republished: u32,
-    attempt: u32,
-}
-
-/// The leader's bookkeeping for the epoch it published and applied.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Lead {
-    members: Vec<String>,
-    acked: BTreeSet<String>,
-    last_publish: u64,
-    resends: u32,
-}
+use view::EpochInfo;
 
 /// One connector task's side of the leader/epoch/partition-sharing protocol, as a sans-IO
 /// state machine.

@@ -28,6 +28,18 @@ impl SyncTask {
         specs: &[PartitionSpec],
         now: u64,
     ) -> Result<SyncOutput, SyncError> {
+        self.check_specs(specs)?;
+        self.clock(now);
+        let (known, own_tokens) = self.known_of(specs);
+        self.place_new(specs, known, &own_tokens);
+        let mut out = SyncOutput::default();
+        self.finish(&mut out);
+        Ok(out)
+    }
+
+    /// Every spec is valid (see [`add_partitions`](Self::add_partitions)), and no partition
+    /// would take more than its share of a record.
+    fn check_specs(&self, specs: &[PartitionSpec]) -> Result<(), SyncError> {
         let mut batch = HashSet::default();
         for s in specs {
             if s.token.is_empty() {
@@ -71,15 +83,19 @@ impl SyncTask {
                 )));
             }
         }
-        self.clock(now);
-        // the given tokens some state knows already, and the smallest parents of merge children
-        // this task owns (the view is walked once, and only matches are copied)
+        Ok(())
+    }
+
+    /// The given tokens some state knows already, and the smallest parents of merge children
+    /// this task owns (the view is walked once, and only matches are copied).
+    fn known_of(&self, specs: &[PartitionSpec]) -> (HashSet<String>, HashSet<String>) {
+        let batch: HashSet<&str> = specs.iter().map(|s| s.token.as_str()).collect();
         let smallest: HashSet<&str> = specs
             .iter()
             .filter(|s| s.parents.len() > 1)
             .filter_map(|s| s.parents.iter().min().map(String::as_str))
             .collect();
-        let mut known: HashSet<String> = self
+        let known: HashSet<String> = self
             .all_states()
             .flat_map(|s| {
                 let data = s.data.partitions.iter().map(|p| p.token.as_str());
@@ -101,8 +117,17 @@ impl SyncTask {
                 .map(str::to_string)
                 .collect()
         };
-        drop(smallest);
-        drop(batch);
+        (known, own_tokens)
+    }
+
+    /// The new partitions go to this task, or, when sharing is enabled, to the least-loaded
+    /// member (through the share section if that is another task).
+    fn place_new(
+        &mut self,
+        specs: &[PartitionSpec],
+        mut known: HashSet<String>,
+        own_tokens: &HashSet<String>,
+    ) {
         let sharing = self.sharing_enabled();
         let mut loads: BTreeMap<String, usize> = BTreeMap::new();
         if sharing {
@@ -147,9 +172,6 @@ impl SyncTask {
             known.insert(s.token.clone());
             self.own.dirty = true;
         }
-        let mut out = SyncOutput::default();
-        self.finish(&mut out);
-        Ok(out)
     }
 
     /// The caller started reading a Scheduled partition.
@@ -221,6 +243,38 @@ impl SyncTask {
     /// delayed removal of finished partitions and the purge of tombstones. Each step scans the
     /// whole view only when the own state gives it something to look for, and copies no token.
     pub(super) fn settle_with(&mut self, out: &mut SyncOutput, timers: bool) {
+        self.take_shares();
+        self.readdress_shares();
+        self.schedule_ready(out);
+        if timers {
+            self.remove_finished();
+        }
+    }
+
+    /// Shares addressed to this task that no state owns yet are picked up; the own shares some
+    /// state owns now are cleared (and so are a departed task's shares, see
+    /// `clear_taken_ghost_shares`).
+    fn take_shares(&mut self) {
+        let (picked, cleared) = self.shares_to_take();
+        self.clear_taken_ghost_shares();
+        if !picked.is_empty() {
+            self.own.state.data.partitions.extend(picked);
+            self.own.dirty = true;
+        }
+        if !cleared.is_empty() {
+            self.own
+                .state
+                .share
+                .partitions
+                .retain(|s| !cleared.contains(&s.token));
+            self.own.dirty = true;
+            self.own.reshape();
+        }
+    }
+
+    /// The shares addressed to this task that no state owns (to pick up), and the own shares
+    /// whose partition some state owns (to clear).
+    fn shares_to_take(&self) -> (Vec<PartitionState>, HashSet<String>) {
         // (the own tokens are hashed only when shares give them something to be checked against)
         // (not while behind: the epoch it missed may have resolved the share otherwise, e.g. a
         // departed sharer's children to the member owning their parent)
@@ -284,22 +338,11 @@ impl SyncTask {
                 .map(|p| p.token.as_str())
                 .chain(own_tokens.iter().copied()),
         );
-        drop(own_tokens);
-        self.clear_taken_ghost_shares();
-        if !picked.is_empty() {
-            self.own.state.data.partitions.extend(picked);
-            self.own.dirty = true;
-        }
-        if !cleared.is_empty() {
-            self.own
-                .state
-                .share
-                .partitions
-                .retain(|s| !cleared.contains(&s.token));
-            self.own.dirty = true;
-            self.own.reshape();
-        }
-        // a share addressed to a task that left the epoch goes to the least-loaded member
+        (picked, cleared)
+    }
+
+    /// A share addressed to a task that left the epoch goes to the least-loaded member.
+    fn readdress_shares(&mut self) {
         if self.sharing_enabled()
             && self
                 .own
@@ -342,6 +385,11 @@ impl SyncTask {
                 .extend(mine.iter().map(|s| s.to_partition()));
             self.own.dirty = true;
         }
+    }
+
+    /// Readiness: Created -> ReadyForStreaming -> Scheduled when every parent is done (or
+    /// unknown everywhere); the owner starts what is ready.
+    fn schedule_ready(&mut self, out: &mut SyncOutput) {
         // readiness: Created -> ReadyForStreaming -> Scheduled when every parent is done (or
         // unknown everywhere); the owner starts what is ready
         // (only the own partitions that may be waiting are looked at, see `Marks`)
@@ -354,9 +402,6 @@ impl SyncTask {
         // every input was most of a simulated task's time)
         if self.view.in_epoch && !self.view.members.is_subset(&self.view.acked) {
             self.own.refresh_marks(waiting);
-            if timers {
-                self.remove_finished();
-            }
             return;
         }
         let parts = &self.own.state.data.partitions;
@@ -400,9 +445,6 @@ impl SyncTask {
             }
         }
         self.own.refresh_marks(still);
-        if timers {
-            self.remove_finished();
-        }
     }
 
     pub(super) fn settle(&mut self, out: &mut SyncOutput) {

@@ -3,6 +3,17 @@
 use super::epoch::RESENT_DEPARTED;
 use super::*;
 
+/// The newest epoch a task has applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct EpochInfo {
+    pub(super) id: String,
+    pub(super) generation: u64,
+    pub(super) base: String,
+    /// Author and attempt, when known (not for an epoch applied from a re-publication).
+    pub(super) leader: String,
+    pub(super) attempt: u32,
+}
+
 /// The epoch in force, its members, and what this task knows of the other tasks.
 #[derive(Debug, Clone, Default)]
 pub(super) struct View {
@@ -105,5 +116,48 @@ impl SyncTask {
             delta: None,
             rejected: Vec::new(),
         })
+    }
+
+    /// The unfinished partitions a re-publication of the epoch in force gives other members
+    /// and that no state of this view knows (owned or shared) go to those members' entries.
+    pub(super) fn take_unknown(&mut self, msg: &SyncMessage) {
+        let candidates = || {
+            msg.connector_state
+                .iter()
+                .filter(|st| st.task_id != self.id && self.view.members.contains(&st.task_id))
+                .flat_map(|st| {
+                    st.data
+                        .partitions
+                        .iter()
+                        .filter(|p| !p.state.is_done())
+                        .map(move |p| (st.task_id.as_str(), p))
+                })
+        };
+        if candidates().next().is_none() {
+            return;
+        }
+        // (the tokens of the view, borrowed; the view is changed after the pass. A checkpoint
+        // names every partition, so at scale this is every token, read once per checkpoint.)
+        let states = || self.all_states();
+        let count = states()
+            .map(|s| s.data.partitions.len() + s.share.partitions.len())
+            .sum();
+        let mut known: HashSet<&str> = HashSet::with_capacity_and_hasher(count, Default::default());
+        for s in states() {
+            known.extend(s.data.partitions.iter().map(|p| p.token.as_str()));
+            known.extend(s.share.partitions.iter().map(|p| p.token.as_str()));
+        }
+        let mut taken: Vec<(&str, &PartitionState)> = Vec::new();
+        for (task, p) in candidates() {
+            if known.insert(p.token.as_str()) && self.view.cache.contains_key(task) {
+                taken.push((task, p));
+            }
+        }
+        drop(known);
+        for (task, p) in taken {
+            if let Some(entry) = self.view.cache.get_mut(task) {
+                entry.data.partitions.push(p.clone());
+            }
+        }
     }
 }
