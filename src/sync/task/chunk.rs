@@ -3,18 +3,8 @@
 
 use std::borrow::Cow;
 
+use super::limits::MAX_CHUNKS;
 use super::*;
-
-/// Most chunks one message may be split into (a reader refuses more).
-pub const MAX_CHUNKS: u32 = 1 << 16;
-
-/// Smallest `maxRecordBytes` accepted.
-pub const MIN_RECORD_BYTES: u64 = 1024;
-
-/// How much of `maxRecordBytes` one partition (its JSON) may take: a partition larger than this
-/// is refused by `add_partitions`, so that every chunk holds at least one whole partition with
-/// room for the message's header.
-pub const PARTITION_SHARE: u64 = 4;
 
 /// Length of a value's JSON, as the transport publishes it (counted, not written out).
 pub(super) fn json_len<T: serde::Serialize>(v: &T) -> usize {

@@ -1,7 +1,10 @@
 //! Where a task is in the sync log: the counter it stamps on what it publishes, the counters it
 //! read of every sender, the last record read, and the messages it is reading chunk by chunk.
 
-use super::*;
+use std::collections::BTreeMap;
+
+use super::chunk;
+use crate::sync::types::CheckpointRef;
 
 /// The task's place in the sync log.
 #[derive(Debug, Clone, Default)]

@@ -2,6 +2,7 @@
 //! its sender changed since its previous message, and readers apply it to what they hold for the
 //! sender (see the module docs of `sync`).
 
+use super::limits::PARTITION_SHARE;
 use super::*;
 
 /// What a task last published of its own state, to compute its next change from: its items in
@@ -231,7 +232,7 @@ impl Change {
             .chain(&self.delta.unshared)
             .map(|t| t.len() as u64 + 3)
             .sum();
-        named < whole && dropped_bytes <= max_record_bytes / chunk::PARTITION_SHARE
+        named < whole && dropped_bytes <= max_record_bytes / PARTITION_SHARE
     }
 }
 

@@ -2,6 +2,7 @@
 
 use std::borrow::Cow;
 
+use super::limits::{MAX_DEPARTED, MAX_HISTORY};
 use super::*;
 
 /// The leader named in an epoch id `"<generation>-<leader>"` or `"<generation>-<leader>-<attempt>"`.
@@ -36,12 +37,6 @@ pub(super) fn left_by(st: &TaskState) -> impl Iterator<Item = (PartitionState, O
         .map(|sh| (sh.to_partition(), Some(sh.assignee.as_str())));
     datas.chain(shares)
 }
-
-/// How many departed task ids a re-publication of an epoch carries (the latest ones).
-pub(super) const RESENT_DEPARTED: usize = 64;
-
-/// How many rejected epoch ids a checkpoint carries (the latest ones).
-pub(super) const MAX_REJECTED: usize = 64;
 
 impl SyncTask {
     /// A NewEpoch read whole; if it applies, its states move into the view (`msg` keeps the
@@ -253,7 +248,7 @@ impl SyncTask {
         });
         self.view.behind = false;
         self.view.history.push_back(msg.sync_epoch.clone());
-        if self.view.history.len() > 64 {
+        if self.view.history.len() > MAX_HISTORY {
             self.view.history.pop_front();
         }
         let before = std::mem::replace(

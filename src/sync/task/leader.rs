@@ -1,6 +1,6 @@
 //! The leader of a rebalance: when and from what view it computes and publishes the new epoch.
 
-use super::epoch::RESENT_DEPARTED;
+use super::limits::RESENT_DEPARTED;
 use super::timer::backoff;
 use super::*;
 
@@ -53,7 +53,7 @@ pub(super) struct Leading {
     /// This task's bookkeeping as the leader of the epoch in force.
     pub(super) lead: Option<Lead>,
     /// Generations above the epoch in force this task was told of as a member, not the leader
-    /// (newest [`MAX_DEPARTED`] kept): a lone leader that read no NewEpoch of one of them may
+    /// (newest `MAX_DEPARTED` kept): a lone leader that read no NewEpoch of one of them may
     /// have missed it.
     pub(super) joined: BTreeSet<u64>,
 }

@@ -51,10 +51,6 @@ pub(super) fn absorb_into(
     }
 }
 
-/// How many departed task ids a task remembers (their late records are adopted, see
-/// `SyncTask::adopt_departed`).
-pub(super) const MAX_DEPARTED: usize = 4096;
-
 /// Which member owns, or is to own, each partition of `states`: the partitions of the members'
 /// entries, then the tokens of shares addressed to a member (in any entry: a sharer's, or a
 /// departed task's late record kept as a share to the member it falls to), which that member

@@ -20,6 +20,7 @@ mod delta;
 mod epoch;
 mod input;
 mod leader;
+mod limits;
 mod log;
 mod own;
 mod settle;
@@ -31,9 +32,9 @@ pub(crate) use chunk::join as join_chunk_states;
 pub(crate) use chunk::{
     join_owned as join_chunk_states_owned, same_message as same_chunked_message, ChunkedState,
 };
-pub use chunk::{MAX_CHUNKS, MIN_RECORD_BYTES};
 use leader::{Answer, Lead, Pending, RebalanceInfo};
-use log::{absorb_into, member_owners, MAX_DEPARTED};
+pub use limits::{MAX_CHUNKS, MIN_RECORD_BYTES};
+use log::{absorb_into, member_owners};
 use timer::{removal_due, RemovalBlockers, Timer};
 use validate::invalid_partition;
 pub use validate::MAX_SAFE_INTEGER;

@@ -1,7 +1,10 @@
 //! The own partitions and shares: the state this task publishes, and the bookkeeping that lets an
 //! ordinary change cost what it changes.
 
-use super::*;
+use rustc_hash::FxHashMap as HashMap;
+
+use super::delta;
+use crate::sync::types::{PartitionState, PartitionStatus, TaskState};
 
 /// The own state and what is known of where it changed since it was published.
 #[derive(Debug, Clone)]

@@ -2,6 +2,7 @@
 //! up to date with the view (shares picked up and cleared, readiness and scheduling, delayed
 //! removal).
 
+use super::limits::PARTITION_SHARE;
 use super::*;
 
 impl SyncTask {
@@ -68,7 +69,7 @@ impl SyncTask {
                 )));
             }
         }
-        let most = self.opts.max_record_bytes / chunk::PARTITION_SHARE;
+        let most = self.opts.max_record_bytes / PARTITION_SHARE;
         for s in specs {
             let mut p = PartitionState::created(s.token.clone(), s.parents.clone());
             p.start_timestamp = s.start_timestamp;
@@ -78,8 +79,7 @@ impl SyncTask {
             if len > most {
                 return Err(invalid_partition(format!(
                     "{} takes {len} bytes of JSON, more than maxRecordBytes / {} ({most})",
-                    s.token,
-                    chunk::PARTITION_SHARE
+                    s.token, PARTITION_SHARE
                 )));
             }
         }

@@ -2,7 +2,7 @@
 //! re-publications of the epoch in force that it times (resends to a task that missed the epoch,
 //! checkpoints).
 
-use super::epoch::MAX_REJECTED;
+use super::limits::{MAX_REJECTED, STUCK_TIMEOUTS};
 use super::*;
 
 /// The re-publications of the epoch in force this task times: checkpoints and resends.
@@ -28,9 +28,6 @@ pub(super) struct Refresh {
     /// task showed the epoch in force for, once each.
     pub(super) resent_for_forks: BTreeSet<String>,
 }
-
-/// A task behind for this many `rebalanceTimeout + epochAckTimeout` fences itself.
-pub(super) const STUCK_TIMEOUTS: u64 = 8;
 
 /// When removal work on a done partition falls due: Finished -> Removed after `delay`, Removed
 /// -> dropped after `ttl` more (counted from when it finished).

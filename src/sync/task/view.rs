@@ -1,6 +1,6 @@
 //! The epoch in force and the view of the other tasks under it.
 
-use super::epoch::RESENT_DEPARTED;
+use super::limits::RESENT_DEPARTED;
 use super::*;
 
 /// The newest epoch a task has applied.
