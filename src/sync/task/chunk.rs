@@ -3,18 +3,8 @@
 
 use std::borrow::Cow;
 
+use super::limits::MAX_CHUNKS;
 use super::*;
-
-/// Most chunks one message may be split into (a reader refuses more).
-pub const MAX_CHUNKS: u32 = 1 << 16;
-
-/// Smallest `maxRecordBytes` accepted.
-pub const MIN_RECORD_BYTES: u64 = 1024;
-
-/// How much of `maxRecordBytes` one partition (its JSON) may take: a partition larger than this
-/// is refused by `add_partitions`, so that every chunk holds at least one whole partition with
-/// room for the message's header.
-pub const PARTITION_SHARE: u64 = 4;
 
 /// Length of a value's JSON, as the transport publishes it (counted, not written out).
 pub(super) fn json_len<T: serde::Serialize>(v: &T) -> usize {
@@ -240,7 +230,7 @@ impl SyncTask {
             self.validate_message(&whole)?;
             return Ok(Some(whole));
         }
-        let Some(p) = self.partials.get_mut(&msg.task_id) else {
+        let Some(p) = self.cursor.partials.get_mut(&msg.task_id) else {
             return Ok(None);
         };
         if p.next != c.index || !same_message(&p.header, msg) || !follows(p, msg) {
@@ -258,7 +248,7 @@ impl SyncTask {
         if let Err(e) = self.validate_message(&whole) {
             let mut states = whole.connector_state;
             mark.undo(&mut states);
-            if let Some(p) = self.partials.get_mut(&msg.task_id) {
+            if let Some(p) = self.cursor.partials.get_mut(&msg.task_id) {
                 p.states = states;
             }
             return Err(e);
@@ -278,12 +268,12 @@ impl SyncTask {
         again: bool,
     ) -> Option<(SyncMessage, Option<CheckpointRef>, bool)> {
         let c = msg.chunk.clone().expect("a chunk");
-        let before = self.last_read.clone();
+        let before = self.cursor.last_read.clone();
         if again && c.count > 1 {
             return None; // a re-delivered chunk: read before
         }
         if let Some(whole) = whole {
-            let p = self.partials.remove(&msg.task_id);
+            let p = self.cursor.partials.remove(&msg.task_id);
             return Some(match p {
                 Some(p) if c.count > 1 => (whole, p.before, p.interleaved),
                 _ => (whole, before, false),
@@ -292,7 +282,7 @@ impl SyncTask {
         if c.index == 0 {
             let (header, states) = split_states(msg);
             let header_ts = header.message_timestamp;
-            self.partials.insert(
+            self.cursor.partials.insert(
                 header.task_id.clone(),
                 Partial {
                     first_seq: header.message_seq,
@@ -306,7 +296,7 @@ impl SyncTask {
             );
             return None;
         }
-        let Some(p) = self.partials.get_mut(&msg.task_id) else {
+        let Some(p) = self.cursor.partials.get_mut(&msg.task_id) else {
             return None; // its first chunk was never read here: passed over
         };
         if p.next == c.index && same_message(&p.header, &msg) && follows(p, &msg) {
@@ -315,7 +305,7 @@ impl SyncTask {
         } else {
             // missing or out of order: the message is not applied here (nor anywhere: every
             // reader reads the same records in the same order)
-            self.partials.remove(&msg.task_id);
+            self.cursor.partials.remove(&msg.task_id);
         }
         None
     }
@@ -325,9 +315,9 @@ impl SyncTask {
     /// partial message has a record between its chunks.
     pub(super) fn note_record(&mut self, msg: &SyncMessage) {
         if msg.chunk.is_none() {
-            self.partials.remove(&msg.task_id);
+            self.cursor.partials.remove(&msg.task_id);
         }
-        for (sender, p) in self.partials.iter_mut() {
+        for (sender, p) in self.cursor.partials.iter_mut() {
             if *sender != msg.task_id {
                 p.interleaved = true;
             }
@@ -344,7 +334,8 @@ impl SyncTask {
     /// again.
     pub(super) fn chunks_wait_until(&self) -> Option<u64> {
         let wait = self.chunk_wait();
-        self.partials
+        self.cursor
+            .partials
             .values()
             .map(|p| p.since.saturating_add(wait))
             .filter(|until| self.now < *until)

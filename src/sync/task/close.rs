@@ -57,15 +57,15 @@ impl SyncTask {
     /// assert!(t.closed());
     /// ```
     pub fn close(&mut self, now: u64) -> SyncOutput {
-        if self.fenced.is_some() || self.closing != Closing::Open {
+        if self.fenced.is_some() || self.refresh.closing != Closing::Open {
             return SyncOutput::default();
         }
         self.clock(now);
-        self.closing = Closing::Wanted;
+        self.refresh.closing = Closing::Wanted;
         // the own state goes out once more: read back, it is the record the final checkpoint
         // names (in a quiet log the last record read can be an interval old, and a checkpoint
         // whose named record retention deleted is no place to start)
-        self.dirty |= self.epoch.is_some();
+        self.own.dirty |= self.view.epoch.is_some();
         let mut out = SyncOutput::default();
         self.finish(&mut out);
         self.seal(out)
@@ -74,7 +74,7 @@ impl SyncTask {
     /// Whether a task that was told to [`close`](Self::close) is done: its final checkpoint went
     /// out (or it needed none). `false` for a task that was not told to close.
     pub fn closed(&self) -> bool {
-        match self.closing {
+        match self.refresh.closing {
             Closing::Open => false,
             Closing::Wanted => self.fenced.is_some(),
             Closing::Done => true,
@@ -83,13 +83,13 @@ impl SyncTask {
 
     /// Whether the task stopped cleanly or is stopping: it starts nothing any more.
     pub(super) fn is_closing(&self) -> bool {
-        self.closing != Closing::Open
+        self.refresh.closing != Closing::Open
     }
 
     /// Until when a closing task's final checkpoint waits for a message being read in chunks
     /// (a timer, so that it goes out once the message is complete or abandoned).
     pub(super) fn close_deadline(&self) -> Option<u64> {
-        if self.closing != Closing::Wanted || self.own_read < self.seq {
+        if self.refresh.closing != Closing::Wanted || self.cursor.own_read < self.cursor.seq {
             return None;
         }
         self.chunks_wait_until()
@@ -99,20 +99,22 @@ impl SyncTask {
     /// records are all read back (those of this input too) and no message being read in chunks
     /// holds it back: it names the newest record, its own last one when the log is quiet.
     pub(super) fn final_checkpoint(&mut self, out: &mut SyncOutput) {
-        if self.closing != Closing::Wanted {
+        if self.refresh.closing != Closing::Wanted {
             return;
         }
-        if self.epoch.is_none() {
-            self.closing = Closing::Done;
+        if self.view.epoch.is_none() {
+            self.refresh.closing = Closing::Done;
             return;
         }
         // (what this input publishes is read back first too: the checkpoint names the newest)
-        if self.own_read < self.seq || !out.publish.is_empty() || self.chunks_wait_until().is_some()
+        if self.cursor.own_read < self.cursor.seq
+            || !out.publish.is_empty()
+            || self.chunks_wait_until().is_some()
         {
             return;
         }
         if self.publish_checkpoint(out) {
-            self.closing = Closing::Done;
+            self.refresh.closing = Closing::Done;
         }
     }
 }

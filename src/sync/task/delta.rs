@@ -2,6 +2,7 @@
 //! its sender changed since its previous message, and readers apply it to what they hold for the
 //! sender (see the module docs of `sync`).
 
+use super::limits::PARTITION_SHARE;
 use super::*;
 
 /// What a task last published of its own state, to compute its next change from: its items in
@@ -197,12 +198,7 @@ impl Sent {
     /// `reshaped`: whether an item was dropped from `st` (or its lists rebuilt) since;
     /// `marks`: which own partitions changed in place since, when known (then only those are
     /// compared; shares, few and short-lived, are compared all).
-    pub(super) fn change(
-        &mut self,
-        st: &TaskState,
-        reshaped: bool,
-        marks: &settle::Marks,
-    ) -> Change {
+    pub(super) fn change(&mut self, st: &TaskState, reshaped: bool, marks: &own::Marks) -> Change {
         let touched = marks.changed_since_published(self.data.len());
         let (data, removed) = diff(
             &mut self.data,
@@ -236,7 +232,7 @@ impl Change {
             .chain(&self.delta.unshared)
             .map(|t| t.len() as u64 + 3)
             .sum();
-        named < whole && dropped_bytes <= max_record_bytes / chunk::PARTITION_SHARE
+        named < whole && dropped_bytes <= max_record_bytes / PARTITION_SHARE
     }
 }
 
@@ -313,7 +309,7 @@ impl SyncTask {
             return st.clone();
         };
         let mut whole = base
-            .or_else(|| self.cache.get(&msg.task_id))
+            .or_else(|| self.view.cache.get(&msg.task_id))
             .cloned()
             .unwrap_or_else(|| TaskState::empty(msg.task_id.clone()));
         patch(&mut whole, st, delta);

@@ -2,6 +2,7 @@
 
 use std::borrow::Cow;
 
+use super::limits::{MAX_DEPARTED, MAX_HISTORY};
 use super::*;
 
 /// The leader named in an epoch id `"<generation>-<leader>"` or `"<generation>-<leader>-<attempt>"`.
@@ -20,11 +21,22 @@ pub(super) fn generation_of(id: &str) -> Option<u64> {
     id.split('-').next()?.parse().ok()
 }
 
-/// How many departed task ids a re-publication of an epoch carries (the latest ones).
-pub(super) const RESENT_DEPARTED: usize = 64;
-
-/// How many rejected epoch ids a checkpoint carries (the latest ones).
-pub(super) const MAX_REJECTED: usize = 64;
+/// What a departed task leaves to the members: its unfinished partitions (reset), then its
+/// shares (with their assignee).
+pub(super) fn left_by(st: &TaskState) -> impl Iterator<Item = (PartitionState, Option<&str>)> {
+    let datas = st
+        .data
+        .partitions
+        .iter()
+        .filter(|p| !p.state.is_done())
+        .map(|p| (p.reset(), None));
+    let shares = st
+        .share
+        .partitions
+        .iter()
+        .map(|sh| (sh.to_partition(), Some(sh.assignee.as_str())));
+    datas.chain(shares)
+}
 
 impl SyncTask {
     /// A NewEpoch read whole; if it applies, its states move into the view (`msg` keeps the
@@ -32,156 +44,142 @@ impl SyncTask {
     pub(super) fn on_new_epoch(&mut self, msg: &mut Cow<'_, SyncMessage>, out: &mut SyncOutput) {
         let cur_id = self.cur_id();
         if msg.sync_epoch == cur_id {
-            // duplicate or re-publication of the epoch in force: it changes nothing, but a
-            // member's unfinished partition it names that this view does not know at all (this
-            // task started from an older checkpoint, whose author had not read it) is that
-            // member's
-            if msg.resend {
-                self.take_unknown(msg);
-                // whoever missed it can read it here: no other copy is needed
-                self.resend_at = None;
-            }
+            self.reread_in_force(msg);
             return;
         }
         let base = msg.base_epoch.clone().unwrap_or_default();
         let base = base.as_str();
-        let newer = msg.epoch_generation > self.epoch_generation();
+        let valid = self.builds_on_view(msg, base, &cur_id);
+        if !valid && self.rolled_back_to(msg, base, out) {
+            return;
+        }
+        let superseded = self.supersedes_in_force(msg);
+        if !valid && !superseded {
+            self.reject_epoch(msg, base, &cur_id, out);
+            return;
+        }
+        self.apply_epoch(msg, base, superseded && !valid, out);
+    }
 
-        // Valid: newer, and built on the epoch in force. A task that knows it missed an epoch (it
-        // read messages of it) accepts what builds on that epoch, a re-publication of the epoch
-        // it missed, or its leader's later attempt of the same generation; not an epoch of a
-        // later generation built on its older base (every task that missed nothing rejected
-        // it). Re-publications pass the same check: a task that missed an epoch it does not know
-        // of may have applied, and re-publish, one every other task rejected.
-        //
-        // A task that has applied no epoch yet (a new task replaying the log from a checkpoint
-        // or from the start) takes the first whole epoch it reads, or a re-publication of the
-        // epoch whose messages it read: running tasks re-publish the epoch in force when they
-        // read its answer, so a fresh leader always gets the epoch it builds on.
-        let valid = newer
+    /// A duplicate or re-publication of the epoch in force changes nothing, but a member's
+    /// unfinished partition it names that this view does not know at all (this task started
+    /// from an older checkpoint, whose author had not read it) is that member's.
+    fn reread_in_force(&mut self, msg: &SyncMessage) {
+        if msg.resend {
+            self.take_unknown(msg);
+            // whoever missed it can read it here: no other copy is needed
+            self.refresh.resend_at = None;
+        }
+    }
+
+    /// Valid: newer, and built on the epoch in force. A task that knows it missed an epoch (it
+    /// read messages of it) accepts what builds on that epoch, a re-publication of the epoch it
+    /// missed, or its leader's later attempt of the same generation; not an epoch of a later
+    /// generation built on its older base (every task that missed nothing rejected it).
+    /// Re-publications pass the same check: a task that missed an epoch it does not know of may
+    /// have applied, and re-publish, one every other task rejected.
+    ///
+    /// A task that has applied no epoch yet (a new task replaying the log from a checkpoint or
+    /// from the start) takes the first whole epoch it reads, or a re-publication of the epoch
+    /// whose messages it read: running tasks re-publish the epoch in force when they read its
+    /// answer, so a fresh leader always gets the epoch it builds on.
+    fn builds_on_view(&self, msg: &SyncMessage, base: &str, cur_id: &str) -> bool {
+        let newer = msg.epoch_generation > self.epoch_generation();
+        newer
             && match self.missed() {
                 Some((g, missed)) => {
-                    self.future.keys().any(|(e, _)| e == base)
+                    self.view.future.keys().any(|(e, _)| e == base)
                         || (base == cur_id && (msg.resend || msg.epoch_generation == g))
-                        || (self.epoch.is_none() && msg.resend && msg.sync_epoch == missed)
+                        || (self.view.epoch.is_none() && msg.resend && msg.sync_epoch == missed)
                 }
-                None => base == cur_id || self.epoch.is_none(),
-            };
-        // A leader that applied its own epoch, acknowledged by nobody, learns from a
-        // re-publication of an older epoch built on the same base: everyone else applied that one
-        // and rejected ours (we had missed it). Roll back to it and compute the generation again
-        // on top of it. (An older epoch read for the first time after ours comes after ours in
-        // the log: everyone rejected it, as we do.)
-        if let (Some(e), Some(l)) = (&self.epoch, &self.lead) {
-            if !valid
-                && msg.resend
-                && msg.epoch_generation < e.generation
-                && base == e.base
-                && l.acked.iter().all(|a| *a == self.id)
-            {
-                let (generation, attempt, members) =
-                    (e.generation, e.attempt + 1, l.members.clone());
-                self.apply_epoch(msg, base, false, out);
-                // leading a newer generation already: that epoch builds on the rolled-back one
-                if self
-                    .pending
-                    .as_ref()
-                    .is_none_or(|p| p.generation <= generation)
-                {
-                    self.pending = Some(Pending {
-                        generation,
-                        members,
-                        since: self.now,
-                        awaiting: None,
-                        published: None,
-                        republished: 0,
-                        attempt,
-                    });
-                }
-                return;
+                None => base == cur_id || self.view.epoch.is_none(),
             }
+    }
+
+    /// A leader that applied its own epoch, acknowledged by nobody, learns from a
+    /// re-publication of an older epoch built on the same base (not valid here) that everyone
+    /// else applied that one and rejected ours (we had missed it): it rolls back to it and
+    /// computes the generation again on top of it. (An older epoch read for the first time after
+    /// ours comes after ours in the log: everyone rejected it, as we do.) Whether it did.
+    fn rolled_back_to(
+        &mut self,
+        msg: &mut Cow<'_, SyncMessage>,
+        base: &str,
+        out: &mut SyncOutput,
+    ) -> bool {
+        let (Some(e), Some(l)) = (&self.view.epoch, &self.leading.lead) else {
+            return false;
+        };
+        if !(msg.resend
+            && msg.epoch_generation < e.generation
+            && base == e.base
+            && l.acked.iter().all(|a| *a == self.id))
+        {
+            return false;
         }
-        // the epoch in force was an attempt its leader found stale and replaced: everyone that
-        // did not miss an epoch applied the replacement, so follow it
-        let superseded = !msg.resend
-            && self.epoch.as_ref().is_some_and(|e| {
+        let (generation, attempt, members) = (e.generation, e.attempt + 1, l.members.clone());
+        self.apply_epoch(msg, base, false, out);
+        // leading a newer generation already: that epoch builds on the rolled-back one
+        if self
+            .leading
+            .pending
+            .as_ref()
+            .is_none_or(|p| p.generation <= generation)
+        {
+            self.leading.pending = Some(Pending {
+                generation,
+                members,
+                since: self.now,
+                awaiting: None,
+                published: None,
+                republished: 0,
+                attempt,
+            });
+        }
+        true
+    }
+
+    /// Whether the epoch in force was an attempt its leader found stale and replaced with `msg`:
+    /// everyone that did not miss an epoch applied the replacement, so follow it.
+    fn supersedes_in_force(&self, msg: &SyncMessage) -> bool {
+        !msg.resend
+            && self.view.epoch.as_ref().is_some_and(|e| {
                 e.generation == msg.epoch_generation
                     && e.leader == msg.task_id
                     && msg.epoch_attempt > e.attempt
-            });
-        let valid_on_base = valid;
-        let valid = valid || superseded;
-        if !valid {
-            if newer {
-                self.behind = true;
-                if base != cur_id && self.history.iter().any(|h| h == base) {
-                    self.forks
-                        .insert((msg.epoch_generation, msg.sync_epoch.clone()));
-                }
-            }
-            // built on an epoch older than ours: its leader missed ours; show it (once)
-            if newer
-                && self.in_epoch
-                && base != cur_id
-                && self.history.iter().any(|h| h == base)
-                && self.resent_for.insert((msg.sync_epoch.clone(), 0))
-            {
-                self.want_resend(out);
-            }
-            if msg.task_id == self.id {
-                if let Some(p) = &mut self.pending {
-                    if p.awaiting.as_deref() == Some(msg.sync_epoch.as_str()) {
-                        // computed from a stale base: recompute once members re-answer
-                        p.awaiting = None;
-                        p.published = None;
-                        p.since = self.now;
-                    }
-                }
-            }
-            return;
-        }
-        self.apply_epoch(msg, base, superseded && !valid_on_base, out);
+            })
     }
 
-    /// The unfinished partitions a re-publication of the epoch in force gives other members
-    /// and that no state of this view knows (owned or shared) go to those members' entries.
-    fn take_unknown(&mut self, msg: &SyncMessage) {
-        let candidates = || {
-            msg.connector_state
-                .iter()
-                .filter(|st| st.task_id != self.id && self.members.contains(&st.task_id))
-                .flat_map(|st| {
-                    st.data
-                        .partitions
-                        .iter()
-                        .filter(|p| !p.state.is_done())
-                        .map(move |p| (st.task_id.as_str(), p))
-                })
-        };
-        if candidates().next().is_none() {
-            return;
-        }
-        // (the tokens of the view, borrowed; the view is changed after the pass. A checkpoint
-        // names every partition, so at scale this is every token, read once per checkpoint.)
-        let states = || self.all_states();
-        let count = states()
-            .map(|s| s.data.partitions.len() + s.share.partitions.len())
-            .sum();
-        let mut known: HashSet<&str> = HashSet::with_capacity_and_hasher(count, Default::default());
-        for s in states() {
-            known.extend(s.data.partitions.iter().map(|p| p.token.as_str()));
-            known.extend(s.share.partitions.iter().map(|p| p.token.as_str()));
-        }
-        let mut taken: Vec<(&str, &PartitionState)> = Vec::new();
-        for (task, p) in candidates() {
-            if known.insert(p.token.as_str()) && self.cache.contains_key(task) {
-                taken.push((task, p));
+    /// An epoch that does not apply: a newer one puts this task behind (a fork if built on an
+    /// epoch it applied before the one in force, whose leader is shown the epoch in force once);
+    /// the leader's own epoch computed from a stale base is computed again.
+    fn reject_epoch(&mut self, msg: &SyncMessage, base: &str, cur_id: &str, out: &mut SyncOutput) {
+        let newer = msg.epoch_generation > self.epoch_generation();
+        if newer {
+            self.view.behind = true;
+            if base != cur_id && self.view.history.iter().any(|h| h == base) {
+                self.view
+                    .forks
+                    .insert((msg.epoch_generation, msg.sync_epoch.clone()));
             }
         }
-        drop(known);
-        for (task, p) in taken {
-            if let Some(entry) = self.cache.get_mut(task) {
-                entry.data.partitions.push(p.clone());
+        // built on an epoch older than ours: its leader missed ours; show it (once)
+        if newer
+            && self.view.in_epoch
+            && base != cur_id
+            && self.view.history.iter().any(|h| h == base)
+            && self.refresh.resent_for_forks.insert(msg.sync_epoch.clone())
+        {
+            self.want_resend(out);
+        }
+        if msg.task_id == self.id {
+            if let Some(p) = &mut self.leading.pending {
+                if p.awaiting.as_deref() == Some(msg.sync_epoch.as_str()) {
+                    // computed from a stale base: recompute once members re-answer
+                    p.awaiting = None;
+                    p.published = None;
+                    p.since = self.now;
+                }
             }
         }
     }
@@ -199,7 +197,7 @@ impl SyncTask {
         let resolved = self.shares_resolved_by(&msg.connector_state);
         let (prev, mut mine) = self.enter_epoch(msg, base);
         // a re-publication of the epoch before is of no use any more: this one is in the log
-        self.resend_at = None;
+        self.refresh.resend_at = None;
         let epoch_shares: HashMap<String, String> = mine
             .iter()
             .flat_map(|m| &m.share.partitions)
@@ -209,8 +207,8 @@ impl SyncTask {
             self.keep_claims(&prev, &mut mine);
         }
         // (what the others hold of this task's shares from now on)
-        self.own_shares_read = epoch_shares;
-        self.own_word_read = false;
+        self.own.shares_read = epoch_shares;
+        self.own.word_read = false;
         let done_before = self.carry_progress(&prev);
         let orphans_mine = self.resolve_orphans(&prev, mine.as_ref(), &done_before, msg.resend);
         match &mine {
@@ -237,7 +235,7 @@ impl SyncTask {
         msg: &mut Cow<'_, SyncMessage>,
         base: &str,
     ) -> (BTreeMap<String, TaskState>, Option<TaskState>) {
-        self.epoch = Some(EpochInfo {
+        self.view.epoch = Some(EpochInfo {
             id: msg.sync_epoch.clone(),
             generation: msg.epoch_generation,
             base: base.to_string(),
@@ -248,50 +246,54 @@ impl SyncTask {
             },
             attempt: msg.epoch_attempt,
         });
-        self.behind = false;
-        self.history.push_back(msg.sync_epoch.clone());
-        if self.history.len() > 64 {
-            self.history.pop_front();
+        self.view.behind = false;
+        self.view.history.push_back(msg.sync_epoch.clone());
+        if self.view.history.len() > MAX_HISTORY {
+            self.view.history.pop_front();
         }
         let before = std::mem::replace(
-            &mut self.members,
+            &mut self.view.members,
             msg.connector_state
                 .iter()
                 .map(|s| s.task_id.clone())
                 .collect(),
         );
-        let told = msg.departed.iter().filter(|d| !self.members.contains(*d));
-        for gone in before.difference(&self.members).chain(told) {
-            if !self.departed.contains(gone) {
-                self.departed.push_back(gone.clone());
+        let told = msg
+            .departed
+            .iter()
+            .filter(|d| !self.view.members.contains(*d));
+        for gone in before.difference(&self.view.members).chain(told) {
+            if !self.view.departed.contains(gone) {
+                self.view.departed.push_back(gone.clone());
             }
         }
-        while self.departed.len() > MAX_DEPARTED {
-            self.departed.pop_front();
+        while self.view.departed.len() > MAX_DEPARTED {
+            self.view.departed.pop_front();
         }
         // who is known to have applied it: everyone, for an epoch re-published by a member that
         // applied it; otherwise this task, until the others' acknowledgements are read
-        self.acked = if msg.resend {
-            self.members.clone()
+        self.view.acked = if msg.resend {
+            self.view.members.clone()
         } else {
             BTreeSet::from([self.id.clone()])
         };
         let applied = msg.epoch_generation;
-        self.read_epochs.retain(|(g, _)| *g > applied);
-        self.forks.retain(|(g, _)| *g > applied);
+        self.view.read_epochs.retain(|(g, _)| *g > applied);
+        self.view.forks.retain(|(g, _)| *g > applied);
         // the forks its author read (a task starting here did not read their NewEpochs)
         for e in &msg.rejected {
             if let Some(g) = generation_of(e).filter(|g| *g > applied) {
-                self.read_epochs.insert((g, e.clone()));
-                self.forks.insert((g, e.clone()));
+                self.view.read_epochs.insert((g, e.clone()));
+                self.view.forks.insert((g, e.clone()));
             }
         }
         // counters of senders that are gone are no longer needed (bounded memory), but those of
         // the latest departed tasks are kept: a late record of one after a record this task
         // missed (e.g. the NewEpoch it led) is a hole like any other
-        let (members, me) = (&self.members, &self.id);
-        let departed: HashSet<&String> = self.departed.iter().collect();
-        self.heard
+        let (members, me) = (&self.view.members, &self.id);
+        let departed: HashSet<&String> = self.view.departed.iter().collect();
+        self.cursor
+            .heard
             .retain(|t, _| members.contains(t) || t == me || departed.contains(t));
         let mut cache = BTreeMap::new();
         let mut mine_entry: Option<TaskState> = None;
@@ -307,7 +309,7 @@ impl SyncTask {
                 cache.insert(s.task_id.clone(), s);
             }
         }
-        let prev = std::mem::replace(&mut self.cache, cache);
+        let prev = std::mem::replace(&mut self.view.cache, cache);
         (prev, mine_entry)
     }
 
@@ -326,14 +328,14 @@ impl SyncTask {
                 e.0 = None; // ambiguous: leave it to the epoch
             }
         }
-        let members = &self.members;
-        let own_words = &self.own_words;
+        let members = &self.view.members;
+        let own_words = &self.view.own_words;
         // only the tasks' own words count: a snapshot entry is a leader's belief, which a
         // task that applied a divergent epoch could hold wrongly
         let prev_states = prev
             .values()
             .filter(|st| own_words.contains(&st.task_id))
-            .chain(std::iter::once(&self.own))
+            .chain(std::iter::once(&self.own.state))
             .filter(|st| members.contains(&st.task_id));
         let mut claims: Claims = HashMap::default();
         claims.reserve(prev_states.clone().map(|st| st.data.partitions.len()).sum());
@@ -346,8 +348,8 @@ impl SyncTask {
         // departed task are the epoch's to resolve (its leader may have read them as a late
         // record and placed them by the rule for those), as every reader does
         let me = self.id.as_str();
-        let own_shares = (self.own_word_read && members.contains(me))
-            .then_some(&self.own_shares_read)
+        let own_shares = (self.own.word_read && members.contains(me))
+            .then_some(&self.own.shares_read)
             .into_iter()
             .flatten()
             .map(|(token, assignee)| (token.as_str(), assignee.as_str()));
@@ -363,7 +365,7 @@ impl SyncTask {
             }
         }
         let mut moved: Vec<(String, PartitionState)> = Vec::new();
-        let entries = self.cache.values_mut().chain(mine.as_mut());
+        let entries = self.view.cache.values_mut().chain(mine.as_mut());
         for st in entries {
             let task = st.task_id.as_str();
             st.data
@@ -380,7 +382,7 @@ impl SyncTask {
             let target = if m == self.id {
                 mine.as_mut()
             } else {
-                self.cache.get_mut(&m)
+                self.view.cache.get_mut(&m)
             };
             if let Some(t) = target {
                 if !t.data.partitions.iter().any(|q| q.token == p.token) {
@@ -397,9 +399,9 @@ impl SyncTask {
         &mut self,
         prev: &BTreeMap<String, TaskState>,
     ) -> HashMap<String, Option<u64>> {
-        self.own_words.clear();
+        self.view.own_words.clear();
         let mut done_before: HashMap<String, Option<u64>> = HashMap::default();
-        for st in prev.values().chain(std::iter::once(&self.own)) {
+        for st in prev.values().chain(std::iter::once(&self.own.state)) {
             for p in &st.data.partitions {
                 if p.state.is_done() {
                     done_before.insert(p.token.clone(), p.finished_timestamp);
@@ -407,12 +409,12 @@ impl SyncTask {
             }
         }
         for st in prev.values() {
-            if self.cache.contains_key(&st.task_id) {
+            if self.view.cache.contains_key(&st.task_id) {
                 self.absorb(st);
             }
         }
         if !done_before.is_empty() {
-            for st in self.cache.values_mut() {
+            for st in self.view.cache.values_mut() {
                 for p in &mut st.data.partitions {
                     if !p.state.is_done() {
                         if let Some(f) = done_before.get(&p.token) {
@@ -448,39 +450,27 @@ impl SyncTask {
         // the pass reads, the members' owned tokens, changes but by those it adds, kept aside)
         let mut kept: Vec<(String, PartitionState)> = Vec::new();
         let mut departed_shares: Vec<(String, PartitionState, String)> = Vec::new();
-        let count = self
-            .cache
-            .values()
-            .chain(mine)
-            .map(|st| st.data.partitions.len())
-            .sum();
-        let mut known: HashSet<&str> = HashSet::with_capacity_and_hasher(count, Default::default());
-        for st in self.cache.values().chain(mine) {
-            known.extend(st.data.partitions.iter().map(|p| p.token.as_str()));
-        }
+        let known = self.owned_in_epoch(mine);
         let mut added: HashSet<String> = HashSet::default();
-        let member_list: Vec<String> = self.members.iter().cloned().collect();
-        // (a share to a member is that member's: it took the share when it read it, as the
-        // sharer was a member then; anything else goes by the rule for late records of departed
-        // tasks, `adopt_departed`, to the member owning its smallest parent, so that a partition
-        // read before the epoch by one reader and after it by another, e.g. one that read a
-        // re-publication of the epoch, falls to the same member)
+        // (an orphan is a partition no state of the epoch owns, not resolved yet, not done)
+        let orphan = |p: &PartitionState, added: &HashSet<String>| {
+            !known.contains(p.token.as_str())
+                && !added.contains(&p.token)
+                && !done_before.contains_key(&p.token)
+        };
+        let member_list: Vec<String> = self.view.members.iter().cloned().collect();
         let mut parent_owner: Option<HashMap<String, String>> = None;
         for st in prev.values() {
             if member_list.is_empty() {
                 continue;
             }
-            if self.members.contains(&st.task_id) {
+            if self.view.members.contains(&st.task_id) {
                 // a member's unfinished partition the epoch does not know (its leader computed
                 // from a view that lacked it, e.g. a re-publication gave it to the member after
                 // a departed task's late record) stays that member's
-                if self.cache.contains_key(&st.task_id) {
+                if self.view.cache.contains_key(&st.task_id) {
                     for p in &st.data.partitions {
-                        if p.state.is_done()
-                            || known.contains(p.token.as_str())
-                            || added.contains(&p.token)
-                            || done_before.contains_key(&p.token)
-                        {
+                        if p.state.is_done() || !orphan(p, &added) {
                             continue;
                         }
                         added.insert(p.token.clone());
@@ -489,45 +479,13 @@ impl SyncTask {
                 }
                 continue;
             }
-            let shares = st
-                .share
-                .partitions
-                .iter()
-                .map(|sh| (sh.to_partition(), Some(sh.assignee.as_str())));
-            let datas = st
-                .data
-                .partitions
-                .iter()
-                .filter(|p| !p.state.is_done())
-                .map(|p| (p.reset(), None));
-            for (p, assignee) in datas.chain(shares) {
-                if known.contains(p.token.as_str())
-                    || added.contains(&p.token)
-                    || done_before.contains_key(&p.token)
-                {
+            for (p, assignee) in left_by(st) {
+                if !orphan(&p, &added) {
                     continue;
                 }
                 added.insert(p.token.clone());
-                let owners = parent_owner.get_or_insert_with(|| {
-                    // the members' partitions as of now: the view's and those kept so far
-                    let mut owners: HashMap<String, String> =
-                        member_owners(self.cache.values().chain(mine), &self.members)
-                            .into_iter()
-                            .map(|(t, o)| (t.to_string(), o.to_string()))
-                            .collect();
-                    for (task, q) in &kept {
-                        owners.insert(q.token.clone(), task.clone());
-                    }
-                    owners
-                });
-                let by_parent = p.parents.iter().min().and_then(|x| owners.get(x));
-                let to_assignee = assignee.filter(|a| self.members.contains(*a));
-                let target = match (to_assignee, by_parent) {
-                    (Some(a), _) if !resent => a.to_string(),
-                    (_, Some(owner)) => owner.clone(),
-                    (Some(a), None) => a.to_string(),
-                    (None, None) => rendezvous(&p.token, &member_list),
-                };
+                let owners = parent_owner.get_or_insert_with(|| self.orphan_owners(mine, &kept));
+                let target = self.orphan_target(&p, assignee, owners, resent, &member_list);
                 if target == self.id {
                     orphans_mine.push(p);
                 } else {
@@ -539,7 +497,7 @@ impl SyncTask {
             }
         }
         for (task, p) in kept {
-            if let Some(t) = self.cache.get_mut(&task) {
+            if let Some(t) = self.view.cache.get_mut(&task) {
                 t.data.partitions.push(p);
             }
         }
@@ -547,6 +505,64 @@ impl SyncTask {
             self.share_for_departed(&departed, &p, &to);
         }
         orphans_mine
+    }
+
+    /// The tokens the epoch's states own (the view's, and this task's entry in it).
+    fn owned_in_epoch<'a>(&'a self, mine: Option<&'a TaskState>) -> HashSet<&'a str> {
+        let count = self
+            .view
+            .cache
+            .values()
+            .chain(mine)
+            .map(|st| st.data.partitions.len())
+            .sum();
+        let mut known: HashSet<&str> = HashSet::with_capacity_and_hasher(count, Default::default());
+        for st in self.view.cache.values().chain(mine) {
+            known.extend(st.data.partitions.iter().map(|p| p.token.as_str()));
+        }
+        known
+    }
+
+    /// The members' partitions as of now, by token: the view's (see `member_owners`) and those
+    /// kept for members so far.
+    fn orphan_owners(
+        &self,
+        mine: Option<&TaskState>,
+        kept: &[(String, PartitionState)],
+    ) -> HashMap<String, String> {
+        let mut owners: HashMap<String, String> =
+            member_owners(self.view.cache.values().chain(mine), &self.view.members)
+                .into_iter()
+                .map(|(t, o)| (t.to_string(), o.to_string()))
+                .collect();
+        for (task, q) in kept {
+            owners.insert(q.token.clone(), task.clone());
+        }
+        owners
+    }
+
+    /// The member a departed task's orphan falls to. A share to a member is that member's: it
+    /// took the share when it read it, as the sharer was a member then; anything else goes by
+    /// the rule for late records of departed tasks, `adopt_departed`, to the member owning its
+    /// smallest parent, so that a partition read before the epoch by one reader and after it by
+    /// another, e.g. one that read a re-publication of the epoch, falls to the same member;
+    /// else by rendezvous hashing over the members.
+    fn orphan_target(
+        &self,
+        p: &PartitionState,
+        assignee: Option<&str>,
+        owners: &HashMap<String, String>,
+        resent: bool,
+        member_list: &[String],
+    ) -> String {
+        let by_parent = p.parents.iter().min().and_then(|x| owners.get(x));
+        let to_assignee = assignee.filter(|a| self.view.members.contains(*a));
+        match (to_assignee, by_parent) {
+            (Some(a), _) if !resent => a.to_string(),
+            (_, Some(owner)) => owner.clone(),
+            (Some(a), None) => a.to_string(),
+            (None, None) => rendezvous(&p.token, member_list),
+        }
     }
 
     /// A member takes what the epoch gives it: it drops what the epoch gives another member
@@ -561,17 +577,23 @@ impl SyncTask {
         out: &mut SyncOutput,
     ) {
         // the epoch is authoritative on conflicts: a token it gives another member is dropped
-        let count = self.cache.values().map(|s| s.data.partitions.len()).sum();
+        let count = self
+            .view
+            .cache
+            .values()
+            .map(|s| s.data.partitions.len())
+            .sum();
         let mut elsewhere: HashSet<&str> =
             HashSet::with_capacity_and_hasher(count, Default::default());
         elsewhere.extend(
-            self.cache
+            self.view
+                .cache
                 .values()
                 .flat_map(|s| s.data.partitions.iter().map(|p| p.token.as_str())),
         );
         let mut stop = Vec::new();
-        self.reshaped = true;
-        self.own.data.partitions.retain(|p| {
+        self.own.reshape();
+        self.own.state.data.partitions.retain(|p| {
             if elsewhere.contains(p.token.as_str()) {
                 if p.state.is_active() {
                     stop.push(p.token.clone());
@@ -595,23 +617,24 @@ impl SyncTask {
                     p.state = PartitionStatus::Finished;
                     p.finished_timestamp = *f;
                 }
-                self.own.data.partitions.push(p);
+                self.own.state.data.partitions.push(p);
             }
         }
         let have = self.own_data_tokens();
         for p in orphans_mine {
             if !have.contains(&p.token) {
-                self.own.data.partitions.push(p);
+                self.own.state.data.partitions.push(p);
             }
         }
         // shares the epoch resolved are gone; unknown ones (published in an older epoch) stay
         let own_data = self.own_data_tokens();
         self.own
+            .state
             .share
             .partitions
             .retain(|s| !resolved.contains(&s.token) && !own_data.contains(&s.token));
-        self.own.state_version = self.own.state_version.max(entry.state_version);
-        self.in_epoch = true;
+        self.own.state.state_version = self.own.state.state_version.max(entry.state_version);
+        self.view.in_epoch = true;
     }
 
     /// The own shares whose partition an epoch's `states` hold (the epoch resolved them: a member
@@ -629,20 +652,21 @@ impl SyncTask {
     /// A task outside the epoch: if the epoch is of its own generation, the group considers it
     /// gone, and it stops everything it ran.
     fn left_out(&mut self, msg: &SyncMessage, out: &mut SyncOutput) {
-        self.in_epoch = false;
+        self.view.in_epoch = false;
         let expected = self
+            .leading
             .rebalance
             .is_none_or(|r| r.generation <= msg.epoch_generation);
         if expected {
             // left out of an epoch of our generation: the group considers us gone (fenced)
-            for p in &self.own.data.partitions {
+            for p in &self.own.state.data.partitions {
                 if p.state.is_active() {
                     out.stop.push(p.token.clone());
                 }
             }
-            self.own.data.partitions.clear();
-            self.own.share.partitions.clear();
-            self.reshaped = true;
+            self.own.state.data.partitions.clear();
+            self.own.state.share.partitions.clear();
+            self.own.reshape();
         }
     }
 
@@ -655,9 +679,9 @@ impl SyncTask {
         // (moved out, not cloned: what this epoch closes leaves `future`)
         let mut replay: Vec<TaskState> = Vec::new();
         let mut older: Vec<(u64, TaskState)> = Vec::new();
-        for ((e, k), (g, st, dropped)) in std::mem::take(&mut self.future) {
+        for ((e, k), (g, st, dropped)) in std::mem::take(&mut self.view.future) {
             if e == msg.sync_epoch {
-                let whole = match (&dropped, self.cache.get(&st.task_id)) {
+                let whole = match (&dropped, self.view.cache.get(&st.task_id)) {
                     (Some(d), Some(entry)) if entry.state_version < st.state_version => {
                         let mut whole = entry.clone();
                         delta::patch(&mut whole, &st, d);
@@ -668,12 +692,12 @@ impl SyncTask {
                 if g > msg.epoch_generation {
                     // (a generation that does not match its epoch: kept, as any later one)
                     replay.push(whole.unwrap_or_else(|| st.clone()));
-                    self.future.insert((e, k), (g, st, dropped));
+                    self.view.future.insert((e, k), (g, st, dropped));
                 } else {
                     replay.push(whole.unwrap_or(st));
                 }
             } else if g > msg.epoch_generation {
-                self.future.insert((e, k), (g, st, dropped));
+                self.view.future.insert((e, k), (g, st, dropped));
             } else {
                 older.push((g, st));
             }
@@ -681,15 +705,16 @@ impl SyncTask {
         older.sort_by_key(|(g, st)| (*g, st.state_version));
         // bookkeeping of generations this epoch closed is no longer needed (bounded memory)
         let closed = msg.epoch_generation;
-        self.answers.retain(|_, a| a.generation > closed);
-        self.resent_for.retain(|(_, g)| *g > closed);
+        self.leading.answers.retain(|_, a| a.generation > closed);
+        self.refresh.resent_to.retain(|(_, g)| *g > closed);
+        self.refresh.resent_for_forks.clear();
         for st in &replay {
             self.merge(st);
-            self.acked.insert(st.task_id.clone());
+            self.view.acked.insert(st.task_id.clone());
         }
-        if let Some(p) = &mut self.pending {
+        if let Some(p) = &mut self.leading.pending {
             if p.generation <= msg.epoch_generation {
-                self.pending = None;
+                self.leading.pending = None;
             } else {
                 // members re-answer from the new base: give them a fresh timeout
                 p.since = self.now;
@@ -703,9 +728,9 @@ impl SyncTask {
     /// The leader of the epoch starts collecting acknowledgements, checkpoints are scheduled,
     /// and the task acknowledges the epoch with its own state.
     fn acknowledge(&mut self, msg: &SyncMessage, out: &mut SyncOutput) {
-        self.lead = if msg.task_id == self.id && !msg.resend {
+        self.leading.lead = if msg.task_id == self.id && !msg.resend {
             Some(Lead {
-                members: self.members.iter().cloned().collect(),
+                members: self.view.members.iter().cloned().collect(),
                 acked: BTreeSet::from([self.id.clone()]),
                 last_publish: self.now,
                 resends: 0,
@@ -719,7 +744,7 @@ impl SyncTask {
         self.settle(out);
         // (a newcomer with a rebalance pending answers again from this epoch: its leader waits
         // for answers from the epoch it applied)
-        if self.in_epoch || self.rebalancing() || !out.stop.is_empty() {
+        if self.view.in_epoch || self.rebalancing() || !out.stop.is_empty() {
             let kind = if self.rebalancing() {
                 MessageType::RebalanceAnswer
             } else {

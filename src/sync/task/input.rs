@@ -5,6 +5,7 @@
 
 use std::borrow::Cow;
 
+use super::limits::MAX_DEPARTED;
 use super::*;
 
 impl SyncTask {
@@ -56,20 +57,21 @@ impl SyncTask {
         self.clock(now);
         let mut out = SyncOutput::default();
         if self
+            .leading
             .rebalance
             .is_some_and(|r| r.generation >= event.generation)
         {
             return Ok(out);
         }
-        if let Some(prev) = self.rebalance.filter(|r| !r.leader) {
-            self.joined.insert(prev.generation);
+        if let Some(prev) = self.leading.rebalance.filter(|r| !r.leader) {
+            self.leading.joined.insert(prev.generation);
         }
         let applied = self.epoch_generation();
-        self.joined.retain(|g| *g > applied);
-        while self.joined.len() > MAX_DEPARTED {
-            self.joined.pop_first();
+        self.leading.joined.retain(|g| *g > applied);
+        while self.leading.joined.len() > MAX_DEPARTED {
+            self.leading.joined.pop_first();
         }
-        self.rebalance = Some(RebalanceInfo {
+        self.leading.rebalance = Some(RebalanceInfo {
             generation: event.generation,
             leader: event.leader,
         });
@@ -78,7 +80,7 @@ impl SyncTask {
             self.finish(&mut out);
             return Ok(out);
         }
-        self.pending = if event.leader {
+        self.leading.pending = if event.leader {
             Some(Pending {
                 generation: event.generation,
                 members,
@@ -133,41 +135,16 @@ impl SyncTask {
         };
         self.clock(now);
         let mut out = SyncOutput::default();
-        // a record read again (a re-delivery: its sender's counter is not new) changes no
-        // message being read in chunks
-        let again = msg
-            .message_seq
-            .zip(self.heard.get(&msg.task_id))
-            .is_some_and(|(seq, last)| seq <= *last);
-        if let Some(seq) = msg.message_seq {
-            let last = self.heard.entry(msg.task_id.clone()).or_insert(seq);
-            if seq > last.saturating_add(1) {
-                let why = format!(
-                    "missed messages {}..={} of {} in the sync log; its view may be wrong",
-                    *last + 1,
-                    seq - 1,
-                    msg.task_id
-                );
-                self.fence_self(why, &mut out);
-                return Ok(out);
-            }
-            *last = (*last).max(seq);
-        }
-        if msg.task_id == self.id {
-            self.own_read = msg
-                .message_seq
-                .map_or(self.own_read + 1, |s| self.own_read.max(s));
-        }
-        if !again {
-            self.note_record(msg);
-        }
+        let Some(again) = self.count_record(msg, &mut out) else {
+            return Ok(out);
+        };
         // a chunk is read; the message it belongs to is taken when its last chunk is, as if it
         // stood at its first (what was read before that is what a checkpoint names). A record
         // read again (re-delivered, or landed twice) is not where the reader is: a checkpoint
         // names the newest record it read (naming the one read again, the next checkpoint after
         // a re-delivery was not clean)
         let here = match msg.message_seq {
-            _ if again => self.last_read.clone(),
+            _ if again => self.cursor.last_read.clone(),
             Some(seq) => Some(CheckpointRef {
                 after_task_id: msg.task_id.clone(),
                 after_seq: seq,
@@ -180,71 +157,126 @@ impl SyncTask {
             match self.take_chunk(record, whole, again) {
                 Some((whole, before, interleaved)) => (Cow::Owned(whole), before, interleaved),
                 None => {
-                    self.last_read = here;
+                    self.cursor.last_read = here;
                     return Ok(out);
                 }
             }
         } else {
-            (record, self.last_read.clone(), false)
+            (record, self.cursor.last_read.clone(), false)
         };
-        let msg: &SyncMessage = &whole;
-        if msg.checkpoint.is_some() {
-            // (a clean checkpoint of the epoch in force: one of an older epoch, from a task that
-            // could not apply the newer one, is not a place to start from)
-            let names_before = match (&msg.checkpoint, &before) {
-                (Some(c), Some(b)) => c.names_same_record(b),
-                _ => false,
-            };
-            let own = msg.task_id == self.id;
-            if names_before && !interleaved && msg.sync_epoch == self.cur_id() {
-                self.checkpoint_read(msg);
-            } else if own && self.checkpoint_over_own && msg.sync_epoch == self.cur_id() {
-                // published while own Regular records were in flight (see `checkpoint_waits`):
-                // not clean, but a task can start at it, and another would be no cleaner
-                self.checkpoint_read(msg);
-            } else if own {
-                // another record landed between the one it was computed after and itself: no
-                // reader can start at it, so publish another one soon
-                let retry = self.now.saturating_add(
-                    self.opts
-                        .epoch_ack_timeout
-                        .min(self.opts.state_refresh_interval),
+        if whole.checkpoint.is_some() {
+            self.checkpoint_in(&whole, before.as_ref(), interleaved);
+        }
+        self.cursor.last_read = here;
+        self.apply_message(&mut whole, before.is_none(), &mut out);
+        self.finish(&mut out);
+        Ok(out)
+    }
+
+    /// The sender counter of a record read: a jump is a hole in the log (this task fences
+    /// itself: `None`); a counter not new is a record read again (`Some(true)`), which changes
+    /// no message being read in chunks.
+    fn count_record(&mut self, msg: &SyncMessage, out: &mut SyncOutput) -> Option<bool> {
+        let again = msg
+            .message_seq
+            .zip(self.cursor.heard.get(&msg.task_id))
+            .is_some_and(|(seq, last)| seq <= *last);
+        if let Some(seq) = msg.message_seq {
+            let last = self.cursor.heard.entry(msg.task_id.clone()).or_insert(seq);
+            if seq > last.saturating_add(1) {
+                let why = format!(
+                    "missed messages {}..={} of {} in the sync log; its view may be wrong",
+                    *last + 1,
+                    seq - 1,
+                    msg.task_id
                 );
-                if let Some(at) = &mut self.refresh_at {
-                    *at = (*at).min(retry);
-                }
+                self.fence_self(why, out);
+                return None;
+            }
+            *last = (*last).max(seq);
+        }
+        if msg.task_id == self.id {
+            self.cursor.own_read = msg
+                .message_seq
+                .map_or(self.cursor.own_read + 1, |s| self.cursor.own_read.max(s));
+        }
+        if !again {
+            self.note_record(msg);
+        }
+        Some(again)
+    }
+
+    /// A checkpoint read whole: a clean one of the epoch in force (it names the record read
+    /// before it, and nothing landed between its chunks) counts as the last clean one; one of
+    /// this task's that is not clean is followed by another one soon. (One of an older epoch,
+    /// from a task that could not apply the newer one, is not a place to start from.)
+    fn checkpoint_in(
+        &mut self,
+        msg: &SyncMessage,
+        before: Option<&CheckpointRef>,
+        interleaved: bool,
+    ) {
+        let names_before = match (&msg.checkpoint, before) {
+            (Some(c), Some(b)) => c.names_same_record(b),
+            _ => false,
+        };
+        let own = msg.task_id == self.id;
+        if names_before && !interleaved && msg.sync_epoch == self.cur_id() {
+            self.checkpoint_read(msg);
+        } else if own && self.refresh.checkpoint_over_own && msg.sync_epoch == self.cur_id() {
+            // published while own Regular records were in flight (see `checkpoint_waits`): not
+            // clean, but a task can start at it, and another would be no cleaner
+            self.checkpoint_read(msg);
+        } else if own {
+            // another record landed between the one it was computed after and itself: no
+            // reader can start at it, so publish another one soon
+            let retry = self.now.saturating_add(
+                self.opts
+                    .epoch_ack_timeout
+                    .min(self.opts.state_refresh_interval),
+            );
+            if let Some(at) = &mut self.refresh.refresh_at {
+                *at = (*at).min(retry);
             }
         }
-        self.last_read = here;
+    }
+
+    /// A whole message read, by its kind; `first` when it is the first record this task read.
+    fn apply_message(
+        &mut self,
+        whole: &mut Cow<'_, SyncMessage>,
+        first: bool,
+        out: &mut SyncOutput,
+    ) {
+        let msg: &SyncMessage = whole;
         if msg.kind == MessageType::NewEpoch && msg.epoch_generation > self.epoch_generation() {
-            self.read_epochs
+            self.view
+                .read_epochs
                 .insert((msg.epoch_generation, msg.sync_epoch.clone()));
         }
         match msg.kind {
             MessageType::NewEpoch => {
                 // (an epoch rebuilds the own lists: what `marks` knew of them is forgotten)
-                self.marks.forget();
-                self.on_new_epoch(&mut whole, &mut out);
-                self.marks.forget();
+                self.own.marks.forget();
+                self.on_new_epoch(whole, out);
+                self.own.marks.forget();
                 // a task that starts reading at a checkpoint (where `findEpochStart` puts it)
                 // and applied it counts it as the last clean one: the next falls due an
                 // interval after it was published, not after this task read it
-                let fresh = before.is_none() && self.checkpoint_seen.is_none();
+                let fresh = first && self.refresh.checkpoint_seen.is_none();
                 if fresh && whole.checkpoint.is_some() && whole.sync_epoch == self.cur_id() {
-                    self.checkpoint_read(&whole);
+                    self.checkpoint_read(whole);
                 }
             }
             MessageType::Regular => self.on_regular(msg),
-            MessageType::RebalanceAnswer => self.on_answer(msg, &mut out),
+            MessageType::RebalanceAnswer => self.on_answer(msg, out),
         }
         // (an epoch applied has moved its states into the view: its sender states are not read)
-        let msg: &SyncMessage = &whole;
+        let msg: &SyncMessage = whole;
         if msg.kind != MessageType::NewEpoch {
-            self.take_finishes(Self::sender_state(msg), &mut out);
+            self.take_finishes(Self::sender_state(msg), out);
             self.adopt_departed(Self::sender_state(msg));
         }
-        self.finish(&mut out);
-        Ok(out)
     }
 
     /// Time passed: does the work of every deadline of [`poll_timeout`](Self::poll_timeout)
@@ -263,7 +295,7 @@ impl SyncTask {
             }
             match timer {
                 Timer::Stuck => {
-                    let since = self.behind_since.unwrap_or(self.now);
+                    let since = self.view.behind_since.unwrap_or(self.now);
                     let why = format!(
                         "stuck behind: epoch {} in force, newer epochs read for {} ms without one it can apply",
                         self.cur_id(),
@@ -274,13 +306,13 @@ impl SyncTask {
                 }
                 Timer::EpochAck => {
                     self.resend(&mut out);
-                    if let Some(l) = &mut self.lead {
+                    if let Some(l) = &mut self.leading.lead {
                         l.last_publish = self.now;
                         l.resends += 1;
                     }
                 }
                 Timer::Resend => {
-                    self.resend_at = None;
+                    self.refresh.resend_at = None;
                     self.resend(&mut out);
                 }
                 Timer::Refresh => self.checkpoint(&mut out),
@@ -311,7 +343,7 @@ impl SyncTask {
             .map_or(u64::MAX, |t| {
                 t.saturating_add(self.opts.state_refresh_interval)
             });
-        self.checkpoint_seen = Some(msg.message_timestamp.min(named).min(self.now));
+        self.refresh.checkpoint_seen = Some(msg.message_timestamp.min(named).min(self.now));
         self.schedule_refresh();
     }
 
@@ -344,14 +376,14 @@ impl SyncTask {
         // no record is larger than maxRecordBytes
         out.publish = self.split_records(std::mem::take(&mut out.publish));
         for m in &mut out.publish {
-            self.seq += 1;
-            m.message_seq = Some(self.seq);
+            self.cursor.seq += 1;
+            m.message_seq = Some(self.cursor.seq);
             if m.kind != MessageType::Regular {
-                self.last_not_regular = self.seq;
+                self.cursor.last_not_regular = self.cursor.seq;
             }
         }
-        self.behind_since = if self.behind {
-            Some(self.behind_since.unwrap_or(self.now))
+        self.view.behind_since = if self.view.behind {
+            Some(self.view.behind_since.unwrap_or(self.now))
         } else {
             None
         };

@@ -1,14 +1,70 @@
 //! The leader of a rebalance: when and from what view it computes and publishes the new epoch.
 
-use super::epoch::RESENT_DEPARTED;
+use super::limits::RESENT_DEPARTED;
+use super::timer::backoff;
 use super::*;
+
+/// The latest rebalance a task was told about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct RebalanceInfo {
+    pub(super) generation: u64,
+    pub(super) leader: bool,
+}
+
+/// The latest `RebalanceAnswer` read from a task.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Answer {
+    pub(super) generation: u64,
+    pub(super) base: String,
+}
+
+/// A leader's rebalance that has no epoch in force yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Pending {
+    pub(super) generation: u64,
+    pub(super) members: Vec<String>,
+    pub(super) since: u64,
+    /// Id of the NewEpoch published and not yet read back.
+    pub(super) awaiting: Option<String>,
+    /// That NewEpoch, re-published as is if it is not read back in time.
+    pub(super) published: Option<(SyncMessage, u64)>,
+    pub(super) republished: u32,
+    pub(super) attempt: u32,
+}
+
+/// The leader's bookkeeping for the epoch it published and applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Lead {
+    pub(super) members: Vec<String>,
+    pub(super) acked: BTreeSet<String>,
+    pub(super) last_publish: u64,
+    pub(super) resends: u32,
+}
+
+/// Rebalances this task was told of, and the epochs it leads.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Leading {
+    /// The latest rebalance this task was told about.
+    pub(super) rebalance: Option<RebalanceInfo>,
+    /// The latest answer read from each task.
+    pub(super) answers: BTreeMap<String, Answer>,
+    /// The rebalance this task leads that has no epoch in force yet.
+    pub(super) pending: Option<Pending>,
+    /// This task's bookkeeping as the leader of the epoch in force.
+    pub(super) lead: Option<Lead>,
+    /// Generations above the epoch in force this task was told of as a member, not the leader
+    /// (newest `MAX_DEPARTED` kept): a lone leader that read no NewEpoch of one of them may
+    /// have missed it.
+    pub(super) joined: BTreeSet<u64>,
+}
 
 impl SyncTask {
     /// The newest epoch this task has read messages of without applying it (it missed its
     /// NewEpoch), if any.
     pub(super) fn missed(&self) -> Option<(u64, String)> {
         let cur = self.epoch_generation();
-        self.future
+        self.view
+            .future
             .iter()
             .filter(|(_, (g, _, _))| *g > cur)
             .map(|((e, _), (g, _, _))| (*g, e.clone()))
@@ -22,31 +78,65 @@ impl SyncTask {
     }
 
     pub(super) fn maybe_lead(&mut self, out: &mut SyncOutput) {
-        let now = self.now;
-        let timeout = self.opts.rebalance_timeout;
-        let Some(p) = &mut self.pending else { return };
+        let Some(p) = &self.leading.pending else {
+            return;
+        };
         if p.awaiting.is_some() {
-            // not read back in time (the leader lost the topic for a while): publish it again,
-            // identical, so whoever applied it ignores the copy
-            if let Some((m, at)) = &mut p.published {
-                let wait = timeout.saturating_mul(1u64 << p.republished.min(4));
-                if now >= at.saturating_add(wait) {
-                    *at = now;
-                    p.republished += 1;
-                    out.publish.push(m.clone());
-                }
-            }
+            self.republish_if_due(out);
             return;
         }
+        let Some((generation, attempt, members)) = self.ready_to_lead(out) else {
+            return;
+        };
+        let cache = self.lead_view(&members);
+        let view: Vec<&TaskState> = std::iter::once(&self.own.state)
+            .chain(cache.values())
+            .collect();
+        let mut states = compute_epoch(&view, &members);
+        for s in &mut states {
+            if s.task_id == self.id {
+                s.state_timestamp = self.own.state.state_timestamp;
+                s.state_version = self.own.state.state_version;
+            }
+        }
+        let departed = self.departed_for_epoch(&cache, &members);
+        self.publish_epoch(generation, attempt, states, departed, out);
+    }
+
+    /// The NewEpoch published and not read back in time (the leader lost the topic for a
+    /// while) is published again, identical, so whoever applied it ignores the copy.
+    fn republish_if_due(&mut self, out: &mut SyncOutput) {
+        let now = self.now;
+        let timeout = self.opts.rebalance_timeout;
+        let Some(p) = &mut self.leading.pending else {
+            return;
+        };
+        if let Some((m, at)) = &mut p.published {
+            let wait = backoff(timeout, p.republished);
+            if now >= at.saturating_add(wait) {
+                *at = now;
+                p.republished += 1;
+                out.publish.push(m.clone());
+            }
+        }
+    }
+
+    /// Whether the leader computes its epoch now: its generation, attempt and members if so
+    /// (every answer is in, or the timeout passed, and its own messages were read back); a
+    /// leader that cannot know its view fences itself.
+    fn ready_to_lead(&mut self, out: &mut SyncOutput) -> Option<(u64, u32, Vec<String>)> {
+        let now = self.now;
+        let timeout = self.opts.rebalance_timeout;
+        let p = self.leading.pending.as_ref()?;
         let (generation, attempt, since) = (p.generation, p.attempt, p.since);
         if generation <= self.epoch_generation() {
-            self.pending = None;
-            return;
+            self.leading.pending = None;
+            return None;
         }
         // the view an epoch is computed from includes everything this task published before:
         // an epoch of its own not read back yet would be forked from, not built on
-        if self.own_read < self.seq {
-            return;
+        if self.cursor.own_read < self.cursor.seq {
+            return None;
         }
         // a leader that missed an epoch waits for a member to re-publish it (its own answer
         // asks for that); if none does within twice the timeout it fences itself rather than
@@ -60,15 +150,19 @@ impl SyncTask {
             timeout
         };
         if !all && now < since.saturating_add(wait) {
-            return;
+            return None;
         }
         // (an epoch it read and rejected is not missed: its messages come from a fork)
-        if let Some((_, e)) = missed.as_ref().filter(|m| !self.read_epochs.contains(*m)) {
+        if let Some((_, e)) = missed
+            .as_ref()
+            .filter(|m| !self.view.read_epochs.contains(*m))
+        {
             let why = format!("leading generation {generation}, it missed epoch {e} and no member re-published it");
             self.fence_self(why, out);
-            return;
+            return None;
         }
         let members = self
+            .leading
             .pending
             .as_ref()
             .map(|p| p.members.clone())
@@ -79,23 +173,33 @@ impl SyncTask {
         // itself, and its replacement replays the log from its start
         if members.len() == 1 {
             let applied = self.epoch_generation();
-            let unseen = self.joined.iter().rev().find(|&&g| {
-                g > applied && g < generation && !self.read_epochs.iter().any(|(r, _)| *r == g)
+            let unseen = self.leading.joined.iter().rev().find(|&&g| {
+                g > applied && g < generation && !self.view.read_epochs.iter().any(|(r, _)| *r == g)
             });
             if let Some(g) = unseen {
                 let why = format!("leading generation {generation} alone, it never read the NewEpoch of generation {g}, of which it was a member");
                 self.fence_self(why, out);
-                return;
+                return None;
             }
         }
+        Some((generation, attempt, members))
+    }
+
+    /// The view the epoch is computed from: the cache, with what the members said in epochs
+    /// this task has not applied.
+    fn lead_view(&self, members: &[String]) -> BTreeMap<String, TaskState> {
         // a leader that missed an epoch knows its members' own words from their messages
-        let mut cache = self.cache.clone();
-        let mut deferred: Vec<(u64, &TaskState)> =
-            self.future.values().map(|(g, st, _)| (*g, st)).collect();
+        let mut cache = self.view.cache.clone();
+        let mut deferred: Vec<(u64, &TaskState)> = self
+            .view
+            .future
+            .values()
+            .map(|(g, st, _)| (*g, st))
+            .collect();
         deferred.sort_by_key(|(g, st)| (*g, st.state_version));
         for (_, st) in &deferred {
             if st.task_id != self.id {
-                absorb_into(&mut cache, &self.own, st);
+                absorb_into(&mut cache, &self.own.state, st);
             }
         }
         // what a member says it owns (in an epoch this task has not applied) beats the entry of
@@ -123,23 +227,23 @@ impl SyncTask {
                 }
             }
         }
-        let view: Vec<&TaskState> = std::iter::once(&self.own).chain(cache.values()).collect();
-        let mut states = compute_epoch(&view, &members);
-        for s in &mut states {
-            if s.task_id == self.id {
-                s.state_timestamp = self.own.state_timestamp;
-                s.state_version = self.own.state_version;
-            }
-        }
-        // tasks of the view that this epoch leaves out, and those left out before, are named:
-        // a task that starts reading at this epoch (it never read the base) still takes in
-        // their records that land late (e.g. a finish or children found while leaving)
+        cache
+    }
+
+    /// The tasks of the view that this epoch leaves out, and those left out before, are named:
+    /// a task that starts reading at this epoch (it never read the base) still takes in their
+    /// records that land late (e.g. a finish or children found while leaving).
+    fn departed_for_epoch(
+        &self,
+        cache: &BTreeMap<String, TaskState>,
+        members: &[String],
+    ) -> Vec<String> {
         let mut departed: Vec<String> = cache
             .keys()
             .filter(|t| **t != self.id && !members.contains(*t))
             .cloned()
             .collect();
-        for d in self.departed.iter().rev() {
+        for d in self.view.departed.iter().rev() {
             if departed.len() >= RESENT_DEPARTED {
                 break;
             }
@@ -148,6 +252,18 @@ impl SyncTask {
             }
         }
         departed.truncate(RESENT_DEPARTED);
+        departed
+    }
+
+    /// The NewEpoch goes out; the leader awaits reading it back.
+    fn publish_epoch(
+        &mut self,
+        generation: u64,
+        attempt: u32,
+        states: Vec<TaskState>,
+        departed: Vec<String>,
+        out: &mut SyncOutput,
+    ) {
         let id = if attempt == 0 {
             format!("{generation}-{}", self.id)
         } else {
@@ -172,7 +288,7 @@ impl SyncTask {
             rejected: Vec::new(),
         };
         out.publish.push(msg.clone());
-        if let Some(p) = &mut self.pending {
+        if let Some(p) = &mut self.leading.pending {
             p.awaiting = Some(id);
             p.published = Some((msg, self.now));
             p.republished = 0;

@@ -1,6 +1,7 @@
 //! What a task reads of the other tasks: Regular messages and rebalance answers, older epochs' words, late records of departed tasks; and a hole in what it read (fencing).
 
 use super::delta::patch;
+use super::epoch::left_by;
 use super::*;
 
 /// Takes into `cache` what `state` (its task's own word, from an epoch other than the one the
@@ -49,10 +50,6 @@ pub(super) fn absorb_into(
         }
     }
 }
-
-/// How many departed task ids a task remembers (their late records are adopted, see
-/// `SyncTask::adopt_departed`).
-pub(super) const MAX_DEPARTED: usize = 4096;
 
 /// Which member owns, or is to own, each partition of `states`: the partitions of the members'
 /// entries, then the tokens of shares addressed to a member (in any entry: a sharer's, or a
@@ -122,16 +119,16 @@ impl SyncTask {
     /// and falls silent. Its partitions stay in its last published state, which the next epoch
     /// hands to live tasks once it has left the group.
     pub(super) fn fence_self(&mut self, why: String, out: &mut SyncOutput) {
-        for p in &self.own.data.partitions {
+        for p in &self.own.state.data.partitions {
             if p.state.is_active() && !out.stop.contains(&p.token) {
                 out.stop.push(p.token.clone());
             }
         }
-        self.pending = None;
-        self.lead = None;
-        self.refresh_at = None;
-        self.resend_at = None;
-        self.dirty = false;
+        self.leading.pending = None;
+        self.leading.lead = None;
+        self.refresh.refresh_at = None;
+        self.refresh.resend_at = None;
+        self.own.dirty = false;
         self.fenced = Some(why.clone());
         out.fenced = Some(why);
     }
@@ -140,14 +137,14 @@ impl SyncTask {
         if state.task_id == self.id {
             return; // a task is the only author of its own state
         }
-        match self.cache.get(&state.task_id) {
+        match self.view.cache.get(&state.task_id) {
             Some(cur) if cur.state_version >= state.state_version => {}
             _ => {
                 let mut state = state.clone();
                 self.keep_done(&mut state);
                 self.keep_unknown_to_sender(&mut state);
-                self.own_words.insert(state.task_id.clone());
-                self.cache.insert(state.task_id.clone(), state);
+                self.view.own_words.insert(state.task_id.clone());
+                self.view.cache.insert(state.task_id.clone(), state);
             }
         }
     }
@@ -155,7 +152,7 @@ impl SyncTask {
     /// What the view knows done of a task's partitions stays done in its newer own word (see
     /// `delta::settled_over`).
     fn keep_done(&self, state: &mut TaskState) {
-        let Some(old) = self.cache.get(&state.task_id) else {
+        let Some(old) = self.view.cache.get(&state.task_id) else {
             return;
         };
         let mut done: HashMap<&str, &PartitionState> = HashMap::default();
@@ -180,7 +177,7 @@ impl SyncTask {
     /// the task's entry, so that the next epoch hands it on if the task is gone. A task's own
     /// word drops an unfinished partition only when an epoch moves it to another member.
     fn keep_unknown_to_sender(&self, state: &mut TaskState) {
-        let Some(old) = self.cache.get(&state.task_id) else {
+        let Some(old) = self.view.cache.get(&state.task_id) else {
             return;
         };
         let named: HashSet<&str> = state
@@ -205,8 +202,8 @@ impl SyncTask {
         if parts.is_empty() {
             return Vec::new();
         }
-        let elsewhere: HashSet<&str> = std::iter::once(&self.own)
-            .chain(self.cache.values())
+        let elsewhere: HashSet<&str> = std::iter::once(&self.own.state)
+            .chain(self.view.cache.values())
             .filter(|s| s.task_id != task)
             .flat_map(|s| s.data.partitions.iter().map(|p| p.token.as_str()))
             .collect();
@@ -225,13 +222,13 @@ impl SyncTask {
     }
 
     pub(super) fn ack(&mut self, msg: &SyncMessage) {
-        if let Some(e) = &self.epoch {
+        if let Some(e) = &self.view.epoch {
             if msg.sync_epoch == e.id {
-                if let Some(l) = &mut self.lead {
+                if let Some(l) = &mut self.leading.lead {
                     l.acked.insert(msg.task_id.clone());
                 }
-                if !self.acked.contains(&msg.task_id) {
-                    self.acked.insert(msg.task_id.clone());
+                if !self.view.acked.contains(&msg.task_id) {
+                    self.view.acked.insert(msg.task_id.clone());
                 }
             }
         }
@@ -241,7 +238,7 @@ impl SyncTask {
         let cur = self.cur_id();
         if msg.sync_epoch != cur {
             if msg.epoch_generation > self.epoch_generation() {
-                self.behind = true;
+                self.view.behind = true;
                 self.defer(msg);
             } else {
                 self.absorb(Self::sender_state(msg));
@@ -263,7 +260,7 @@ impl SyncTask {
     /// partitions the change drops.
     fn merge_change(&mut self, msg: &SyncMessage) {
         let st = Self::sender_state(msg);
-        let (Some(delta), Some(cur)) = (&msg.delta, self.cache.get(&msg.task_id)) else {
+        let (Some(delta), Some(cur)) = (&msg.delta, self.view.cache.get(&msg.task_id)) else {
             let whole = self.patched(msg, None);
             self.merge(&whole);
             return;
@@ -293,17 +290,17 @@ impl SyncTask {
         };
         let kept = self.owned_by_none_but(&msg.task_id, missing);
         // (the entry read above: nothing between changed the view)
-        if let Some(entry) = self.cache.get_mut(&msg.task_id) {
+        if let Some(entry) = self.view.cache.get_mut(&msg.task_id) {
             patch(entry, st, delta);
             entry.data.partitions.extend(kept);
-            self.own_words.insert(msg.task_id.clone());
+            self.view.own_words.insert(msg.task_id.clone());
         }
     }
 
     /// One of this task's own records of the epoch in force, read back: its shares are now what
     /// every reader holds of them (see `own_shares_read`).
     fn note_own_shares(&mut self, msg: &SyncMessage) {
-        let shares = &mut self.own_shares_read;
+        let shares = &mut self.own.shares_read;
         match &msg.delta {
             None => shares.clear(),
             Some(d) => {
@@ -315,7 +312,7 @@ impl SyncTask {
         for sh in &Self::sender_state(msg).share.partitions {
             shares.insert(sh.token.clone(), sh.assignee.clone());
         }
-        self.own_word_read = true;
+        self.own.word_read = true;
     }
 
     /// A state published in an older epoch must not replace the epoch's view of its sender (it
@@ -326,8 +323,8 @@ impl SyncTask {
         if self.is_departed(&state.task_id) {
             return; // see adopt_departed
         }
-        if state.task_id != self.id && self.cache.contains_key(&state.task_id) {
-            absorb_into(&mut self.cache, &self.own, state);
+        if state.task_id != self.id && self.view.cache.contains_key(&state.task_id) {
+            absorb_into(&mut self.view.cache, &self.own.state, state);
         }
     }
 
@@ -346,14 +343,14 @@ impl SyncTask {
         let now = self.now;
         // the own partitions it names, found by the index of the own tokens when it names fewer
         // than the task owns (a change: what it finished lately), in own order
-        let parts = &self.own.data.partitions;
+        let parts = &self.own.state.data.partitions;
         let at: Vec<usize> = if done.len() < parts.len() {
-            if self.reshaped {
-                self.marks.forget();
+            if self.own.reshaped {
+                self.own.marks.forget();
             }
             let mut at: Vec<usize> = done
                 .keys()
-                .filter_map(|t| self.marks.indexed_position(parts, t))
+                .filter_map(|t| self.own.marks.indexed_position(parts, t))
                 .collect();
             at.sort_unstable();
             debug_assert_eq!(
@@ -367,22 +364,23 @@ impl SyncTask {
             (0..parts.len()).collect()
         };
         for i in at {
-            let p = &mut self.own.data.partitions[i];
+            let p = &mut self.own.state.data.partitions[i];
             if let (false, Some(f)) = (p.state.is_done(), done.get(p.token.as_str())) {
                 if p.state.is_active() {
                     out.stop.push(p.token.clone());
                 }
                 p.state = PartitionStatus::Finished;
                 p.finished_timestamp = Some(f.unwrap_or(now));
-                self.marks.touch(i, PartitionStatus::Finished);
-                self.dirty = true;
+                self.own.marks.touch(i, PartitionStatus::Finished);
+                self.own.dirty = true;
             }
         }
     }
 
     /// A departed task's partition kept in its entry as a share to the member it falls to.
     pub(super) fn share_for_departed(&mut self, departed: &str, p: &PartitionState, to: &str) {
-        self.cache
+        self.view
+            .cache
             .entry(departed.to_string())
             .or_insert_with(|| TaskState::empty(departed.to_string()))
             .share
@@ -400,11 +398,11 @@ impl SyncTask {
     /// member they fall to, which takes them when it reads the record itself (or the next epoch
     /// gives them to it, or to a live member).
     pub(super) fn adopt_departed(&mut self, state: &TaskState) {
-        if self.members.is_empty() || !self.is_departed(&state.task_id) {
+        if self.view.members.is_empty() || !self.is_departed(&state.task_id) {
             return;
         }
         let done = done_partitions(state);
-        for st in self.cache.values_mut() {
+        for st in self.view.cache.values_mut() {
             for p in &mut st.data.partitions {
                 if let (false, Some(f)) = (p.state.is_done(), done.get(p.token.as_str())) {
                     p.state = PartitionStatus::Finished;
@@ -413,26 +411,15 @@ impl SyncTask {
             }
         }
         let mut known: HashSet<String> = self.all_tokens().into_iter().collect();
-        let member_list: Vec<String> = self.members.iter().cloned().collect();
-        let datas = state
-            .data
-            .partitions
-            .iter()
-            .filter(|p| !p.state.is_done())
-            .map(|p| (p.reset(), None));
-        let shares = state
-            .share
-            .partitions
-            .iter()
-            .map(|sh| (sh.to_partition(), Some(sh.assignee.as_str())));
+        let member_list: Vec<String> = self.view.members.iter().cloned().collect();
         // a member owning the smallest parent would find the partition again if it ran the
         // parent once more (its finish was in a late record too): it is that member's
         let parent_owner = member_owners(
-            std::iter::once(&self.own).chain(self.cache.values()),
-            &self.members,
+            std::iter::once(&self.own.state).chain(self.view.cache.values()),
+            &self.view.members,
         );
         let mut adopted: Vec<(String, PartitionState)> = Vec::new();
-        for (p, assignee) in datas.chain(shares) {
+        for (p, assignee) in left_by(state) {
             if !known.insert(p.token.clone()) {
                 continue;
             }
@@ -443,15 +430,15 @@ impl SyncTask {
                 .and_then(|x| parent_owner.get(x.as_str()));
             let target = match (by_parent, assignee) {
                 (Some(owner), _) => owner.to_string(),
-                (None, Some(a)) if self.members.contains(a) => a.to_string(),
+                (None, Some(a)) if self.view.members.contains(a) => a.to_string(),
                 _ => rendezvous(&p.token, &member_list),
             };
             adopted.push((target, p));
         }
         for (target, p) in adopted {
-            if target == self.id && self.in_epoch {
-                self.own.data.partitions.push(p);
-                self.dirty = true;
+            if target == self.id && self.view.in_epoch {
+                self.own.state.data.partitions.push(p);
+                self.own.dirty = true;
             } else {
                 // a share to the member it falls to, so that the next epoch, and every reader,
                 // resolve it to that member whatever the members are by then
@@ -463,19 +450,19 @@ impl SyncTask {
     /// What a departed task's late record left as shares to members (see `adopt_departed`) is
     /// cleared once some state owns the partition, as a sharer clears its shares.
     pub(super) fn clear_taken_ghost_shares(&mut self) {
-        let members = &self.members;
+        let members = &self.view.members;
         // (the shares first: most states have none, and a member lookup per state on every
         // input weighs with a thousand members)
         let is_ghost =
             |s: &TaskState| !s.share.partitions.is_empty() && !members.contains(&s.task_id);
-        if !self.cache.values().any(is_ghost) {
+        if !self.view.cache.values().any(is_ghost) {
             return;
         }
-        let owned: HashSet<String> = std::iter::once(&self.own)
-            .chain(self.cache.values())
+        let owned: HashSet<String> = std::iter::once(&self.own.state)
+            .chain(self.view.cache.values())
             .flat_map(|s| s.data.partitions.iter().map(|p| p.token.clone()))
             .collect();
-        for st in self.cache.values_mut() {
+        for st in self.view.cache.values_mut() {
             if !members.contains(&st.task_id) {
                 st.share.partitions.retain(|sh| !owned.contains(&sh.token));
             }
@@ -485,17 +472,18 @@ impl SyncTask {
     /// Whether `task` was a member of an epoch this task knows and is not a member of the epoch
     /// in force.
     pub(super) fn is_departed(&self, task: &str) -> bool {
-        !self.members.contains(task) && self.departed.iter().any(|d| d == task)
+        !self.view.members.contains(task) && self.view.departed.iter().any(|d| d == task)
     }
 
     pub(super) fn on_answer(&mut self, msg: &SyncMessage, out: &mut SyncOutput) {
         let g = msg.rebalance_generation.unwrap_or(0);
         let newer = self
+            .leading
             .answers
             .get(&msg.task_id)
             .is_none_or(|a| g >= a.generation);
         if newer {
-            self.answers.insert(
+            self.leading.answers.insert(
                 msg.task_id.clone(),
                 Answer {
                     generation: g,
@@ -514,14 +502,14 @@ impl SyncTask {
             self.absorb(Self::sender_state(msg));
             // the sender has not applied our epoch: if it missed it, show it once (its leader
             // at once, another member if the leader is slow or gone)
-            if self.in_epoch
+            if self.view.in_epoch
                 && msg.task_id != self.id
-                && self.resent_for.insert((msg.task_id.clone(), g))
+                && self.refresh.resent_to.insert((msg.task_id.clone(), g))
             {
                 self.want_resend(out);
             }
         } else if msg.epoch_generation > self.epoch_generation() {
-            self.behind = true;
+            self.view.behind = true;
             self.defer(msg);
         }
     }
@@ -532,7 +520,7 @@ impl SyncTask {
         }
         let st = Self::sender_state(msg);
         let key = (msg.sync_epoch.clone(), msg.task_id.clone());
-        let entry = self.future.get(&key);
+        let entry = self.view.future.get(&key);
         if entry.is_some_and(|(_, s, _)| st.state_version <= s.state_version) {
             return;
         }
@@ -551,7 +539,8 @@ impl SyncTask {
             }
             (Some(d), None) => (st.clone(), Some(d.clone())),
         };
-        self.future
+        self.view
+            .future
             .insert(key, (msg.epoch_generation, whole, dropped));
     }
 }

@@ -16,72 +16,30 @@ use super::types::*;
 
 mod chunk;
 mod close;
+mod cursor;
 mod delta;
 mod epoch;
 mod input;
 mod leader;
+mod limits;
 mod log;
+mod own;
 mod settle;
 mod timer;
 mod validate;
+mod view;
 
 pub(crate) use chunk::join as join_chunk_states;
 pub(crate) use chunk::{
     join_owned as join_chunk_states_owned, same_message as same_chunked_message, ChunkedState,
 };
-pub use chunk::{MAX_CHUNKS, MIN_RECORD_BYTES};
-use log::{absorb_into, member_owners, MAX_DEPARTED};
+use leader::{Answer, Lead, Pending, RebalanceInfo};
+pub use limits::{MAX_CHUNKS, MIN_RECORD_BYTES};
+use log::{absorb_into, member_owners};
 use timer::{removal_due, RemovalBlockers, Timer};
 use validate::invalid_partition;
 pub use validate::MAX_SAFE_INTEGER;
-
-/// The newest epoch a task has applied.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct EpochInfo {
-    id: String,
-    generation: u64,
-    base: String,
-    /// Author and attempt, when known (not for an epoch applied from a re-publication).
-    leader: String,
-    attempt: u32,
-}
-
-/// The latest rebalance a task was told about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct RebalanceInfo {
-    generation: u64,
-    leader: bool,
-}
-
-/// The latest `RebalanceAnswer` read from a task.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Answer {
-    generation: u64,
-    base: String,
-}
-
-/// A leader's rebalance that has no epoch in force yet.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Pending {
-    generation: u64,
-    members: Vec<String>,
-    since: u64,
-    /// Id of the NewEpoch published and not yet read back.
-    awaiting: Option<String>,
-    /// That NewEpoch, re-published as is if it is not read back in time.
-    published: Option<(SyncMessage, u64)>,
-    republished: u32,
-    attempt: u32,
-}
-
-/// The leader's bookkeeping for the epoch it published and applied.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Lead {
-    members: Vec<String>,
-    acked: BTreeSet<String>,
-    last_publish: u64,
-    resends: u32,
-}
+use view::EpochInfo;
 
 /// One connector task's side of the leader/epoch/partition-sharing protocol, as a sans-IO
 /// state machine.
@@ -119,102 +77,19 @@ pub struct SyncTask {
     id: String,
     opts: SyncOptions,
     now: u64,
-    own: TaskState,
-    cache: BTreeMap<String, TaskState>,
-    epoch: Option<EpochInfo>,
-    members: BTreeSet<String>,
-    in_epoch: bool,
-    rebalance: Option<RebalanceInfo>,
-    answers: BTreeMap<String, Answer>,
-    pending: Option<Pending>,
-    lead: Option<Lead>,
-    behind: bool,
-    /// Newest state per (epoch, task) read from epochs not applied yet (a task that missed a
-    /// NewEpoch replays them once it gets the epoch; bounded by epochs × tasks). With no whole
-    /// state of the task read in that epoch, only the changes read: what they list, and what they
-    /// dropped.
-    future: BTreeMap<(String, String), (u64, TaskState, Option<Delta>)>,
-    dirty: bool,
-    resent_for: BTreeSet<(String, u64)>,
-    /// Tasks whose cached state is their own word (read from their message), not a leader's
-    /// snapshot entry.
-    own_words: BTreeSet<String>,
-    /// This task's shares (token, assignee) as every other reader holds them: those of its
-    /// entry in the epoch in force, then as its own records of that epoch read back left them;
-    /// `own_word_read` once one was read (only then are they its own word to the others, see
-    /// `own_words`). A share it made and has not read back is not in a view the others had
-    /// before an epoch it reads now, so it claims nothing there (see `keep_claims`).
-    own_shares_read: HashMap<String, String>,
-    own_word_read: bool,
-    /// Ids of the epochs this task applied (the last few).
-    history: VecDeque<String>,
-    /// Messages this task has published (the last `messageSeq` it stamped).
-    seq: u64,
-    /// The highest `messageSeq` read from each sender (members of the epoch in force and
-    /// senders read since).
-    heard: BTreeMap<String, u64>,
-    /// Own messages read back (the highest own `messageSeq` read, or a count where the
-    /// transport dropped it).
-    own_read: u64,
-    /// NewEpoch ids read (applied or not) of generations above the epoch in force.
-    read_epochs: BTreeSet<(u64, String)>,
-    /// Generations above the epoch in force this task was told of as a member, not the leader
-    /// (newest [`MAX_DEPARTED`] kept): a lone leader that read no NewEpoch of one of them may
-    /// have missed it.
-    joined: BTreeSet<u64>,
-    /// Of those, the forks: built on an epoch this task applied before the one in force (their
-    /// leader missed an epoch; every task that did not rejects them). Checkpoints name them.
-    forks: BTreeSet<(u64, String)>,
-    /// A checkpoint fell due while an own record other than a `Regular` one (an epoch, an
-    /// answer, a checkpoint) was not read back yet: it goes out once it is.
-    checkpoint_waiting: bool,
-    /// The `messageSeq` of the newest own record other than a `Regular` one (see
-    /// `checkpoint_waits`).
-    last_not_regular: u64,
-    /// Whether the last checkpoint this task published went out while own `Regular` records
-    /// were not read back yet: it cannot be clean (they land between the record it names and
-    /// itself), and is not retried for that (see `on_message`).
-    checkpoint_over_own: bool,
-    /// Whether the task was told to stop cleanly, and whether its final checkpoint went out.
-    closing: close::Closing,
-    /// Members known to have applied the epoch in force (their messages of it were read). A
-    /// task starts what is new to it only once every member has.
-    acked: BTreeSet<String>,
     /// Why this task fenced itself, once it has.
     fenced: Option<String>,
-    /// Since when this task has been behind (read messages of an epoch it could not apply).
-    behind_since: Option<u64>,
-    /// The last record read (its sender and `messageSeq`): what a checkpoint published now is
-    /// computed after.
-    last_read: Option<CheckpointRef>,
-    /// When this task, the leader of the epoch in force, next publishes a checkpoint of it.
-    refresh_at: Option<u64>,
-    /// When this task re-publishes the epoch in force for a task that missed it, unless it reads
-    /// a re-publication of it first (see `want_resend`).
-    resend_at: Option<u64>,
-    /// When the last clean checkpoint this task read (by any author) was published (its
-    /// `messageTimestamp`, or when it was read if earlier): a new epoch's leader publishes the
-    /// next one `stateRefreshInterval` after it, however often epochs change, and a task that
-    /// started at an old checkpoint does not wait a whole interval more.
-    checkpoint_seen: Option<u64>,
-    /// Tasks that were members of an epoch this task applied and are not any more (they left,
-    /// died or fenced themselves: they run nothing), oldest first, bounded.
-    departed: VecDeque<String>,
-    /// Messages read chunk by chunk, per sender, not complete yet.
-    partials: BTreeMap<String, chunk::Partial>,
-    /// What this task last published of its own state (its next Regular message carries the
-    /// change from it).
-    sent: Option<delta::Sent>,
-    /// Whether an own partition or share was dropped (or the lists rebuilt) since the last
-    /// publication: otherwise the own lists are what was published, changed in place and
-    /// extended, and a change is found without comparing tokens.
-    reshaped: bool,
-    /// The own partition last started or finished (callers start and finish partitions mostly in
-    /// the order they were scheduled: `own_index` looks next to it first).
-    last_index: usize,
-    /// What changed in the own partitions, and where the waiting and done ones are (see
-    /// `settle::Marks`).
-    marks: settle::Marks,
+    /// The own partitions and shares, and what is known of where they changed (see `own`).
+    own: own::Own,
+    /// Where this task is in the sync log: its own counter, the senders' counters, the last
+    /// record read, messages read in chunks (see `cursor`).
+    cursor: cursor::Cursor,
+    /// Rebalances and the leadership of the epochs this task computes (see `leader`).
+    leading: leader::Leading,
+    /// The epoch in force and the view of the other tasks under it (see `view`).
+    view: view::View,
+    /// The re-publications of the epoch in force: checkpoints and resends (see `timer`).
+    refresh: timer::Refresh,
 }
 
 impl SyncTask {
@@ -270,46 +145,12 @@ impl SyncTask {
             id: task_id.to_string(),
             opts,
             now: 0,
-            own: TaskState::empty(task_id),
-            cache: BTreeMap::new(),
-            epoch: None,
-            members: BTreeSet::new(),
-            in_epoch: false,
-            rebalance: None,
-            answers: BTreeMap::new(),
-            pending: None,
-            lead: None,
-            behind: false,
-            future: BTreeMap::new(),
-            dirty: false,
-            resent_for: BTreeSet::new(),
-            own_words: BTreeSet::new(),
-            own_shares_read: HashMap::default(),
-            own_word_read: false,
-            history: VecDeque::new(),
-            seq: 0,
-            heard: BTreeMap::new(),
-            own_read: 0,
-            read_epochs: BTreeSet::new(),
-            joined: BTreeSet::new(),
-            forks: BTreeSet::new(),
-            checkpoint_waiting: false,
-            last_not_regular: 0,
-            checkpoint_over_own: false,
-            closing: close::Closing::Open,
-            acked: BTreeSet::new(),
             fenced: None,
-            behind_since: None,
-            last_read: None,
-            refresh_at: None,
-            resend_at: None,
-            checkpoint_seen: None,
-            departed: VecDeque::new(),
-            partials: BTreeMap::new(),
-            sent: None,
-            reshaped: false,
-            last_index: 0,
-            marks: settle::Marks::default(),
+            own: own::Own::new(task_id),
+            cursor: cursor::Cursor::default(),
+            leading: leader::Leading::default(),
+            view: view::View::default(),
+            refresh: timer::Refresh::default(),
         })
     }
 
@@ -325,45 +166,45 @@ impl SyncTask {
 
     /// Partitions this task owns (its `data.partitions`), tombstones included.
     pub fn owned_partitions(&self) -> &[PartitionState] {
-        &self.own.data.partitions
+        &self.own.state.data.partitions
     }
 
     /// Partitions this task hands to others (its `share.partitions`).
     pub fn shared_partitions(&self) -> &[SharedPartition] {
-        &self.own.share.partitions
+        &self.own.state.share.partitions
     }
 
     /// This task's own state as it would publish it now.
     pub fn own_state(&self) -> &TaskState {
-        &self.own
+        &self.own.state
     }
 
     /// Every task state this task knows, its own included, ordered by task id.
     pub fn known_tasks(&self) -> Vec<TaskState> {
-        let mut v: Vec<TaskState> = self.cache.values().cloned().collect();
-        v.push(self.own.clone());
+        let mut v: Vec<TaskState> = self.view.cache.values().cloned().collect();
+        v.push(self.own.state.clone());
         v.sort_by(|a, b| a.task_id.cmp(&b.task_id));
         v
     }
 
     /// Id of the epoch in force for this task (`None` before the first one).
     pub fn epoch(&self) -> Option<&str> {
-        self.epoch.as_ref().map(|e| e.id.as_str())
+        self.view.epoch.as_ref().map(|e| e.id.as_str())
     }
 
     /// Generation of the epoch in force (0 before the first one).
     pub fn epoch_generation(&self) -> u64 {
-        self.epoch.as_ref().map_or(0, |e| e.generation)
+        self.view.epoch.as_ref().map_or(0, |e| e.generation)
     }
 
     /// Members of the epoch in force.
     pub fn epoch_members(&self) -> Vec<String> {
-        self.members.iter().cloned().collect()
+        self.view.members.iter().cloned().collect()
     }
 
     /// Whether this task is a member of the epoch in force.
     pub fn in_epoch(&self) -> bool {
-        self.in_epoch
+        self.view.in_epoch
     }
 
     /// Whether every member of the epoch in force is known to have applied it (its ack, or any
@@ -371,30 +212,36 @@ impl SyncTask {
     /// what it owns is a claim, not yet work (see "Starting only what every member applied" in
     /// the module docs).
     pub fn epoch_confirmed(&self) -> bool {
-        self.in_epoch && self.members.iter().all(|m| self.acked.contains(m))
+        self.view.in_epoch
+            && self
+                .view
+                .members
+                .iter()
+                .all(|m| self.view.acked.contains(m))
     }
 
     /// Whether the latest rebalance made this task the leader.
     pub fn is_leader(&self) -> bool {
-        self.rebalance.is_some_and(|r| r.leader)
+        self.leading.rebalance.is_some_and(|r| r.leader)
     }
 
     /// Whether a rebalance is in progress for this task (no epoch of its generation yet).
     pub fn rebalancing(&self) -> bool {
-        self.rebalance
+        self.leading
+            .rebalance
             .is_some_and(|r| r.generation > self.epoch_generation())
     }
 
     /// Whether this task may share partitions now: a member of the epoch in force, no rebalance
     /// in progress.
     pub fn sharing_enabled(&self) -> bool {
-        self.in_epoch && !self.rebalancing()
+        self.view.in_epoch && !self.rebalancing()
     }
 
     /// Whether this task has read messages of an epoch newer than the one it applied (it missed a
     /// NewEpoch; the epoch's leader re-publishes it).
     pub fn is_behind(&self) -> bool {
-        self.behind
+        self.view.behind
     }
 
     /// Why this task fenced itself (it read the sync log with a hole), if it did. A fenced task
@@ -405,7 +252,7 @@ impl SyncTask {
 
     /// Members the leader still waits for (empty unless this task is a leader collecting answers).
     pub fn waiting_for(&self) -> Vec<String> {
-        let Some(p) = &self.pending else {
+        let Some(p) = &self.leading.pending else {
             return Vec::new();
         };
         let cur = self.lead_base();
@@ -413,6 +260,7 @@ impl SyncTask {
             .iter()
             .filter(|m| {
                 !self
+                    .leading
                     .answers
                     .get(*m)
                     .is_some_and(|a| a.generation >= p.generation && a.base == cur)
@@ -425,9 +273,9 @@ impl SyncTask {
     /// addressed to it.
     pub fn load_of(&self, task_id: &str) -> usize {
         let owned = if task_id == self.id {
-            self.own.owned_load()
+            self.own.state.owned_load()
         } else {
-            self.cache.get(task_id).map_or(0, |s| s.owned_load())
+            self.view.cache.get(task_id).map_or(0, |s| s.owned_load())
         };
         let shared = self
             .all_states()
@@ -453,23 +301,14 @@ impl SyncTask {
     }
 
     fn cur_id(&self) -> String {
-        self.epoch.as_ref().map_or(String::new(), |e| e.id.clone())
+        self.view
+            .epoch
+            .as_ref()
+            .map_or(String::new(), |e| e.id.clone())
     }
 
     fn own_index(&mut self, token: &str) -> Result<usize, SyncError> {
-        let parts = &self.own.data.partitions;
-        let at = |i: usize| parts.get(i).is_some_and(|p| p.token == token);
-        let hinted = [self.last_index + 1, self.last_index]
-            .into_iter()
-            .find(|&i| at(i));
-        // (out of order: by the index of the own tokens, see `settle::Marks`)
-        let found = hinted.or_else(|| {
-            if self.reshaped {
-                self.marks.forget();
-            }
-            self.marks.position(parts, token)
-        });
-        found.ok_or_else(|| {
+        self.own.index(token).ok_or_else(|| {
             SyncError::new(
                 ErrorKind::UnknownPartition,
                 format!("unknown partition: {token} is not owned by {}", self.id),
@@ -485,12 +324,13 @@ impl SyncTask {
     }
 
     fn all_states(&self) -> impl Iterator<Item = &TaskState> {
-        std::iter::once(&self.own).chain(self.cache.values())
+        std::iter::once(&self.own.state).chain(self.view.cache.values())
     }
 
     /// The tokens of the partitions this task owns (its own `data`, shares left out).
     fn own_data_tokens(&self) -> HashSet<String> {
         self.own
+            .state
             .data
             .partitions
             .iter()
@@ -501,7 +341,7 @@ impl SyncTask {
     /// The tokens of this task's own shares among `tokens` (partitions some state owns: the
     /// shares they resolve); empty without looking at `tokens` when it shares nothing.
     fn own_shares_among<'a>(&self, tokens: impl Iterator<Item = &'a str>) -> HashSet<String> {
-        let shares = &self.own.share.partitions;
+        let shares = &self.own.state.share.partitions;
         if shares.is_empty() {
             return HashSet::default();
         }
@@ -524,15 +364,15 @@ impl SyncTask {
     /// Publishes the own state: a `Regular` message in the epoch of the previous one carries only
     /// what changed since (see `delta`); the others carry it whole.
     fn publish_own(&mut self, kind: MessageType, out: &mut SyncOutput) {
-        self.own.state_version += 1;
-        self.own.state_timestamp = self.now;
+        self.own.state.state_version += 1;
+        self.own.state.state_timestamp = self.now;
         let epoch = self.cur_id();
         let max = self.opts.max_record_bytes;
         // (`change` brings `sent` to the own state: whichever goes out, the change or the whole)
-        let change = match (&mut self.sent, kind, &self.epoch) {
+        let change = match (&mut self.own.sent, kind, &self.view.epoch) {
             (Some(sent), MessageType::Regular, Some(_)) if sent.is_of(&epoch) => {
-                Some(sent.change(&self.own, self.reshaped, &self.marks))
-                    .filter(|c| c.worth(&self.own, max))
+                Some(sent.change(&self.own.state, self.own.reshaped, &self.own.marks))
+                    .filter(|c| c.worth(&self.own.state, max))
             }
             _ => None,
         };
@@ -540,8 +380,8 @@ impl SyncTask {
             Some(c) => {
                 let st = TaskState {
                     task_id: self.id.clone(),
-                    state_timestamp: self.own.state_timestamp,
-                    state_version: self.own.state_version,
+                    state_timestamp: self.own.state.state_timestamp,
+                    state_version: self.own.state.state_version,
                     data: TaskData { partitions: c.data },
                     share: TaskShare {
                         partitions: c.share,
@@ -550,15 +390,11 @@ impl SyncTask {
                 (st, Some(c.delta))
             }
             None => {
-                self.sent = Some(delta::Sent::whole(&epoch, &self.own));
-                (self.own.clone(), None)
+                self.own.sent = Some(delta::Sent::whole(&epoch, &self.own.state));
+                (self.own.state.clone(), None)
             }
         };
-        if self.reshaped {
-            self.marks.forget();
-        }
-        self.reshaped = false;
-        self.marks.published();
+        self.own.published();
         out.publish.push(SyncMessage {
             sync_epoch: epoch,
             task_id: self.id.clone(),
@@ -568,7 +404,7 @@ impl SyncTask {
             epoch_generation: self.epoch_generation(),
             base_epoch: None,
             rebalance_generation: match kind {
-                MessageType::RebalanceAnswer => self.rebalance.map(|r| r.generation),
+                MessageType::RebalanceAnswer => self.leading.rebalance.map(|r| r.generation),
                 _ => None,
             },
             resend: false,
@@ -580,17 +416,17 @@ impl SyncTask {
             delta,
             rejected: Vec::new(),
         });
-        self.dirty = false;
+        self.own.dirty = false;
     }
 
     /// Common tail of every input: settle the own state, lead, publish changes.
     fn finish(&mut self, out: &mut SyncOutput) {
-        if self.checkpoint_waiting && !self.checkpoint_waits() {
+        if self.refresh.checkpoint_waiting && !self.checkpoint_waits() {
             self.checkpoint(out);
         }
         self.settle(out);
         self.maybe_lead(out);
-        if self.dirty {
+        if self.own.dirty {
             self.publish_own(MessageType::Regular, out);
         }
         self.final_checkpoint(out);

@@ -2,213 +2,10 @@
 //! up to date with the view (shares picked up and cleared, readiness and scheduling, delayed
 //! removal).
 
+use super::limits::PARTITION_SHARE;
 use super::*;
 
-/// Incremental bookkeeping of the own partitions, so that an ordinary change (a partition
-/// started or finished, an own record read back) costs what it changes, not what the task owns.
-/// Positions index `own.data.partitions`; they stay valid while the list is only changed in place
-/// and extended. Anything that drops or reorders own items sets `reshaped` (as `delta` requires),
-/// which makes these positions unknown: the next settle walks the own partitions once and
-/// rebuilds them. The lists are supersets (filtered by state where used).
-#[derive(Clone, Default)]
-pub(super) struct Marks {
-    /// Whether `waiting` and `done` cover the own partitions before `len` (those from `len` on
-    /// were appended since, and are looked at too).
-    valid: bool,
-    len: usize,
-    /// Positions that may be Created or ReadyForStreaming (what readiness looks at).
-    waiting: Vec<usize>,
-    /// Positions that may be Finished or Removed (what removal looks at).
-    done: Vec<usize>,
-    /// Positions changed in place since the last publication, or `None` if unknown (then the
-    /// change is found by comparing every own partition).
-    touched: Option<Vec<usize>>,
-    /// Position of each own partition by token, for the first `indexed` ones (built when a
-    /// token is looked up out of order; cleared with the rest).
-    index: HashMap<String, usize>,
-    indexed: usize,
-}
-
-/// (a cache of where things are, not state: a task's `Debug` shows none of it, so that a rejected
-/// input that only looked something up leaves the task as it was)
-impl std::fmt::Debug for Marks {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Marks")
-    }
-}
-
-impl Marks {
-    /// Every position unknown (the own lists were rebuilt, or changed by code that does not
-    /// note what it changes).
-    pub(super) fn forget(&mut self) {
-        self.valid = false;
-        self.waiting.clear();
-        self.done.clear();
-        self.touched = None;
-        self.index.clear();
-        self.indexed = 0;
-    }
-
-    /// Position of own partition `token` in `parts` by the index alone (extended to the
-    /// partitions appended since it was built; tokens do not change in place, and what drops or
-    /// reorders partitions forgets it).
-    pub(super) fn indexed_position(
-        &mut self,
-        parts: &[PartitionState],
-        token: &str,
-    ) -> Option<usize> {
-        if self.indexed > parts.len() {
-            self.index.clear();
-            self.indexed = 0;
-        }
-        for (i, p) in parts.iter().enumerate().skip(self.indexed) {
-            self.index.entry(p.token.clone()).or_insert(i);
-        }
-        self.indexed = parts.len();
-        self.index
-            .get(token)
-            .copied()
-            .filter(|&i| parts[i].token == token)
-    }
-
-    /// Position of own partition `token` in `parts` (the first one), by the index, extended to
-    /// the partitions appended since it was built; looked for in the list when the index does
-    /// not have it (an unknown token, an error for the caller).
-    pub(super) fn position(&mut self, parts: &[PartitionState], token: &str) -> Option<usize> {
-        let found = self.indexed_position(parts, token);
-        if found.is_some() {
-            debug_assert_eq!(found, parts.iter().position(|p| p.token == token));
-            return found;
-        }
-        // not owned (an error for the caller), or the index is stale: look, and rebuild it next
-        let found = parts.iter().position(|p| p.token == token);
-        if found.is_some() {
-            self.index.clear();
-            self.indexed = 0;
-        }
-        found
-    }
-
-    /// Own partition `i` changed in place (its state or timestamps).
-    pub(super) fn touch(&mut self, i: usize, st: PartitionStatus) {
-        if let Some(t) = &mut self.touched {
-            t.push(i);
-        }
-        if self.valid {
-            match st {
-                PartitionStatus::Created | PartitionStatus::ReadyForStreaming => {
-                    self.waiting.push(i)
-                }
-                PartitionStatus::Finished | PartitionStatus::Removed => self.done.push(i),
-                _ => {}
-            }
-        }
-    }
-
-    /// What was published is the own state from now on.
-    pub(super) fn published(&mut self) {
-        self.touched = Some(Vec::new());
-    }
-
-    /// Positions (ascending, once each) of the own partitions changed in place since the last
-    /// publication, if known and `n` own partitions were published.
-    pub(super) fn changed_since_published(&self, published: usize) -> Option<Vec<usize>> {
-        let mut v: Vec<usize> = self
-            .touched
-            .as_ref()?
-            .iter()
-            .copied()
-            .filter(|&i| i < published)
-            .collect();
-        v.sort_unstable();
-        v.dedup();
-        Some(v)
-    }
-
-    /// Positions (ascending, once each) from `list` and the ones appended since the lists were
-    /// built, of the partitions `keep` selects; all of them when the lists are not valid.
-    fn select(
-        &self,
-        list: &[usize],
-        parts: &[PartitionState],
-        keep: impl Fn(&PartitionState) -> bool,
-    ) -> Vec<usize> {
-        if !self.valid || self.len > parts.len() {
-            return (0..parts.len()).filter(|&i| keep(&parts[i])).collect();
-        }
-        let mut v: Vec<usize> = list
-            .iter()
-            .copied()
-            .chain(self.len..parts.len())
-            .filter(|&i| parts.get(i).is_some_and(&keep))
-            .collect();
-        v.sort_unstable();
-        v.dedup();
-        v
-    }
-}
-
-fn is_waiting(p: &PartitionState) -> bool {
-    matches!(
-        p.state,
-        PartitionStatus::Created | PartitionStatus::ReadyForStreaming
-    )
-}
-
-fn is_done(p: &PartitionState) -> bool {
-    p.state.is_done()
-}
-
 impl SyncTask {
-    /// Own partitions that may be waiting (Created or ReadyForStreaming), ascending.
-    fn waiting_positions(&self) -> Vec<usize> {
-        self.positions(|m| &m.waiting, is_waiting)
-    }
-
-    /// Own partitions that are done (Finished or Removed), ascending.
-    pub(super) fn done_positions(&self) -> Vec<usize> {
-        self.positions(|m| &m.done, is_done)
-    }
-
-    /// The own partitions `keep` holds, of those `list` of the marks names (all of them when
-    /// the marks were forgotten), ascending.
-    fn positions(
-        &self,
-        list: impl Fn(&Marks) -> &Vec<usize>,
-        keep: fn(&PartitionState) -> bool,
-    ) -> Vec<usize> {
-        let m = if self.reshaped {
-            &Marks::default()
-        } else {
-            &self.marks
-        };
-        let v = m.select(list(m), &self.own.data.partitions, keep);
-        debug_assert_eq!(
-            v,
-            (0..self.own.data.partitions.len())
-                .filter(|&i| keep(&self.own.data.partitions[i]))
-                .collect::<Vec<_>>()
-        );
-        v
-    }
-
-    /// The own lists were rebuilt or items dropped (see `delta` and `Marks`).
-    pub(super) fn reshape(&mut self) {
-        self.reshaped = true;
-        self.marks.forget();
-    }
-
-    /// Rebuilds `waiting` and `done` to cover every own partition (after readiness ran, with
-    /// the waiting positions it left).
-    fn refresh_marks(&mut self, waiting: Vec<usize>) {
-        let done = self.done_positions();
-        let m = &mut self.marks;
-        m.waiting = waiting;
-        m.done = done;
-        m.len = self.own.data.partitions.len();
-        m.valid = !self.reshaped;
-    }
-
     /// Partitions found by this task: initial partitions, or children read from a parent it
     /// owns. Known tokens are ignored; a merge child (several parents) is created only by the
     /// owner of its smallest parent token. When sharing is enabled each new partition goes to the
@@ -232,6 +29,18 @@ impl SyncTask {
         specs: &[PartitionSpec],
         now: u64,
     ) -> Result<SyncOutput, SyncError> {
+        self.check_specs(specs)?;
+        self.clock(now);
+        let (known, own_tokens) = self.known_of(specs);
+        self.place_new(specs, known, &own_tokens);
+        let mut out = SyncOutput::default();
+        self.finish(&mut out);
+        Ok(out)
+    }
+
+    /// Every spec is valid (see [`add_partitions`](Self::add_partitions)), and no partition
+    /// would take more than its share of a record.
+    fn check_specs(&self, specs: &[PartitionSpec]) -> Result<(), SyncError> {
         let mut batch = HashSet::default();
         for s in specs {
             if s.token.is_empty() {
@@ -260,7 +69,7 @@ impl SyncTask {
                 )));
             }
         }
-        let most = self.opts.max_record_bytes / chunk::PARTITION_SHARE;
+        let most = self.opts.max_record_bytes / PARTITION_SHARE;
         for s in specs {
             let mut p = PartitionState::created(s.token.clone(), s.parents.clone());
             p.start_timestamp = s.start_timestamp;
@@ -270,20 +79,23 @@ impl SyncTask {
             if len > most {
                 return Err(invalid_partition(format!(
                     "{} takes {len} bytes of JSON, more than maxRecordBytes / {} ({most})",
-                    s.token,
-                    chunk::PARTITION_SHARE
+                    s.token, PARTITION_SHARE
                 )));
             }
         }
-        self.clock(now);
-        // the given tokens some state knows already, and the smallest parents of merge children
-        // this task owns (the view is walked once, and only matches are copied)
+        Ok(())
+    }
+
+    /// The given tokens some state knows already, and the smallest parents of merge children
+    /// this task owns (the view is walked once, and only matches are copied).
+    fn known_of(&self, specs: &[PartitionSpec]) -> (HashSet<String>, HashSet<String>) {
+        let batch: HashSet<&str> = specs.iter().map(|s| s.token.as_str()).collect();
         let smallest: HashSet<&str> = specs
             .iter()
             .filter(|s| s.parents.len() > 1)
             .filter_map(|s| s.parents.iter().min().map(String::as_str))
             .collect();
-        let mut known: HashSet<String> = self
+        let known: HashSet<String> = self
             .all_states()
             .flat_map(|s| {
                 let data = s.data.partitions.iter().map(|p| p.token.as_str());
@@ -296,6 +108,7 @@ impl SyncTask {
             HashSet::default()
         } else {
             self.own
+                .state
                 .data
                 .partitions
                 .iter()
@@ -304,12 +117,21 @@ impl SyncTask {
                 .map(str::to_string)
                 .collect()
         };
-        drop(smallest);
-        drop(batch);
+        (known, own_tokens)
+    }
+
+    /// The new partitions go to this task, or, when sharing is enabled, to the least-loaded
+    /// member (through the share section if that is another task).
+    fn place_new(
+        &mut self,
+        specs: &[PartitionSpec],
+        mut known: HashSet<String>,
+        own_tokens: &HashSet<String>,
+    ) {
         let sharing = self.sharing_enabled();
         let mut loads: BTreeMap<String, usize> = BTreeMap::new();
         if sharing {
-            for m in &self.members {
+            for m in &self.view.members {
                 loads.insert(m.clone(), self.load_of(m));
             }
         }
@@ -336,19 +158,20 @@ impl SyncTask {
                 self.id.clone()
             };
             if target == self.id {
-                self.own.data.partitions.push(p);
+                self.own.state.data.partitions.push(p);
             } else {
-                self.own.share.partitions.push(p.shared_to(target.clone()));
+                self.own
+                    .state
+                    .share
+                    .partitions
+                    .push(p.shared_to(target.clone()));
             }
             if let Some(l) = loads.get_mut(&target) {
                 *l += 1;
             }
             known.insert(s.token.clone());
-            self.dirty = true;
+            self.own.dirty = true;
         }
-        let mut out = SyncOutput::default();
-        self.finish(&mut out);
-        Ok(out)
     }
 
     /// The caller started reading a Scheduled partition.
@@ -366,17 +189,17 @@ impl SyncTask {
         now: u64,
     ) -> Result<SyncOutput, SyncError> {
         let idx = self.own_index(token)?;
-        match self.own.data.partitions[idx].state {
+        match self.own.state.data.partitions[idx].state {
             PartitionStatus::Scheduled => {}
             PartitionStatus::Running => return Ok(SyncOutput::default()),
             s => return Err(self.bad_transition(token, s, "started")),
         }
         self.clock(now);
         // (the next lookup starts after it; a rejected input changes nothing, not even this)
-        self.last_index = idx;
-        self.own.data.partitions[idx].state = PartitionStatus::Running;
-        self.marks.touch(idx, PartitionStatus::Running);
-        self.dirty = true;
+        self.own.last_index = idx;
+        self.own.state.data.partitions[idx].state = PartitionStatus::Running;
+        self.own.marks.touch(idx, PartitionStatus::Running);
+        self.own.dirty = true;
         let mut out = SyncOutput::default();
         self.finish(&mut out);
         Ok(out)
@@ -398,18 +221,18 @@ impl SyncTask {
         now: u64,
     ) -> Result<SyncOutput, SyncError> {
         let idx = self.own_index(token)?;
-        match self.own.data.partitions[idx].state {
+        match self.own.state.data.partitions[idx].state {
             PartitionStatus::Scheduled | PartitionStatus::Running => {}
             PartitionStatus::Finished => return Ok(SyncOutput::default()),
             s => return Err(self.bad_transition(token, s, "finished")),
         }
         self.clock(now);
-        self.last_index = idx;
-        let p = &mut self.own.data.partitions[idx];
+        self.own.last_index = idx;
+        let p = &mut self.own.state.data.partitions[idx];
         p.state = PartitionStatus::Finished;
         p.finished_timestamp = Some(self.now);
-        self.marks.touch(idx, PartitionStatus::Finished);
-        self.dirty = true;
+        self.own.marks.touch(idx, PartitionStatus::Finished);
+        self.own.dirty = true;
         let mut out = SyncOutput::default();
         self.finish(&mut out);
         Ok(out)
@@ -420,31 +243,66 @@ impl SyncTask {
     /// delayed removal of finished partitions and the purge of tombstones. Each step scans the
     /// whole view only when the own state gives it something to look for, and copies no token.
     pub(super) fn settle_with(&mut self, out: &mut SyncOutput, timers: bool) {
+        self.take_shares();
+        self.readdress_shares();
+        self.schedule_ready(out);
+        if timers {
+            self.remove_finished();
+        }
+    }
+
+    /// Shares addressed to this task that no state owns yet are picked up; the own shares some
+    /// state owns now are cleared (and so are a departed task's shares, see
+    /// `clear_taken_ghost_shares`).
+    fn take_shares(&mut self) {
+        let (picked, cleared) = self.shares_to_take();
+        self.clear_taken_ghost_shares();
+        if !picked.is_empty() {
+            self.own.state.data.partitions.extend(picked);
+            self.own.dirty = true;
+        }
+        if !cleared.is_empty() {
+            self.own
+                .state
+                .share
+                .partitions
+                .retain(|s| !cleared.contains(&s.token));
+            self.own.dirty = true;
+            self.own.reshape();
+        }
+    }
+
+    /// The shares addressed to this task that no state owns (to pick up), and the own shares
+    /// whose partition some state owns (to clear).
+    fn shares_to_take(&self) -> (Vec<PartitionState>, HashSet<String>) {
         // (the own tokens are hashed only when shares give them something to be checked against)
         // (not while behind: the epoch it missed may have resolved the share otherwise, e.g. a
         // departed sharer's children to the member owning their parent)
-        let shares_to_me = self.in_epoch
-            && !self.behind
+        let shares_to_me = self.view.in_epoch
+            && !self.view.behind
             && self
+                .view
                 .cache
                 .values()
                 .any(|s| s.share.partitions.iter().any(|sh| sh.assignee == self.id));
-        let own_tokens: HashSet<&str> = if shares_to_me || !self.own.share.partitions.is_empty() {
-            self.own
-                .data
-                .partitions
-                .iter()
-                .map(|p| p.token.as_str())
-                .collect()
-        } else {
-            HashSet::default()
-        };
+        let own_tokens: HashSet<&str> =
+            if shares_to_me || !self.own.state.share.partitions.is_empty() {
+                self.own
+                    .state
+                    .data
+                    .partitions
+                    .iter()
+                    .map(|p| p.token.as_str())
+                    .collect()
+            } else {
+                HashSet::default()
+            };
         // pick up shares addressed to this task
         let mut picked: Vec<PartitionState> = Vec::new();
         if shares_to_me {
             let mut candidates: Vec<&SharedPartition> = Vec::new();
             let mut seen: HashSet<&str> = HashSet::default();
-            for s in self.cache.values() {
+            for s in self.view.cache.values() {
                 for sh in &s.share.partitions {
                     if sh.assignee == self.id
                         && !own_tokens.contains(sh.token.as_str())
@@ -457,6 +315,7 @@ impl SyncTask {
             if !candidates.is_empty() {
                 let wanted: HashSet<&str> = candidates.iter().map(|c| c.token.as_str()).collect();
                 let taken: HashSet<&str> = self
+                    .view
                     .cache
                     .values()
                     .flat_map(|s| s.data.partitions.iter())
@@ -472,50 +331,43 @@ impl SyncTask {
         }
         // the sharer clears a share once the partition is owned
         let cleared = self.own_shares_among(
-            self.cache
+            self.view
+                .cache
                 .values()
                 .flat_map(|s| s.data.partitions.iter())
                 .map(|p| p.token.as_str())
                 .chain(own_tokens.iter().copied()),
         );
-        drop(own_tokens);
-        self.clear_taken_ghost_shares();
-        if !picked.is_empty() {
-            self.own.data.partitions.extend(picked);
-            self.dirty = true;
-        }
-        if !cleared.is_empty() {
-            self.own
-                .share
-                .partitions
-                .retain(|s| !cleared.contains(&s.token));
-            self.dirty = true;
-            self.reshape();
-        }
-        // a share addressed to a task that left the epoch goes to the least-loaded member
+        (picked, cleared)
+    }
+
+    /// A share addressed to a task that left the epoch goes to the least-loaded member.
+    fn readdress_shares(&mut self) {
         if self.sharing_enabled()
             && self
                 .own
+                .state
                 .share
                 .partitions
                 .iter()
-                .any(|s| !self.members.contains(&s.assignee))
+                .any(|s| !self.view.members.contains(&s.assignee))
         {
             let mut loads: BTreeMap<String, usize> = self
+                .view
                 .members
                 .iter()
                 .map(|m| (m.clone(), self.load_of(m)))
                 .collect();
-            self.reshape();
-            let mut shares = std::mem::take(&mut self.own.share.partitions);
+            self.own.reshape();
+            let mut shares = std::mem::take(&mut self.own.state.share.partitions);
             for sh in &mut shares {
-                if self.members.contains(&sh.assignee) {
+                if self.view.members.contains(&sh.assignee) {
                     continue;
                 }
                 // the sharer re-owns it only when it is the only member left
                 let target = loads
                     .iter()
-                    .filter(|(m, _)| *m != &self.id || self.members.len() == 1)
+                    .filter(|(m, _)| *m != &self.id || self.view.members.len() == 1)
                     .min_by_key(|(m, l)| (**l, (*m).clone()))
                     .map(|(m, _)| m.clone());
                 if let Some(t) = target {
@@ -525,31 +377,34 @@ impl SyncTask {
             }
             let (mine, others): (Vec<_>, Vec<_>) =
                 shares.into_iter().partition(|s| s.assignee == self.id);
-            self.own.share.partitions = others;
+            self.own.state.share.partitions = others;
             self.own
+                .state
                 .data
                 .partitions
                 .extend(mine.iter().map(|s| s.to_partition()));
-            self.dirty = true;
+            self.own.dirty = true;
         }
+    }
+
+    /// Readiness: Created -> ReadyForStreaming -> Scheduled when every parent is done (or
+    /// unknown everywhere); the owner starts what is ready.
+    fn schedule_ready(&mut self, out: &mut SyncOutput) {
         // readiness: Created -> ReadyForStreaming -> Scheduled when every parent is done (or
         // unknown everywhere); the owner starts what is ready
         // (only the own partitions that may be waiting are looked at, see `Marks`)
-        let waiting = self.waiting_positions();
+        let waiting = self.own.waiting_positions();
         // a task starts nothing new until every member has applied the epoch in force: one
         // that missed a NewEpoch and applied a later one built on the same base (a fork every
         // other member rejects) learns it from their messages, and its leader rolls back,
         // before it runs what the fork gave it and the epoch it missed gave another member
         // (`is_subset` walks both sorted sets once: with a thousand members, a lookup each on
         // every input was most of a simulated task's time)
-        if self.in_epoch && !self.members.is_subset(&self.acked) {
-            self.refresh_marks(waiting);
-            if timers {
-                self.remove_finished();
-            }
+        if self.view.in_epoch && !self.view.members.is_subset(&self.view.acked) {
+            self.own.refresh_marks(waiting);
             return;
         }
-        let parts = &self.own.data.partitions;
+        let parts = &self.own.state.data.partitions;
         let parents: HashSet<&str> = waiting
             .iter()
             .map(|&i| &parts[i])
@@ -558,7 +413,7 @@ impl SyncTask {
             .collect();
         let mut open: HashSet<String> = HashSet::default(); // parents that are not done
         if !parents.is_empty() {
-            for s in std::iter::once(&self.own).chain(self.cache.values()) {
+            for s in std::iter::once(&self.own.state).chain(self.view.cache.values()) {
                 for p in &s.data.partitions {
                     if !p.state.is_done() && parents.contains(p.token.as_str()) {
                         open.insert(p.token.clone());
@@ -575,7 +430,7 @@ impl SyncTask {
         let mut still = Vec::new();
         let closing = self.is_closing();
         for i in waiting {
-            let p = &mut self.own.data.partitions[i];
+            let p = &mut self.own.state.data.partitions[i];
             // (a closing task starts nothing: what it leaves goes to the others)
             let ready = !closing
                 && match p.state {
@@ -586,16 +441,13 @@ impl SyncTask {
             if ready {
                 p.state = PartitionStatus::Scheduled;
                 out.start.push(p.token.clone());
-                self.dirty = true;
-                self.marks.touch(i, PartitionStatus::Scheduled);
+                self.own.dirty = true;
+                self.own.marks.touch(i, PartitionStatus::Scheduled);
             } else {
                 still.push(i);
             }
         }
-        self.refresh_marks(still);
-        if timers {
-            self.remove_finished();
-        }
+        self.own.refresh_marks(still);
     }
 
     pub(super) fn settle(&mut self, out: &mut SyncOutput) {
@@ -610,7 +462,7 @@ impl SyncTask {
             referenced: HashSet::default(),
             rebalancing: self.rebalancing(),
         };
-        for s in std::iter::once(&self.own).chain(self.cache.values()) {
+        for s in std::iter::once(&self.own.state).chain(self.view.cache.values()) {
             let other = s.task_id != self.id;
             for p in &s.data.partitions {
                 if other && candidates.contains(p.token.as_str()) {
@@ -645,8 +497,9 @@ impl SyncTask {
         let now = self.now;
         let (delay, ttl) = (self.opts.removal_delay, self.opts.tombstone_ttl);
         let due = |p: &PartitionState| removal_due(p, delay, ttl).is_some_and(|t| t <= now);
-        let parts = &self.own.data.partitions;
+        let parts = &self.own.state.data.partitions;
         let candidates: HashSet<&str> = self
+            .own
             .done_positions()
             .into_iter()
             .map(|i| &parts[i])
@@ -658,11 +511,11 @@ impl SyncTask {
         }
         let blockers = self.removal_blockers(&candidates);
         drop(candidates);
-        let before = self.own.data.partitions.len();
+        let before = self.own.state.data.partitions.len();
         let mut changed = false;
-        let marks = &mut self.marks;
+        let marks = &mut self.own.marks;
         let mut i = 0;
-        self.own.data.partitions.retain_mut(|p| {
+        self.own.state.data.partitions.retain_mut(|p| {
             i += 1;
             if !due(p) || !blockers.allow(p) {
                 return true;
@@ -680,11 +533,11 @@ impl SyncTask {
             // it in the same pass, so that no deadline is left in the past)
             !(due(p) && blockers.allow(p))
         });
-        if self.own.data.partitions.len() != before {
-            self.reshape();
+        if self.own.state.data.partitions.len() != before {
+            self.own.reshape();
         }
-        if changed || self.own.data.partitions.len() != before {
-            self.dirty = true;
+        if changed || self.own.state.data.partitions.len() != before {
+            self.own.dirty = true;
         }
     }
 }

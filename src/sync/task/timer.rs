@@ -2,11 +2,38 @@
 //! re-publications of the epoch in force that it times (resends to a task that missed the epoch,
 //! checkpoints).
 
-use super::epoch::{MAX_REJECTED, RESENT_DEPARTED};
+use super::limits::{MAX_REJECTED, STUCK_TIMEOUTS};
 use super::*;
 
-/// A task behind for this many `rebalanceTimeout + epochAckTimeout` fences itself.
-pub(super) const STUCK_TIMEOUTS: u64 = 8;
+/// The re-publications of the epoch in force this task times: checkpoints and resends.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Refresh {
+    /// When this task, the leader of the epoch in force, next publishes a checkpoint of it.
+    pub(super) refresh_at: Option<u64>,
+    /// When this task re-publishes the epoch in force for a task that missed it, unless it reads
+    /// a re-publication of it first (see `want_resend`).
+    pub(super) resend_at: Option<u64>,
+    /// When the last clean checkpoint this task read (by any author) was published (its
+    /// `messageTimestamp`, or when it was read if earlier): a new epoch's leader publishes the
+    /// next one `stateRefreshInterval` after it, however often epochs change, and a task that
+    /// started at an old checkpoint does not wait a whole interval more.
+    pub(super) checkpoint_seen: Option<u64>,
+    /// A checkpoint fell due while an own record other than a `Regular` one (an epoch, an
+    /// answer, a checkpoint) was not read back yet: it goes out once it is.
+    pub(super) checkpoint_waiting: bool,
+    /// Whether the last checkpoint this task published went out while own `Regular` records
+    /// were not read back yet: it cannot be clean (they land between the record it names and
+    /// itself), and is not retried for that (see `checkpoint_in`).
+    pub(super) checkpoint_over_own: bool,
+    /// Whether the task was told to stop cleanly, and whether its final checkpoint went out.
+    pub(super) closing: super::close::Closing,
+    /// The answers from an older epoch this task showed the epoch in force for, once each
+    /// (their sender and rebalance generation; see `want_resend`).
+    pub(super) resent_to: BTreeSet<(String, u64)>,
+    /// The epochs built on an epoch older than the one in force (their leader missed it) this
+    /// task showed the epoch in force for, once each.
+    pub(super) resent_for_forks: BTreeSet<String>,
+}
 
 /// When removal work on a done partition falls due: Finished -> Removed after `delay`, Removed
 /// -> dropped after `ttl` more (counted from when it finished).
@@ -37,6 +64,12 @@ impl RemovalBlockers {
     }
 }
 
+/// The wait before re-publishing, the `n`th time, something not acknowledged or not read back
+/// (an epoch, by its leader): `base`, doubled each time, at most 16 times `base`.
+pub(super) fn backoff(base: u64, n: u32) -> u64 {
+    base.saturating_mul(1u64 << n.min(4))
+}
+
 /// The kinds of timed work of a task (see `SyncTask::timers`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Timer {
@@ -65,25 +98,22 @@ impl SyncTask {
         if self.fenced.is_some() {
             return v;
         }
-        if let Some(since) = self.behind_since {
+        if let Some(since) = self.view.behind_since {
             v.push((Timer::Stuck, since.saturating_add(self.stuck_after())));
         }
         if let Some(at) = self.rebalance_deadline() {
             v.push((Timer::Rebalance, at));
         }
-        if let Some(l) = &self.lead {
+        if let Some(l) = &self.leading.lead {
             if l.members.iter().any(|m| !l.acked.contains(m)) {
-                let wait = self
-                    .opts
-                    .epoch_ack_timeout
-                    .saturating_mul(1u64 << l.resends.min(4));
+                let wait = backoff(self.opts.epoch_ack_timeout, l.resends);
                 v.push((Timer::EpochAck, l.last_publish.saturating_add(wait)));
             }
         }
-        if let Some(at) = self.resend_at {
+        if let Some(at) = self.refresh.resend_at {
             v.push((Timer::Resend, at));
         }
-        if let Some(at) = self.refresh_at {
+        if let Some(at) = self.refresh.refresh_at {
             v.push((Timer::Refresh, at));
         }
         if let Some(at) = self.removal_deadline() {
@@ -98,13 +128,13 @@ impl SyncTask {
     /// When a leader collecting answers publishes its epoch without waiting for more, or
     /// publishes again the epoch it has not read back (see `maybe_lead`).
     pub(super) fn rebalance_deadline(&self) -> Option<u64> {
-        let p = self.pending.as_ref()?;
+        let p = self.leading.pending.as_ref()?;
         let timeout = self.opts.rebalance_timeout;
         if p.awaiting.is_some() {
             let (_, at) = p.published.as_ref()?;
-            return Some(at.saturating_add(timeout.saturating_mul(1u64 << p.republished.min(4))));
+            return Some(at.saturating_add(backoff(timeout, p.republished)));
         }
-        if p.generation <= self.epoch_generation() || self.own_read < self.seq {
+        if p.generation <= self.epoch_generation() || self.cursor.own_read < self.cursor.seq {
             // nothing to lead, or waiting to read its own messages back (an input)
             return None;
         }
@@ -121,12 +151,12 @@ impl SyncTask {
     /// blocks them changes only on an input, which computes this again.
     pub(super) fn removal_deadline(&self) -> Option<u64> {
         let (delay, ttl) = (self.opts.removal_delay, self.opts.tombstone_ttl);
-        // (only the done own partitions are looked at, see `settle::Marks`)
-        let at = self.done_positions();
+        // (only the done own partitions are looked at, see `own::Marks`)
+        let at = self.own.done_positions();
         if at.is_empty() {
             return None;
         }
-        let parts = &self.own.data.partitions;
+        let parts = &self.own.state.data.partitions;
         let done: HashSet<&str> = at.iter().map(|&i| parts[i].token.as_str()).collect();
         let blockers = self.removal_blockers(&done);
         at.iter()
@@ -144,11 +174,12 @@ impl SyncTask {
     /// so that clean checkpoints are at most about two intervals apart while any member keeps up.
     pub(super) fn schedule_refresh(&mut self) {
         let interval = self.opts.state_refresh_interval;
-        self.checkpoint_waiting = false;
+        self.refresh.checkpoint_waiting = false;
         let first = self
+            .refresh
             .checkpoint_seen
             .map_or(self.now, |t| t.saturating_add(interval));
-        self.refresh_at = self.refresh_delay().map(|d| first.saturating_add(d));
+        self.refresh.refresh_at = self.refresh_delay().map(|d| first.saturating_add(d));
     }
 
     /// How much later than the leader this task steps in with a checkpoint: `r` slots for the
@@ -164,10 +195,10 @@ impl SyncTask {
     /// added whole views to the log they lagged behind.)
     pub(super) fn refresh_delay(&self) -> Option<u64> {
         let interval = self.opts.state_refresh_interval;
-        if !self.in_epoch {
+        if !self.view.in_epoch {
             // a task that holds the epoch without being its member yet (a new task replaying
             // the log, waiting to join) steps in last: the members may all be gone
-            return self.epoch.as_ref().map(|_| interval);
+            return self.view.epoch.as_ref().map(|_| interval);
         }
         let (r, n) = self.place_after_leader()?;
         let slot = self.opts.epoch_ack_timeout.max(1);
@@ -187,10 +218,15 @@ impl SyncTask {
     /// This member's place after the leader of the epoch in force, in id order, and the number
     /// of members (`(0, n)` for the leader); `None` outside the epoch.
     pub(super) fn place_after_leader(&self) -> Option<(u64, u64)> {
-        let leader = self.epoch.as_ref().map(|e| e.leader.as_str())?;
-        let n = self.members.len() as u64;
-        let me = self.members.iter().position(|m| *m == self.id)? as u64;
-        let at = self.members.iter().position(|m| m == leader).unwrap_or(0) as u64;
+        let leader = self.view.epoch.as_ref().map(|e| e.leader.as_str())?;
+        let n = self.view.members.len() as u64;
+        let me = self.view.members.iter().position(|m| *m == self.id)? as u64;
+        let at = self
+            .view
+            .members
+            .iter()
+            .position(|m| m == leader)
+            .unwrap_or(0) as u64;
         Some(((me + n - at) % n, n))
     }
 
@@ -201,7 +237,7 @@ impl SyncTask {
     /// member: with every member re-publishing, each newcomer cost the log a whole epoch per
     /// member, enough at scale to push newcomers behind retention.
     pub(super) fn want_resend(&mut self, out: &mut SyncOutput) {
-        let Some((r, _)) = self.place_after_leader().filter(|_| self.in_epoch) else {
+        let Some((r, _)) = self.place_after_leader().filter(|_| self.view.in_epoch) else {
             return;
         };
         if r == 0 {
@@ -210,28 +246,28 @@ impl SyncTask {
         }
         let wait = self.opts.epoch_ack_timeout.saturating_mul(r.min(4)) / 4;
         let at = self.now.saturating_add(wait.max(1));
-        self.resend_at = Some(self.resend_at.map_or(at, |t| t.min(at)));
+        self.refresh.resend_at = Some(self.refresh.resend_at.map_or(at, |t| t.min(at)));
     }
 
     /// The epoch's leader publishes the epoch in force whole again, as a checkpoint computed
     /// after the last record it read (see the module docs).
     pub(super) fn checkpoint(&mut self, out: &mut SyncOutput) {
         let interval = self.opts.state_refresh_interval;
-        self.refresh_at = self
+        self.refresh.refresh_at = self
             .refresh_delay()
             .map(|d| self.now.saturating_add(interval).saturating_add(d));
         // like an epoch, a checkpoint is computed from a view that holds the epochs and answers
         // its author published (one of its own records not read back yet may be a newer
         // epoch): it goes out once they are read back (see `finish`)
-        self.checkpoint_waiting = self.checkpoint_waits();
-        if self.checkpoint_waiting {
+        self.refresh.checkpoint_waiting = self.checkpoint_waits();
+        if self.refresh.checkpoint_waiting {
             return;
         }
         if let Some(until) = self.chunks_wait_until() {
             // it would name a record in the middle of a message: try again once the message
             // is complete, or abandoned
-            if self.refresh_at.is_some() {
-                self.refresh_at = Some(until);
+            if self.refresh.refresh_at.is_some() {
+                self.refresh.refresh_at = Some(until);
             }
             return;
         }
@@ -242,16 +278,17 @@ impl SyncTask {
     /// (the caller checked that its own records are read back): whether it did (it has an
     /// epoch and has read a record).
     pub(super) fn publish_checkpoint(&mut self, out: &mut SyncOutput) -> bool {
-        let (Some(after), Some(mut m)) = (self.last_read.clone(), self.epoch_message()) else {
+        let (Some(after), Some(mut m)) = (self.cursor.last_read.clone(), self.epoch_message())
+        else {
             return false;
         };
         m.checkpoint = Some(after);
         // the forks it read (NewEpochs of later generations built on an epoch before the one in
         // force): a task starting here holds them read and rejected, as this task does
-        let newest = self.forks.iter().rev().take(MAX_REJECTED);
+        let newest = self.view.forks.iter().rev().take(MAX_REJECTED);
         m.rejected = newest.map(|(_, e)| e.clone()).collect();
         out.publish.push(m);
-        self.checkpoint_over_own = self.own_read < self.seq;
+        self.refresh.checkpoint_over_own = self.cursor.own_read < self.cursor.seq;
         true
     }
 
@@ -263,7 +300,7 @@ impl SyncTask {
     /// producer had a backlog and that changed its state faster than its records came back
     /// never checkpointed.)
     pub(super) fn checkpoint_waits(&self) -> bool {
-        self.own_read < self.last_not_regular
+        self.cursor.own_read < self.cursor.last_not_regular
     }
 
     /// How long a task may stay behind before it fences itself: the resends that let a task
@@ -279,66 +316,8 @@ impl SyncTask {
 
     /// Re-publish the epoch in force (for tasks that missed it).
     pub(super) fn resend(&mut self, out: &mut SyncOutput) {
-        if self.in_epoch {
+        if self.view.in_epoch {
             out.publish.extend(self.epoch_message());
         }
-    }
-
-    /// The epoch in force as this task knows it, as a re-publication: every member's state.
-    pub(super) fn epoch_message(&self) -> Option<SyncMessage> {
-        let e = self.epoch.as_ref()?;
-        let mut states = Vec::new();
-        for m in &self.members {
-            if *m == self.id {
-                if self.in_epoch {
-                    states.push(self.own.clone());
-                }
-            } else if let Some(s) = self.cache.get(m) {
-                states.push(s.clone());
-            }
-        }
-        // what a departed task's late record gave a member that has not taken it yet (see
-        // `adopt_departed`) is that member's: a task starting from here must know it
-        let owned: HashSet<&str> = states
-            .iter()
-            .flat_map(|s| s.data.partitions.iter().map(|p| p.token.as_str()))
-            .collect();
-        let mut pending: Vec<(usize, PartitionState)> = Vec::new();
-        for ghost in self
-            .cache
-            .values()
-            .filter(|s| !self.members.contains(&s.task_id))
-        {
-            for sh in &ghost.share.partitions {
-                let to = states.iter().position(|s| s.task_id == sh.assignee);
-                if let (Some(k), false) = (to, owned.contains(sh.token.as_str())) {
-                    pending.push((k, sh.to_partition()));
-                }
-            }
-        }
-        for (k, p) in pending {
-            if !states[k].data.partitions.iter().any(|q| q.token == p.token) {
-                states[k].data.partitions.push(p);
-            }
-        }
-        let departed = self.departed.iter().rev().take(RESENT_DEPARTED).cloned();
-        Some(SyncMessage {
-            sync_epoch: e.id.clone(),
-            task_id: self.id.clone(),
-            message_timestamp: self.now,
-            kind: MessageType::NewEpoch,
-            connector_state: states,
-            epoch_generation: e.generation,
-            base_epoch: Some(e.base.clone()),
-            rebalance_generation: None,
-            resend: true,
-            epoch_attempt: e.attempt,
-            message_seq: None,
-            checkpoint: None,
-            departed: departed.collect(),
-            chunk: None,
-            delta: None,
-            rejected: Vec::new(),
-        })
     }
 }

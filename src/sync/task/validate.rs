@@ -1,7 +1,6 @@
 //! Validation of what a task is given: messages read from the sync topic and their states.
 
-use super::chunk::MAX_CHUNKS;
-use super::epoch::MAX_REJECTED;
+use super::limits::{MAX_CHUNKS, MAX_REJECTED};
 use super::*;
 
 pub(super) fn invalid_partition(why: impl std::fmt::Display) -> SyncError {
