@@ -189,15 +189,19 @@ export class SyncTask {
     }
     const bytes = text === undefined ? undefined : utf8.encode(text);
     try {
-      this.#inner = call(() => {
-        const inner = new wasm.SyncTask(taskId, bytes);
-        if (records) inner.publishRecords(true);
-        return inner;
-      });
+      this.#inner = call(() => new wasm.SyncTask(taskId, bytes, records));
     } catch (error) {
       throw inJsWords(error, text, 'options');
     }
     this.#records = records;
+  }
+
+  /**
+   * The options this task runs with, every one of them (the core's defaults filled in), as
+   * `resolveSyncOptions` gives them; `publishAs` is not among them.
+   */
+  options() {
+    return JSON.parse(call(() => this.#live().optionsJson()));
   }
 
   /** A group rebalance: `{generation, leader, members?}` (`members` required for the leader). */
@@ -466,6 +470,43 @@ function startHeader(what, m) {
     }
     return h;
   });
+}
+
+/** The core's answer for `options` (read and checked as `new SyncTask` reads them): `{options, minRetention}`. */
+function syncOptions(options) {
+  let text;
+  if (options !== undefined) {
+    const {publishAs, ...core} = readOptions(options);
+    text = jsonOf(core, 'SYNC_INVALID_OPTIONS', 'invalid options', 'options');
+  }
+  const bytes = text === undefined ? undefined : utf8.encode(text);
+  try {
+    return JSON.parse(call(() => wasm.syncOptionsJson(bytes)));
+  } catch (error) {
+    throw inJsWords(error, text, 'options');
+  }
+}
+
+/**
+ * The options a SyncTask made with `options` runs with: every one of them, the core's defaults
+ * filled in (`publishAs`, which is not the core's, is left out). Invalid options throw
+ * SYNC_INVALID_OPTIONS as `new SyncTask` does.
+ *
+ * @param {object} [options]
+ */
+export function resolveSyncOptions(options) {
+  return syncOptions(options).options;
+}
+
+/**
+ * The least `retention.ms` of a sync topic for tasks made with `options` (or an infinite
+ * retention): `stateRefreshInterval` times the core's number of refreshes that must fit in the
+ * retention (docs/sync.md). Invalid options throw SYNC_INVALID_OPTIONS as `new SyncTask` does.
+ *
+ * @param {object} [options]
+ */
+export function minSyncRetention(options) {
+  return syncOptions(options).minRetention;
 }
 
 /**

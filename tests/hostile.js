@@ -197,6 +197,9 @@ function calls(p, v, fixtures) {
     ['syncLogStart.where', () => p.syncLogStart([], v)],
     ['checkpointMessage', () => p.checkpointMessage(v)],
     ['checkpointMessage.item', () => p.checkpointMessage([v])],
+    ['resolveSyncOptions', () => p.resolveSyncOptions(v)],
+    ['resolveSyncOptions.stateRefreshInterval', () => p.resolveSyncOptions({stateRefreshInterval: v})],
+    ['minSyncRetention', () => p.minSyncRetention(v)],
   ];
 }
 

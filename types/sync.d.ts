@@ -33,6 +33,8 @@ export type {
   SyncOutput,
   TaskState,
 };
+/** Every SyncOptions field, as a task runs with them (`resolveSyncOptions`, `SyncTask.options()`). */
+export type {ResolvedSyncOptions};
 
 /**
  * Tunables, in the unit of `now` (ms); each one optional (its default is documented on the
@@ -113,6 +115,8 @@ export interface SyncTask<Output = SyncOutput> {
   loadOf(taskId: string): number;
   /** The earliest `now` at which `tick` has work. */
   pollTimeout(): number | undefined;
+  /** The options this task runs with, the core's defaults filled in (`publishAs` is not one of them). */
+  options(): ResolvedSyncOptions;
   /**
    * Frees the wasm memory now instead of at garbage collection. Every later call throws
    * SyncError `OBJECT_FREED` (from JS, without entering wasm); a second `free()` does nothing.
@@ -128,6 +132,20 @@ export interface SyncTaskConstructor {
 }
 
 export declare const SyncTask: SyncTaskConstructor;
+
+/**
+ * The options a SyncTask made with `options` runs with: every field, the core's defaults filled
+ * in (`publishAs` left out). Invalid options throw SyncError `SYNC_INVALID_OPTIONS`, as
+ * `new SyncTask` does.
+ */
+export declare function resolveSyncOptions(options?: SyncTaskOptions): ResolvedSyncOptions;
+
+/**
+ * The least `retention.ms` of a sync topic (or -1, infinite) for tasks made with `options`:
+ * `stateRefreshInterval` times the core's number of refreshes that must fit in the retention
+ * (1200000 for the defaults). Invalid options throw SyncError `SYNC_INVALID_OPTIONS`.
+ */
+export declare function minSyncRetention(options?: SyncTaskOptions): number;
 
 /** A retained record of the sync log as the start rule reads it: its offset and parsed message. */
 export interface EpochStartRecord {

@@ -13,11 +13,10 @@
 import {EventEmitter} from 'node:events';
 import {PartkitError, SyncError} from '../errors.mjs';
 import {argumentKit, describe, isPlainObject} from '../kit/args.mjs';
-import {SyncTask, syncLogStart as findEpochStart} from '../sync.mjs';
+import {SyncTask, minSyncRetention, resolveSyncOptions, syncLogStart as findEpochStart} from '../sync.mjs';
 import {HeartbeatGroup, taskSyncAssigner} from './group.mjs';
 import {SyncLogReader} from './reader.mjs';
 import {
-  DEFAULT_STATE_REFRESH_INTERVAL,
   DEFAULT_SYNC_RETENTION_MS,
   checkRetention,
   checkSyncTopicRetention,
@@ -117,13 +116,15 @@ export class KafkaTaskSync extends EventEmitter {
     if (o.syncOptions !== undefined && !kit.reading(() => isPlainObject(o.syncOptions), 'options.syncOptions')) {
       throw new SyncError(`options.syncOptions must be an object, got ${describe(o.syncOptions)}`, 'INVALID_ARGUMENT');
     }
-    const refresh = kit.reading(() => o.syncOptions?.stateRefreshInterval, 'options.syncOptions') ?? DEFAULT_STATE_REFRESH_INTERVAL;
-    if (!Number.isSafeInteger(refresh) || refresh <= 0) throw new SyncError('options.syncOptions.stateRefreshInterval must be a positive integer', 'INVALID_ARGUMENT');
+    // the sync options as the core resolves and checks them (it owns their defaults and the
+    // retention rule's number)
+    const sync = inSyncOptions(() => resolveSyncOptions(o.syncOptions));
+    const retention = {stateRefreshInterval: sync.stateRefreshInterval, minRetention: minSyncRetention(sync)};
     if (!Number.isSafeInteger(o.syncRetentionMs) || (o.syncRetentionMs <= 0 && o.syncRetentionMs !== -1)) {
       throw new SyncError('options.syncRetentionMs must be a positive integer or -1 (infinite)', 'INVALID_ARGUMENT');
     }
-    checkRetention(o.syncRetentionMs, refresh, 'options.syncRetentionMs');
-    this.stateRefreshInterval = refresh;
+    checkRetention(o.syncRetentionMs, retention, 'options.syncRetentionMs');
+    this.retention = retention;
     this.kafka = kafka;
     this.connectorName = connectorName;
     this.taskId = taskId;
@@ -136,15 +137,7 @@ export class KafkaTaskSync extends EventEmitter {
     this.clock = o.clock ?? Date.now;
     const factory = o.createSyncTask ?? defaultSyncTaskFactory;
     if (typeof factory !== 'function') throw new SyncError('options.createSyncTask must be a function', 'INVALID_ARGUMENT');
-    try {
-      this.task = factory(taskId, o.syncOptions);
-    } catch (error) {
-      // The SyncTask's own options are this task's options.syncOptions.
-      if (factory === defaultSyncTaskFactory && error instanceof SyncError && error.code === 'SYNC_INVALID_OPTIONS') {
-        error.message = error.message.replace(/\boptions(?=[.[])/g, 'options.syncOptions');
-      }
-      throw error;
-    }
+    this.task = factory === defaultSyncTaskFactory ? inSyncOptions(() => factory(taskId, o.syncOptions)) : factory(taskId, o.syncOptions);
     for (const [event, key] of [['start', 'onStart'], ['stop', 'onStop'], ['error', 'onError'], ['rebalance', 'onRebalance'], ['epoch', 'onEpoch']]) {
       if (typeof o[key] === 'function') this.on(event, o[key]);
     }
@@ -484,7 +477,7 @@ export class KafkaTaskSync extends EventEmitter {
    * (js/kafka/topics.mjs); what cannot be checked is a `warning`, once.
    */
   async checkRetentionRule() {
-    this.warnRetention(await checkSyncTopicRetention(this.admin, this.syncTopic, this.stateRefreshInterval));
+    this.warnRetention(await checkSyncTopicRetention(this.admin, this.syncTopic, this.retention));
   }
 
   warnRetention(warnings) {
@@ -593,6 +586,18 @@ export class KafkaTaskSync extends EventEmitter {
         return EMPTY_OUTPUT;
       }
     });
+  }
+}
+
+/** `fn()`, its SYNC_INVALID_OPTIONS naming the SyncTask's options as this task's options.syncOptions. */
+function inSyncOptions(fn) {
+  try {
+    return fn();
+  } catch (error) {
+    if (error instanceof SyncError && error.code === 'SYNC_INVALID_OPTIONS') {
+      error.message = error.message.replace(/\boptions(?=[.[])/g, 'options.syncOptions');
+    }
+    throw error;
   }
 }
 

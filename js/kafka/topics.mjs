@@ -6,28 +6,28 @@
 // checkpoint (see findEpochStart). For one to be retained at all times the sync topic must keep
 // records long enough, and must never drop a record from the middle of the log:
 //
-//   retention.ms = -1 (infinite) or retention.ms >= 4 × stateRefreshInterval, and
+//   retention.ms = -1 (infinite) or retention.ms >= minSyncRetention(syncOptions), and
 //   cleanup.policy = delete (not compact).
 //
-// Four intervals leave room for a checkpoint that is late (its leader died, a rebalance) and for
-// a reader that starts just before the oldest one ages out.
+// The core owns the rule's number (`minSyncRetention`, a few stateRefreshIntervals: room for a
+// checkpoint that is late, its leader died or a rebalance, and for a reader that starts just
+// before the oldest one ages out); here `retention` is `{stateRefreshInterval, minRetention}` as
+// the core resolved them for the task's syncOptions.
 import {SyncError} from '../errors.mjs';
 import {describe} from '../kit/args.mjs';
 
-/** SyncOptions' `stateRefreshInterval` default (ms): the core's. */
-export const DEFAULT_STATE_REFRESH_INTERVAL = 300000;
 /** `retention.ms` of a sync topic created by KafkaTaskSync, unless `syncRetentionMs` says otherwise: 7 days. */
 export const DEFAULT_SYNC_RETENTION_MS = 7 * 24 * 3600 * 1000;
-/** retention.ms must be at least this many stateRefreshIntervals. */
-export const RETENTION_FACTOR = 4;
+/** The rule in words, for `{stateRefreshInterval, minRetention}` (the core's numbers). */
+const rule = ({stateRefreshInterval, minRetention}) =>
+  `the sync topic's retention.ms must be -1 (infinite) or at least ${minRetention / stateRefreshInterval} × stateRefreshInterval`;
 
-const RULE = `the sync topic's retention.ms must be -1 (infinite) or at least ${RETENTION_FACTOR} × stateRefreshInterval`;
-
-/** Throws KAFKA_RETENTION_TOO_SHORT when `retentionMs` (a number) breaks the rule. */
-export function checkRetention(retentionMs, stateRefreshInterval, where) {
-  if (retentionMs === -1 || retentionMs >= RETENTION_FACTOR * stateRefreshInterval) return;
+/** Throws KAFKA_RETENTION_TOO_SHORT when `retentionMs` (a number) breaks the rule of `retention`. */
+export function checkRetention(retentionMs, retention, where) {
+  const {stateRefreshInterval, minRetention} = retention;
+  if (retentionMs === -1 || retentionMs >= minRetention) return;
   throw new SyncError(
-    `${where}: retention.ms is ${retentionMs} but stateRefreshInterval is ${stateRefreshInterval}, and ${RULE} (${RETENTION_FACTOR * stateRefreshInterval}): ` +
+    `${where}: retention.ms is ${retentionMs} but stateRefreshInterval is ${stateRefreshInterval}, and ${rule(retention)} (${minRetention}): ` +
       'a new task could find no checkpoint left to start from',
     'KAFKA_RETENTION_TOO_SHORT',
   );
@@ -37,19 +37,20 @@ export function checkRetention(retentionMs, stateRefreshInterval, where) {
  * Checks the configs of the sync topic as `admin.describeConfigs` reported them
  * (`[{configName, configValue}]`). Throws a SyncError when the rule is broken; returns the
  * warnings about what could not be checked (a config the broker did not report, size-based
- * retention).
+ * retention). `required`: `{stateRefreshInterval, minRetention}`, the core's numbers for the
+ * task's syncOptions.
  */
-export function checkSyncTopicConfigs(topic, entries, stateRefreshInterval) {
+export function checkSyncTopicConfigs(topic, entries, required) {
   const byName = new Map();
   for (const e of entries ?? []) if (e && typeof e.configName === 'string') byName.set(e.configName, e.configValue);
   const warnings = [];
   const retention = byName.get('retention.ms');
   if (retention == null) {
-    warnings.push(`the broker did not report retention.ms of ${topic}: cannot check that ${RULE} (${RETENTION_FACTOR * stateRefreshInterval} ms)`);
+    warnings.push(`the broker did not report retention.ms of ${topic}: cannot check that ${rule(required)} (${required.minRetention} ms)`);
   } else {
     const ms = Number(retention);
-    if (!Number.isSafeInteger(ms)) warnings.push(`retention.ms of ${topic} is ${JSON.stringify(retention)}, not an integer: cannot check that ${RULE}`);
-    else checkRetention(ms, stateRefreshInterval, `sync topic ${topic}`);
+    if (!Number.isSafeInteger(ms)) warnings.push(`retention.ms of ${topic} is ${JSON.stringify(retention)}, not an integer: cannot check that ${rule(required)}`);
+    else checkRetention(ms, required, `sync topic ${topic}`);
   }
   const policy = byName.get('cleanup.policy');
   if (policy == null) {
@@ -154,7 +155,7 @@ export async function checkTopicShape(admin, syncTopic, heartbeatTopic, initial)
  * broker does not answer describeConfigs, or leaves a config out, as tansu 0.6 does for the ones
  * not set when the topic was created).
  */
-export async function checkSyncTopicRetention(admin, syncTopic, stateRefreshInterval) {
+export async function checkSyncTopicRetention(admin, syncTopic, retention) {
   let entries;
   try {
     // every config of the topic (no configNames: tansu 0.6 cannot decode a request that names
@@ -169,5 +170,5 @@ export async function checkSyncTopicRetention(admin, syncTopic, stateRefreshInte
   } catch (error) {
     return [`could not read the configs of ${syncTopic} (describeConfigs: ${error?.message ?? error}): the retention rule is not checked`];
   }
-  return checkSyncTopicConfigs(syncTopic, entries, stateRefreshInterval);
+  return checkSyncTopicConfigs(syncTopic, entries, retention);
 }

@@ -462,6 +462,22 @@ pub struct SyncOptions {
     pub max_record_bytes: u64,
 }
 
+impl SyncOptions {
+    /// The least `retention.ms` of the sync topic for these options:
+    /// [`MIN_RETENTION_REFRESHES`](super::MIN_RETENTION_REFRESHES) × `state_refresh_interval`
+    /// (or an infinite retention).
+    ///
+    /// # Examples
+    /// ```
+    /// use partkit::sync::SyncOptions;
+    /// assert_eq!(SyncOptions::default().min_retention(), 1_200_000);
+    /// ```
+    pub fn min_retention(&self) -> u64 {
+        self.state_refresh_interval
+            .saturating_mul(super::MIN_RETENTION_REFRESHES)
+    }
+}
+
 impl Default for SyncOptions {
     fn default() -> Self {
         SyncOptions {

@@ -6,7 +6,7 @@
 //! (reading a JS object from inside wasm runs user code, getters and proxies, while the task is
 //! borrowed), or, for a message, as the bytes of a record's value as the caller read it, copied
 //! by JS. Outputs and views go out as JSON text that `js/sync.mjs` parses (the core keeps every
-//! number within 2^53-1); with `publishRecords(true)` an output's messages stay out of it, each
+//! number within 2^53-1); with `as_records` (`publishAs: 'records'`) an output's messages stay out of it, each
 //! written once as the JSON text of a record to publish (`takeRecords`). Bytes (encoded by `TextEncoder`, copied in one go) and text (decoded
 //! and parsed natively) cross the boundary faster than strings copied character by character and
 //! objects built one property at a time, which is what a new epoch of thousands of partitions
@@ -73,6 +73,33 @@ fn parse<T: DeserializeOwned>(bytes: &[u8], code: &str, what: &str) -> Result<T>
         .map_err(|e| BoundaryError(error_value("sync", code, &format!("{what}: {e}"))))
 }
 
+/// `SyncOptions` from the JSON bytes made in JS (the defaults when there are none).
+fn read_options(options: Option<Vec<u8>>) -> Result<SyncOptions> {
+    match options {
+        Some(bytes) => parse(&bytes, "SYNC_INVALID_OPTIONS", "invalid options"),
+        None => Ok(SyncOptions::default()),
+    }
+}
+
+/// The options a `SyncTask` would run with, checked by the core as a task's are, and the least
+/// retention of the sync topic for them: `{"options": SyncOptions, "minRetention": n}`.
+#[wasm_bindgen(js_name = syncOptionsJson)]
+pub fn sync_options_json(options: Option<Vec<u8>>) -> Result<String> {
+    // (the rules of a task's options are SyncTask::with_options')
+    let task = sync::SyncTask::with_options("options", read_options(options)?)?;
+    let opts = task.options();
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Resolved<'a> {
+        options: &'a SyncOptions,
+        min_retention: u64,
+    }
+    to_json(&Resolved {
+        options: opts,
+        min_retention: opts.min_retention(),
+    })
+}
+
 fn now(value: f64) -> Result<u64> {
     if value.is_finite() && value >= 0.0 && value.fract() == 0.0 && value <= MAX_SAFE_INTEGER as f64
     {
@@ -90,7 +117,7 @@ fn now(value: f64) -> Result<u64> {
 #[wasm_bindgen(js_name = SyncTask)]
 pub struct WasmSyncTask {
     inner: sync::SyncTask,
-    /// Whether outputs give their messages as records (`publishRecords`).
+    /// Whether outputs give their messages as records (`as_records` of the constructor).
     as_records: bool,
     /// The records of the last output, `key, type, value` for each, until `takeRecords`.
     records: Vec<String>,
@@ -120,29 +147,26 @@ impl WasmSyncTask {
 
 #[wasm_bindgen(js_class = SyncTask)]
 impl WasmSyncTask {
-    /// A task; `options` is the JSON of `SyncOptions` (unknown fields refused).
+    /// A task; `options` is the JSON of `SyncOptions` (unknown fields refused); with
+    /// `as_records` (JS's `publishAs: 'records'`), outputs give their messages as records
+    /// (`takeRecords`) instead of in `publish`.
     #[wasm_bindgen(constructor)]
-    pub fn new(task_id: &str, options: Option<Vec<u8>>) -> Result<WasmSyncTask> {
-        let opts: SyncOptions = match options {
-            Some(bytes) => parse(&bytes, "SYNC_INVALID_OPTIONS", "invalid options")?,
-            None => SyncOptions::default(),
-        };
+    pub fn new(task_id: &str, options: Option<Vec<u8>>, as_records: bool) -> Result<WasmSyncTask> {
         Ok(WasmSyncTask {
-            inner: sync::SyncTask::with_options(task_id, opts)?,
-            as_records: false,
+            inner: sync::SyncTask::with_options(task_id, read_options(options)?)?,
+            as_records,
             records: Vec::new(),
         })
     }
 
-    /// From now on, outputs give their messages as records (`takeRecords`) instead of in `publish`.
-    #[wasm_bindgen(js_name = publishRecords)]
-    pub fn publish_records(&mut self, on: bool) {
-        self.as_records = on;
-        self.records.clear();
+    /// The options this task runs with (defaults filled in), as JSON text.
+    #[wasm_bindgen(js_name = optionsJson)]
+    pub fn options_json(&self) -> Result<String> {
+        to_json(self.inner.options())
     }
 
     /// The records of the last output: `key, type, value` for each message, in order (empty
-    /// unless `publishRecords(true)`); taking them leaves none.
+    /// unless the task was made with `as_records`); taking them leaves none.
     #[wasm_bindgen(js_name = takeRecords)]
     pub fn take_records(&mut self) -> Vec<String> {
         std::mem::take(&mut self.records)

@@ -1,5 +1,5 @@
 // A connector task loop against partkit's sync types (strict tsc checks the declarations).
-import {PartitionSpec, RebalanceEvent, SyncError, SyncMessage, SyncOutput, SyncRecord, SyncTask, TaskState} from 'partkit';
+import {PartitionSpec, RebalanceEvent, ResolvedSyncOptions, SyncError, SyncMessage, SyncOutput, SyncRecord, SyncTask, TaskState, minSyncRetention, resolveSyncOptions} from 'partkit';
 
 /** The sync topic of a test: one array, a read cursor per task. */
 export class Topic {
@@ -53,4 +53,11 @@ export function recordsAlone(): {epoch: string | undefined; types: string[]} {
   const log: SyncRecord[] = [...task.onRebalance({generation: 1, leader: true, members: ['a']}, 1).publish];
   for (const record of log) log.push(...task.onMessage(record.value, 2).publish); // records read back as they land
   return {epoch: task.epoch(), types: log.map((r) => r.type)};
+}
+
+/** The options a task runs with, and the least retention of its sync topic, from the core. */
+export function resolvedOptions(): {task: ResolvedSyncOptions; resolved: ResolvedSyncOptions; minRetention: number} {
+  const options = {stateRefreshInterval: 1000, publishAs: 'records' as const};
+  const task = new SyncTask('a', options);
+  return {task: task.options(), resolved: resolveSyncOptions(options), minRetention: minSyncRetention(options)};
 }
