@@ -245,9 +245,10 @@ pub fn round_robin_schedule(
 ) -> Result<Vec<u32>> {
     const MAX_RUNS: f64 = 1_000_000.0;
     if !(runs.fract() == 0.0 && (0.0..=MAX_RUNS).contains(&runs)) {
-        return Err(core::BucketingError::InvalidArgument(format!(
-            "runs must be an integer between 0 and {MAX_RUNS}"
-        ))
+        // the bound written out: formatting an f64 pulls Rust's float printing (~14 kB) into the wasm
+        return Err(core::BucketingError::InvalidArgument(
+            "runs must be an integer between 0 and 1000000".into(),
+        )
         .into());
     }
     let c = config(kinds, nums, joined, lens)?;
@@ -308,8 +309,11 @@ impl WasmBucketSet {
     pub fn buckets(&self, limit: f64) -> Result<Vec<u32>> {
         if (self.0.len() as f64) > limit {
             return Err(core::BucketingError::InvalidArgument(format!(
-                "the bucket set has {} buckets, more than {limit} can be listed",
-                self.0.len()
+                "the bucket set has {} buckets, more than {} can be listed",
+                self.0.len(),
+                // `limit` is JavaScript's constant (an integer); as u64, not f64, so that the
+                // wasm carries no float printing
+                limit as u64
             ))
             .into());
         }
