@@ -150,7 +150,6 @@ fn parse_int(side: &str) -> Result<u64, BucketingError> {
     }))
 }
 
-
 /// Sorts `v` ascending: an in-place heapsort, the same order as `sort_unstable` (pairs are
 /// totally ordered, equal pairs are equal). Here, not `sort_unstable`, because the standard
 /// library's sort adds about 7.5 kB to the bucketing wasm, and a config's ranges are few.

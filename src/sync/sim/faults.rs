@@ -100,6 +100,7 @@ impl Sim {
         }
         self.note(format!("whole stop: {} tasks close", alive.len()));
         let chaos = std::mem::replace(&mut self.chaos, false);
+        let from = self.log.len();
         for &i in &alive {
             let now = self.clock(i);
             let out = self.nodes[i].task.close(now);
@@ -133,7 +134,12 @@ impl Sim {
         self.chaos = chaos;
         // a task that fenced itself while closing (it found a hole in what it had read before)
         // left no final checkpoint: that stop is not a clean one, and is kept short
-        let clean = alive.iter().all(|&i| self.nodes[i].task.fenced().is_none());
+        // (so did a stop in which no task left one: each had missed an epoch, or fenced)
+        let ids: Vec<&str> = alive.iter().map(|&i| self.nodes[i].id.as_str()).collect();
+        let left = self.log[from..]
+            .iter()
+            .any(|m| m.checkpoint.is_some() && ids.contains(&m.task_id.as_str()));
+        let clean = left && alive.iter().all(|&i| self.nodes[i].task.fenced().is_none());
         // (every task: also a replacement of one that fenced itself meanwhile)
         for i in self.alive() {
             let n = &mut self.nodes[i];

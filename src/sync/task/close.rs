@@ -11,7 +11,7 @@ pub(super) enum Closing {
     /// Closing: its final checkpoint waits for its own records to be read back (or for a
     /// message being read in chunks to complete).
     Wanted,
-    /// Closed: the final checkpoint went out, or none was needed (no epoch, fenced).
+    /// Closed: the final checkpoint went out, or none could (no epoch, behind, fenced).
     Done,
 }
 
@@ -102,7 +102,8 @@ impl SyncTask {
         if self.refresh.closing != Closing::Wanted {
             return;
         }
-        if self.view.epoch.is_none() {
+        if self.view.epoch.is_none() || self.view.behind {
+            // (a task that missed an epoch holds no view to start from: it leaves none)
             self.refresh.closing = Closing::Done;
             return;
         }

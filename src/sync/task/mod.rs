@@ -126,13 +126,17 @@ impl SyncTask {
                 "invalid task id: must not be empty",
             ));
         }
-        if opts.rebalance_timeout == 0
-            || opts.epoch_ack_timeout == 0
-            || opts.state_refresh_interval == 0
-        {
+        let zero = [
+            ("rebalanceTimeout", opts.rebalance_timeout),
+            ("epochAckTimeout", opts.epoch_ack_timeout),
+            ("stateRefreshInterval", opts.state_refresh_interval),
+        ]
+        .into_iter()
+        .find(|(_, v)| *v == 0);
+        if let Some((name, _)) = zero {
             return Err(SyncError::new(
                 ErrorKind::InvalidOptions,
-                "invalid options: rebalanceTimeout, epochAckTimeout and stateRefreshInterval must be positive",
+                format!("invalid options: {name} must be positive, got 0"),
             ));
         }
         if opts.max_record_bytes < MIN_RECORD_BYTES || opts.max_record_bytes > MAX_SAFE_INTEGER {

@@ -18,13 +18,9 @@ pub(super) struct Refresh {
     /// next one `stateRefreshInterval` after it, however often epochs change, and a task that
     /// started at an old checkpoint does not wait a whole interval more.
     pub(super) checkpoint_seen: Option<u64>,
-    /// A checkpoint fell due while an own record other than a `Regular` one (an epoch, an
-    /// answer, a checkpoint) was not read back yet: it goes out once it is.
+    /// A checkpoint fell due while own records were not read back yet: it goes out once they
+    /// are.
     pub(super) checkpoint_waiting: bool,
-    /// Whether the last checkpoint this task published went out while own `Regular` records
-    /// were not read back yet: it cannot be clean (they land between the record it names and
-    /// itself), and is not retried for that (see `checkpoint_in`).
-    pub(super) checkpoint_over_own: bool,
     /// Whether the task was told to stop cleanly, and whether its final checkpoint went out.
     pub(super) closing: super::close::Closing,
     /// The answers from an older epoch this task showed the epoch in force for, once each
@@ -187,9 +183,7 @@ impl SyncTask {
     /// interval; one interval for a task that is not a member; `None` before it has an epoch.
     /// A slot is `1 / n` of the interval, but never shorter than `epochAckTimeout`, the time a
     /// member is expected to take to read what the leader publishes: a member that lags by less
-    /// reads the leader's checkpoint before its turn. When `n` such slots do not fit in the
-    /// interval, the successors whose slot would end after it share the rest of the interval
-    /// evenly: every member has a turn of its own. (With slots of `1 / n` interval, every
+    /// reads the leader's checkpoint before its turn. (With slots of `1 / n` interval, every
     /// member lagging by more than its slot stepped in with a checkpoint of its own, which could
     /// not be clean, as it had not read the log to its end: in a large group, lagging members
     /// added whole views to the log they lagged behind.)
@@ -201,18 +195,13 @@ impl SyncTask {
             return self.view.epoch.as_ref().map(|_| interval);
         }
         let (r, n) = self.place_after_leader()?;
-        let slot = self.opts.epoch_ack_timeout.max(1);
-        if slot.saturating_mul(n) <= interval {
-            return Some(interval.saturating_mul(r) / n.max(1));
-        }
-        // the first `k` successors (as many as fit before the interval ends) step in
-        // `epochAckTimeout` apart; the others share what is left of the interval, each its own
-        // turn: successors stepping in at one moment interleave their checkpoints' chunks in the
-        // log, and none of them is clean
-        let k = (interval.saturating_sub(1) / slot).min(r);
-        let rest = interval.saturating_sub(k.saturating_mul(slot));
-        let later = rest.saturating_mul(r - k) / n.saturating_sub(k).max(1);
-        Some(k.saturating_mul(slot).saturating_add(later).min(interval))
+        let slot = self.opts.epoch_ack_timeout;
+        let delay = if slot.saturating_mul(n) > interval {
+            slot.saturating_mul(r)
+        } else {
+            interval.saturating_mul(r) / n.max(1)
+        };
+        Some(delay.min(interval))
     }
 
     /// This member's place after the leader of the epoch in force, in id order, and the number
@@ -256,9 +245,9 @@ impl SyncTask {
         self.refresh.refresh_at = self
             .refresh_delay()
             .map(|d| self.now.saturating_add(interval).saturating_add(d));
-        // like an epoch, a checkpoint is computed from a view that holds the epochs and answers
-        // its author published (one of its own records not read back yet may be a newer
-        // epoch): it goes out once they are read back (see `finish`)
+        // like an epoch, a checkpoint is computed from a view that holds everything its author
+        // published (one of its own records not read back yet may be a newer epoch): it goes
+        // out once they are read back (see `finish`)
         self.refresh.checkpoint_waiting = self.checkpoint_waits();
         if self.refresh.checkpoint_waiting {
             return;
@@ -288,19 +277,12 @@ impl SyncTask {
         let newest = self.view.forks.iter().rev().take(MAX_REJECTED);
         m.rejected = newest.map(|(_, e)| e.clone()).collect();
         out.publish.push(m);
-        self.refresh.checkpoint_over_own = self.cursor.own_read < self.cursor.seq;
         true
     }
 
-    /// Whether a checkpoint waits for own records to be read back: for the epochs, answers and
-    /// checkpoints, not for the own `Regular` records. A checkpoint published while some of
-    /// those are in flight holds the own state they carry, and lands after them: a task that
-    /// starts at it applies it and reads them as older than what it holds (their
-    /// `stateVersion`), so they change nothing. (Waiting for every own record, a task whose
-    /// producer had a backlog and that changed its state faster than its records came back
-    /// never checkpointed.)
+    /// Whether a checkpoint waits for own records to be read back (see `checkpoint`).
     pub(super) fn checkpoint_waits(&self) -> bool {
-        self.cursor.own_read < self.cursor.last_not_regular
+        self.cursor.own_read < self.cursor.seq
     }
 
     /// How long a task may stay behind before it fences itself: the resends that let a task
