@@ -320,7 +320,7 @@ export class SyncTask {
    * The task stops cleanly: call it once the connector stopped every partition the task ran,
    * before leaving the group. It starts nothing more and publishes a final checkpoint as soon as
    * everything it published is read back (at once when it is), so that a connector whose tasks
-   * all closed can stay stopped for up to the retention and lose nothing. Keep feeding it what
+   * all closed finds its state after a stop shorter than the retention. Keep feeding it what
    * is read (and ticking at `pollTimeout()`) until `closed()` is true, then leave.
    */
   close(now) {

@@ -94,8 +94,7 @@ export interface SyncTask<Output = SyncOutput> {
   /**
    * The task stops cleanly (the connector stopped every partition it ran; call it before leaving
    * the group): it starts nothing more and publishes a final checkpoint once everything it
-   * published is read back, so that a connector whose tasks all closed can stay stopped for up
-   * to the retention and lose nothing. Keep feeding it what is read until `closed()`, then leave.
+   * published is read back, so that a connector whose tasks all closed finds its state after a stop shorter than the retention. Keep feeding it what is read until `closed()`, then leave.
    */
   close(now: number): Output;
   /** Whether a task told to `close` is done: its final checkpoint went out (or none was needed). */

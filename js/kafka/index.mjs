@@ -254,7 +254,7 @@ export class KafkaTaskSync extends EventEmitter {
 
   /**
    * Stops every running partition, publishes the task's final checkpoint (SyncTask.close: a
-   * connector whose tasks all closed can stay stopped for up to the retention and lose nothing),
+   * connector whose tasks all closed finds its state after a stop shorter than the retention),
    * leaves the heartbeat group, stops the reader and the producer (after pending publishes).
    * Each wait is bounded by stopTimeout.
    */
@@ -289,8 +289,7 @@ export class KafkaTaskSync extends EventEmitter {
       //    epoch reads it before it computes (no finished partition is started again).
       if (!error) await bounded(this.publishChain, this.options.stopTimeout);
       // 3. The final checkpoint (SyncTask.close): the task publishes one once it has read back
-      //    what it published, so that a connector whose tasks all closed can stay stopped for up
-      //    to the retention and lose nothing. The reader keeps feeding it meanwhile (bounded).
+      //    what it published, so that a connector whose tasks all closed finds its state after a stop shorter than the retention. The reader keeps feeding it meanwhile (bounded).
       if (!error && wasRunning) await this.finalCheckpoint();
       // 4. Leave the heartbeat group: that is what tells the others to take over. Every
       //    disconnect is bounded by stopTimeout: kafkajs' can hang when it comes during a

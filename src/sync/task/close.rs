@@ -20,7 +20,7 @@ impl SyncTask {
     /// the group. From now on it starts nothing, and it publishes a final checkpoint of the epoch
     /// in force as soon as everything it published has been read back (at once when it has), so
     /// that the newest usable checkpoint of the log is as new as the stop: a connector whose
-    /// tasks all closed can stay stopped for up to the retention and lose nothing (a crash
+    /// tasks all closed finds its state after a stop shorter than the retention (a crash
     /// leaves one at most about two intervals old, see the module docs). Keep feeding it what
     /// it reads (and ticks at [`poll_timeout`](Self::poll_timeout)) until
     /// [`closed`](Self::closed) is true, then leave the group. Calling it again does nothing.
