@@ -192,6 +192,16 @@ impl World {
         }
     }
 
+    /// Every task reports started, at `now`, each partition it was told to start.
+    fn start_all(&mut self, now: u64) {
+        for (id, tokens) in self.running.clone() {
+            for t in tokens {
+                let out = self.task(&id).partition_started(&t, now).unwrap();
+                self.act(&id, out);
+            }
+        }
+    }
+
     /// Retention deletes the records older than `retention`.
     fn expire(&mut self, retention: u64) {
         while self.first < self.log.len() && self.log[self.first].0 + retention < self.now {
@@ -298,12 +308,7 @@ fn a_new_task_starts_from_a_checkpoint_after_a_quiet_day() {
         .unwrap();
     w.act("x", out);
     w.settle();
-    for (id, tokens) in w.running.clone() {
-        for t in tokens {
-            let out = w.task(&id).partition_started(&t, now).unwrap();
-            w.act(&id, out);
-        }
-    }
+    w.start_all(now);
     w.settle();
     let until = w.now + DAY + 3_600_000;
     w.run_until(until, Some(DAY));
@@ -592,13 +597,8 @@ fn a_stop_shorter_than_the_retention_after_a_clean_close_loses_nothing() {
     w.act("a", out);
     let until = w.now + 20_000;
     w.run_until(until, Some(retention));
-    for (id, tokens) in w.running.clone() {
-        for t in tokens {
-            let now = w.now;
-            let out = w.task(&id).partition_started(&t, now).unwrap();
-            w.act(&id, out);
-        }
-    }
+    let now = w.now;
+    w.start_all(now);
     w.settle();
     let (p_owner, _) = w.owners(&["p"])["p"].clone();
     let now = w.now;
