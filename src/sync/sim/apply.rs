@@ -88,9 +88,7 @@ impl Sim {
                 publish.len()
             );
             self.note(l);
-            self.nodes[i].alive = false;
-            self.nodes[i].events.clear();
-            self.nodes[i].running.clear();
+            self.nodes[i].stop();
             self.report.crashes += 1;
             self.report.chunk_deaths += 1;
             let at = self.step + self.rng.range(1, 30) as usize;

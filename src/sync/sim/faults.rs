@@ -22,9 +22,7 @@ impl Sim {
             return Ok(());
         };
         let n = &mut self.nodes[i];
-        n.alive = false;
-        n.events.clear();
-        n.running.clear();
+        n.stop();
         let id = n.id.clone();
         self.report.crashes += 1;
         let delay = self.rng.range(1, 30) as usize;
@@ -142,10 +140,7 @@ impl Sim {
         let clean = left && alive.iter().all(|&i| self.nodes[i].task.fenced().is_none());
         // (every task: also a replacement of one that fenced itself meanwhile)
         for i in self.alive() {
-            let n = &mut self.nodes[i];
-            n.alive = false;
-            n.events.clear();
-            n.running.clear();
+            self.nodes[i].stop();
         }
         // (up to the retention less an interval: the restarted connector publishes its first
         // checkpoint, after a rebalance, before the final ones age out)
@@ -204,9 +199,7 @@ impl Sim {
         self.divert = None;
         r?;
         let n = &mut self.nodes[i];
-        n.alive = false;
-        n.events.clear();
-        n.running.clear();
+        n.stop();
         let l = format!("{} leaves; its records land at step {due}", n.id);
         self.note(l);
         let at = self.step + self.rng.range(1, 5) as usize;

@@ -74,6 +74,15 @@ struct Node {
     read_from: usize,
 }
 
+impl Node {
+    /// The task is gone (it crashed, left, or the connector stopped): it runs and reads nothing.
+    fn stop(&mut self) {
+        self.alive = false;
+        self.events.clear();
+        self.running.clear();
+    }
+}
+
 struct Sim {
     cfg: SimConfig,
     rng: Rng,
