@@ -236,32 +236,149 @@ impl Change {
     }
 }
 
+/// An entry's partitions from this many on are found by `Positions` (fewer are walked).
+const INDEXED_FROM: usize = 64;
+
+/// Where each partition of a view entry is, by the hash of its token, so that a change naming a
+/// few partitions of a sender's entry of thousands is applied without a pass over the entry.
+/// It describes the entry of the `state_version` and length it was built or kept for: the
+/// entry's version only grows outside an epoch's application (a whole state or a change read is
+/// newer), and only grows the entry (partitions appended) while it stays, so an entry of another
+/// version or length is one it no longer describes (rebuilt when next needed). An epoch applied
+/// rebuilds the view: every entry's positions are forgotten (`View::forget_positions`).
+#[derive(Clone, Default)]
+pub(super) struct Positions {
+    /// The entry's version and length these positions describe (`None`: none).
+    of: Option<(u64, usize)>,
+    /// Token hash -> position.
+    at: HashMap<u64, usize>,
+    /// Hashes of more than one token of the entry: those are found by a walk.
+    shared: HashSet<u64>,
+}
+
+impl std::fmt::Debug for Positions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Positions")
+            .field("of", &self.of)
+            .field("tokens", &self.at.len())
+            .field("shared", &self.shared.len())
+            .finish()
+    }
+}
+
+fn token_hash(token: &str) -> u64 {
+    use std::hash::BuildHasher;
+    rustc_hash::FxBuildHasher.hash_one(token)
+}
+
+impl Positions {
+    /// These positions, brought to `items` (the partitions of an entry of `version`) if they do
+    /// not describe it, when it is worth it (an entry of at least `INDEXED_FROM` partitions).
+    fn of_entry<T: Item>(&mut self, items: &[T], version: u64) -> Option<&mut Self> {
+        if items.len() < INDEXED_FROM {
+            self.of = None;
+            return None;
+        }
+        if self.of != Some((version, items.len())) {
+            self.at.clear();
+            self.shared.clear();
+            self.at.reserve(items.len());
+            for (i, p) in items.iter().enumerate() {
+                self.appended(p.token(), i);
+            }
+        }
+        self.of = Some((version, items.len()));
+        Some(self)
+    }
+
+    /// Where `token` is in `items`, the entry these positions describe (the last of a token, as
+    /// a walk from the end finds it; an entry holds a token once).
+    fn find<T: Item>(&self, items: &[T], token: &str) -> Option<usize> {
+        let h = token_hash(token);
+        let at = if self.shared.contains(&h) {
+            items.iter().rposition(|q| q.token() == token)
+        } else {
+            self.at
+                .get(&h)
+                .copied()
+                .filter(|&i| items[i].token() == token)
+        };
+        debug_assert_eq!(at, items.iter().rposition(|q| q.token() == token));
+        at
+    }
+
+    fn appended(&mut self, token: &str, i: usize) {
+        let h = token_hash(token);
+        if self.at.insert(h, i).is_some() {
+            self.shared.insert(h);
+        }
+    }
+}
+
 /// Applies a change read from its sender (`change`: the partitions and shares it lists;
 /// `delta`: the tokens it dropped) to `base`, what the reader holds for that sender: dropped
 /// tokens go, listed items replace those of the same token or are appended, in order.
-pub(super) fn patch(base: &mut TaskState, change: &TaskState, delta: &Delta) {
+/// `positions`: those of `base`'s partitions, when the reader keeps them (a view entry).
+pub(super) fn patch(
+    base: &mut TaskState,
+    change: &TaskState,
+    delta: &Delta,
+    positions: Option<&mut Positions>,
+) {
+    // (a partition dropped moves those after it: the positions are rebuilt when next needed)
+    let mut index = positions.and_then(|p| match delta.removed.is_empty() {
+        true => p.of_entry(&base.data.partitions, base.state_version),
+        false => {
+            p.of = None;
+            None
+        }
+    });
     patch_items(
         &mut base.data.partitions,
         &change.data.partitions,
         &delta.removed,
+        index.as_deref_mut(),
     );
+    if let Some(p) = index {
+        p.of = Some((change.state_version, base.data.partitions.len()));
+    }
     patch_items(
         &mut base.share.partitions,
         &change.share.partitions,
         &delta.unshared,
+        None,
     );
     base.task_id = change.task_id.clone();
     base.state_version = change.state_version;
     base.state_timestamp = change.state_timestamp;
 }
 
-/// One list of `patch`: `dropped` tokens go, then `listed` items replace or are appended.
-fn patch_items<T: Item>(base: &mut Vec<T>, listed: &[T], dropped: &[String]) {
+/// One list of `patch`: `dropped` tokens go, then `listed` items replace or are appended
+/// (`index`: the positions of `base`, kept up to date).
+fn patch_items<T: Item>(
+    base: &mut Vec<T>,
+    listed: &[T],
+    dropped: &[String],
+    index: Option<&mut Positions>,
+) {
     if !dropped.is_empty() {
         let gone: HashSet<&str> = dropped.iter().map(String::as_str).collect();
         base.retain(|p| !gone.contains(p.token()));
     }
     if listed.is_empty() {
+        return;
+    }
+    if let Some(index) = index {
+        for p in listed {
+            match index.find(base, p.token()) {
+                Some(i) if base[i].kept_over(p) => {}
+                Some(i) => base[i] = p.clone(),
+                None => {
+                    index.appended(p.token(), base.len());
+                    base.push(p.clone());
+                }
+            }
+        }
         return;
     }
     // where each listed item is in `base` as it was, the last of a token as an index built by
@@ -312,7 +429,79 @@ impl SyncTask {
             .or_else(|| self.view.cache.get(&msg.task_id))
             .cloned()
             .unwrap_or_else(|| TaskState::empty(msg.task_id.clone()));
-        patch(&mut whole, st, delta);
+        patch(&mut whole, st, delta, None);
         whole
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Changes applied to an entry with its positions kept give what they give by a walk: a
+    /// random run of changes (partitions changed, appended, dropped), with partitions appended
+    /// beside them as a view does (not by a change: the positions no longer describe the entry).
+    #[test]
+    fn positions_find_what_a_walk_finds() {
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let token = |i: u64| format!("{i:08x}");
+        let statuses = [
+            PartitionStatus::Created,
+            PartitionStatus::Running,
+            PartitionStatus::Finished,
+        ];
+        let mut walked = TaskState::empty("t");
+        let mut fresh = 0u64;
+        for _ in 0..300 {
+            walked
+                .data
+                .partitions
+                .push(PartitionState::created(token(fresh), vec![]));
+            fresh += 1;
+        }
+        let mut indexed = walked.clone();
+        let mut positions = Positions::default();
+        for step in 0..2_000u64 {
+            let mut change = TaskState::empty("t");
+            change.state_version = step + 1;
+            let mut delta = Delta::default();
+            let len = walked.data.partitions.len() as u64;
+            for _ in 0..1 + next(12) {
+                let mut p = if next(4) == 0 || len == 0 {
+                    fresh += 1;
+                    PartitionState::created(token(fresh), vec![])
+                } else {
+                    walked.data.partitions[next(len) as usize].clone()
+                };
+                p.state = statuses[next(3) as usize];
+                if !change.data.partitions.iter().any(|q| q.token == p.token) {
+                    change.data.partitions.push(p);
+                }
+            }
+            if next(10) == 0 && len > 0 {
+                let gone = walked.data.partitions[next(len) as usize].token.clone();
+                if !change.data.partitions.iter().any(|q| q.token == gone) {
+                    delta.removed.push(gone);
+                }
+            }
+            patch(&mut walked, &change, &delta, None);
+            patch(&mut indexed, &change, &delta, Some(&mut positions));
+            if next(20) == 0 {
+                fresh += 1;
+                for st in [&mut walked, &mut indexed] {
+                    st.data
+                        .partitions
+                        .push(PartitionState::created(token(fresh), vec![]));
+                }
+            }
+            assert_eq!(walked, indexed, "step {step}");
+        }
+        assert!(walked.data.partitions.len() >= INDEXED_FROM);
     }
 }

@@ -684,7 +684,7 @@ impl SyncTask {
                 let whole = match (&dropped, self.view.cache.get(&st.task_id)) {
                     (Some(d), Some(entry)) if entry.state_version < st.state_version => {
                         let mut whole = entry.clone();
-                        delta::patch(&mut whole, &st, d);
+                        delta::patch(&mut whole, &st, d, None);
                         Some(whole)
                     }
                     _ => None,

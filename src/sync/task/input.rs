@@ -251,10 +251,13 @@ impl SyncTask {
         }
         match msg.kind {
             MessageType::NewEpoch => {
-                // (an epoch rebuilds the own lists: what `marks` knew of them is forgotten)
+                // (an epoch rebuilds the own lists and the view: what `marks` and the positions of the
+                // view's entries knew of them is forgotten)
                 self.own.marks.forget();
+                self.view.forget_positions();
                 self.on_new_epoch(whole, out);
                 self.own.marks.forget();
+                self.view.forget_positions();
                 // a task that starts reading at a checkpoint (where `findEpochStart` puts it)
                 // and applied it counts it as the last clean one: the next falls due an
                 // interval after it was published, not after this task read it

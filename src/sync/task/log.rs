@@ -1,6 +1,6 @@
 //! What a task reads of the other tasks: Regular messages and rebalance answers, older epochs' words, late records of departed tasks; and a hole in what it read (fencing).
 
-use super::delta::patch;
+use super::delta::{patch, Positions};
 use super::epoch::left_by;
 use super::*;
 
@@ -291,7 +291,11 @@ impl SyncTask {
         let kept = self.owned_by_none_but(&msg.task_id, missing);
         // (the entry read above: nothing between changed the view)
         if let Some(entry) = self.view.cache.get_mut(&msg.task_id) {
-            patch(entry, st, delta);
+            let positions = &mut self.view.positions;
+            if !positions.contains_key(&msg.task_id) {
+                positions.insert(msg.task_id.clone(), Positions::default());
+            }
+            patch(entry, st, delta, positions.get_mut(&msg.task_id));
             entry.data.partitions.extend(kept);
             self.view.own_words.insert(msg.task_id.clone());
         }

@@ -1,5 +1,6 @@
 //! The epoch in force and the view of the other tasks under it.
 
+use super::delta;
 use super::limits::RESENT_DEPARTED;
 use super::*;
 
@@ -25,6 +26,9 @@ pub(super) struct View {
     pub(super) in_epoch: bool,
     /// The state of every other task this task knows, as of the epoch in force.
     pub(super) cache: BTreeMap<String, TaskState>,
+    /// Where the partitions of each entry of `cache` are, for the entries changes were applied
+    /// to (see `delta::Positions`).
+    pub(super) positions: HashMap<String, delta::Positions>,
     /// Tasks whose cached state is their own word (read from their message), not a leader's
     /// snapshot entry.
     pub(super) own_words: BTreeSet<String>,
@@ -50,6 +54,13 @@ pub(super) struct View {
     /// Of those, the forks: built on an epoch this task applied before the one in force (their
     /// leader missed an epoch; every task that did not rejects them). Checkpoints name them.
     pub(super) forks: BTreeSet<(u64, String)>,
+}
+
+impl View {
+    /// An epoch is applied: it rebuilds the entries, whose positions are forgotten.
+    pub(super) fn forget_positions(&mut self) {
+        self.positions.clear();
+    }
 }
 
 impl SyncTask {
