@@ -3,8 +3,10 @@
 
 use std::borrow::Cow;
 
-use super::limits::MAX_CHUNKS;
-use super::*;
+use super::limits::{MAX_CHUNKS, MAX_SAFE_INTEGER};
+use super::SyncTask;
+use crate::sync::error::SyncError;
+use crate::sync::types::{CheckpointRef, ChunkRef, SyncMessage, TaskState};
 
 /// Length of a value's JSON, as the transport publishes it (counted, not written out).
 pub(super) fn json_len<T: serde::Serialize>(v: &T) -> usize {

@@ -2,8 +2,11 @@
 //! its sender changed since its previous message, and readers apply it to what they hold for the
 //! sender (see the module docs of `sync`).
 
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+
 use super::limits::PARTITION_SHARE;
-use super::*;
+use super::{own, SyncTask};
+use crate::sync::types::{Delta, PartitionState, SharedPartition, SyncMessage, TaskState};
 
 /// What a task last published of its own state, to compute its next change from: its items in
 /// the order it holds them (a task changes items in place and appends new ones, so the next

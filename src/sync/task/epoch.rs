@@ -1,9 +1,19 @@
 //! Epochs: which NewEpoch applies and how it is applied.
 
 use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet};
 
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+
+use super::leader::{Lead, Pending};
 use super::limits::{MAX_DEPARTED, MAX_HISTORY};
-use super::*;
+use super::log::member_owners;
+use super::view::EpochInfo;
+use super::{delta, SyncTask};
+use crate::sync::assign::rendezvous;
+use crate::sync::types::{
+    MessageType, PartitionState, PartitionStatus, SyncMessage, SyncOutput, TaskState,
+};
 
 /// The leader named in an epoch id `"<generation>-<leader>"` or `"<generation>-<leader>-<attempt>"`.
 pub(super) fn epoch_leader(id: &str, generation: u64, attempt: u32) -> String {

@@ -5,8 +5,12 @@
 
 use std::borrow::Cow;
 
-use super::limits::MAX_DEPARTED;
-use super::*;
+use super::leader::{Pending, RebalanceInfo};
+use super::limits::{MAX_DEPARTED, MAX_SAFE_INTEGER};
+use super::timer::Timer;
+use super::SyncTask;
+use crate::sync::error::{ErrorKind, SyncError};
+use crate::sync::types::{CheckpointRef, MessageType, RebalanceEvent, SyncMessage, SyncOutput};
 
 impl SyncTask {
     /// A group rebalance: answer with the own state; a leader starts collecting answers.

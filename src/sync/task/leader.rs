@@ -1,8 +1,13 @@
 //! The leader of a rebalance: when and from what view it computes and publishes the new epoch.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use super::limits::RESENT_DEPARTED;
+use super::log::absorb_into;
 use super::timer::backoff;
-use super::*;
+use super::SyncTask;
+use crate::sync::assign::compute_epoch;
+use crate::sync::types::{MessageType, SyncMessage, SyncOutput, TaskState};
 
 /// The latest rebalance a task was told about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

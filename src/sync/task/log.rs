@@ -1,8 +1,15 @@
 //! What a task reads of the other tasks: Regular messages and rebalance answers, older epochs' words, late records of departed tasks; and a hole in what it read (fencing).
 
+use std::collections::{BTreeMap, BTreeSet};
+
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+
 use super::delta::{patch, Positions};
 use super::epoch::left_by;
-use super::*;
+use super::leader::Answer;
+use super::SyncTask;
+use crate::sync::assign::rendezvous;
+use crate::sync::types::{PartitionState, PartitionStatus, SyncMessage, SyncOutput, TaskState};
 
 /// Takes into `cache` what `state` (its task's own word, from an epoch other than the one the
 /// cache is in) says that the cache does not: progress of its partitions, partitions it owns that

@@ -2,8 +2,18 @@
 //! up to date with the view (shares picked up and cleared, readiness and scheduling, delayed
 //! removal).
 
-use super::limits::PARTITION_SHARE;
-use super::*;
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashSet as HashSet;
+
+use super::limits::{MAX_SAFE_INTEGER, PARTITION_SHARE};
+use super::timer::{removal_due, RemovalBlockers};
+use super::validate::invalid_partition;
+use super::{chunk, SyncTask};
+use crate::sync::error::SyncError;
+use crate::sync::types::{
+    PartitionSpec, PartitionState, PartitionStatus, SharedPartition, SyncOutput,
+};
 
 impl SyncTask {
     /// Partitions found by this task: initial partitions, or children read from a parent it

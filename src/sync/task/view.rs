@@ -1,8 +1,13 @@
 //! The epoch in force and the view of the other tasks under it.
 
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+
 use super::delta;
 use super::limits::RESENT_DEPARTED;
-use super::*;
+use super::SyncTask;
+use crate::sync::types::{Delta, MessageType, PartitionState, SyncMessage, TaskState};
 
 /// The newest epoch a task has applied.
 #[derive(Debug, Clone, PartialEq, Eq)]
