@@ -384,10 +384,20 @@ fn patch_items<T: Item>(
         }
         return;
     }
-    // where each listed item is in `base` as it was, the last of a token as an index built by
-    // `collect` finds it (tokens borrowed: a change of a few items to a state of thousands
-    // costs one pass over it, not a copy of its tokens)
-    let at: Vec<Option<usize>> = if listed.len() <= 8 {
+    for (p, at) in listed.iter().zip(walk_positions(base, listed)) {
+        match at {
+            Some(i) if base[i].kept_over(p) => {}
+            Some(i) => base[i] = p.clone(),
+            None => base.push(p.clone()),
+        }
+    }
+}
+
+/// Where each listed item is in `base`, the last of a token as an index built by `collect` finds
+/// it, without kept positions (tokens borrowed: a change of a few items to a state of thousands
+/// costs one pass over it, not a copy of its tokens).
+fn walk_positions<T: Item>(base: &[T], listed: &[T]) -> Vec<Option<usize>> {
+    if listed.len() <= 8 {
         listed
             .iter()
             .map(|p| {
@@ -410,13 +420,6 @@ fn patch_items<T: Item>(
             .iter()
             .map(|p| index.get(p.token()).copied())
             .collect()
-    };
-    for (p, at) in listed.iter().zip(at) {
-        match at {
-            Some(i) if base[i].kept_over(p) => {}
-            Some(i) => base[i] = p.clone(),
-            None => base.push(p.clone()),
-        }
     }
 }
 

@@ -8,6 +8,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use super::leader::{Lead, Pending};
 use super::limits::{MAX_DEPARTED, MAX_HISTORY};
 use super::log::member_owners;
+use super::own::Own;
 use super::view::EpochInfo;
 use super::{delta, SyncTask};
 use crate::sync::assign::rendezvous;
@@ -46,6 +47,84 @@ pub(super) fn left_by(st: &TaskState) -> impl Iterator<Item = (PartitionState, O
         .iter()
         .map(|sh| (sh.to_partition(), Some(sh.assignee.as_str())));
     datas.chain(shares)
+}
+
+/// Token -> (its claimant, or `None` when two claim it: left to the epoch; whether an own word
+/// claims it, which a share does not override).
+type Claims<'a> = HashMap<&'a str, (Option<&'a str>, bool)>;
+
+fn claim<'a>(claims: &mut Claims<'a>, token: &'a str, who: &'a str, owned: bool) {
+    let e = claims.entry(token).or_insert((Some(who), owned));
+    if e.0 != Some(who) {
+        e.0 = None; // ambiguous: leave it to the epoch
+    }
+}
+
+/// What the members claimed before an epoch (see `SyncTask::keep_claims`): their own words in
+/// `prev` and this task's (`own`, `me`), then the shares addressed to members.
+fn claims_before<'a>(
+    prev: &'a BTreeMap<String, TaskState>,
+    own: &'a Own,
+    members: &'a BTreeSet<String>,
+    own_words: &'a BTreeSet<String>,
+    me: &'a str,
+) -> Claims<'a> {
+    // only the tasks' own words count: a snapshot entry is a leader's belief, which a
+    // task that applied a divergent epoch could hold wrongly
+    let prev_states = prev
+        .values()
+        .filter(|st| own_words.contains(&st.task_id))
+        .chain(std::iter::once(&own.state))
+        .filter(|st| members.contains(&st.task_id));
+    let mut claims: Claims = HashMap::default();
+    claims.reserve(prev_states.clone().map(|st| st.data.partitions.len()).sum());
+    for st in prev_states.clone() {
+        for p in &st.data.partitions {
+            claim(&mut claims, &p.token, &st.task_id, true);
+        }
+    }
+    // a share claims for its assignee only while its sharer is a member: the shares of a
+    // departed task are the epoch's to resolve (its leader may have read them as a late
+    // record and placed them by the rule for those), as every reader does
+    let own_shares = (own.word_read && members.contains(me))
+        .then_some(&own.shares_read)
+        .into_iter()
+        .flatten()
+        .map(|(token, assignee)| (token.as_str(), assignee.as_str()));
+    let shares = prev_states
+        .filter(|st| st.task_id != me)
+        .flat_map(|st| &st.share.partitions)
+        .map(|sh| (sh.token.as_str(), sh.assignee.as_str()))
+        .chain(own_shares);
+    for (token, assignee) in shares {
+        let owned = claims.get(token).is_some_and(|c| c.1);
+        if members.contains(assignee) && !owned {
+            claim(&mut claims, token, assignee, false);
+        }
+    }
+    claims
+}
+
+/// Takes out of `entries` the partitions another member claims; returns them with their
+/// claimant.
+fn claimed_elsewhere<'e>(
+    claims: &Claims<'_>,
+    entries: impl Iterator<Item = &'e mut TaskState>,
+) -> Vec<(String, PartitionState)> {
+    let mut moved: Vec<(String, PartitionState)> = Vec::new();
+    for st in entries {
+        let task = st.task_id.as_str();
+        st.data
+            .partitions
+            .retain(|p| match claims.get(p.token.as_str()) {
+                Some((Some(m), _)) if *m != task => {
+                    moved.push((m.to_string(), p.clone()));
+                    false
+                }
+                _ => true,
+            });
+    }
+    moved
 }
 
 impl SyncTask {
@@ -245,6 +324,15 @@ impl SyncTask {
         msg: &mut Cow<'_, SyncMessage>,
         base: &str,
     ) -> (BTreeMap<String, TaskState>, Option<TaskState>) {
+        self.record_epoch(msg, base);
+        self.take_members(msg);
+        self.forget_applied_generations(msg);
+        self.forget_gone_senders();
+        self.take_states(msg)
+    }
+
+    /// The epoch's id, author and base are in force, and in the history of epochs applied.
+    fn record_epoch(&mut self, msg: &SyncMessage, base: &str) {
         self.view.epoch = Some(EpochInfo {
             id: msg.sync_epoch.clone(),
             generation: msg.epoch_generation,
@@ -261,6 +349,11 @@ impl SyncTask {
         if self.view.history.len() > MAX_HISTORY {
             self.view.history.pop_front();
         }
+    }
+
+    /// The epoch's members are the members; those that left (and those it says departed) are
+    /// remembered as departed, the latest `MAX_DEPARTED`.
+    fn take_members(&mut self, msg: &SyncMessage) {
         let before = std::mem::replace(
             &mut self.view.members,
             msg.connector_state
@@ -287,27 +380,41 @@ impl SyncTask {
         } else {
             BTreeSet::from([self.id.clone()])
         };
+    }
+
+    /// Epochs read of the generations the epoch closes are forgotten; the forks its author read
+    /// are known (a task starting here did not read their NewEpochs).
+    fn forget_applied_generations(&mut self, msg: &SyncMessage) {
         let applied = msg.epoch_generation;
         self.view.read_epochs.retain(|(g, _)| *g > applied);
         self.view.forks.retain(|(g, _)| *g > applied);
-        // the forks its author read (a task starting here did not read their NewEpochs)
         for e in &msg.rejected {
             if let Some(g) = generation_of(e).filter(|g| *g > applied) {
                 self.view.read_epochs.insert((g, e.clone()));
                 self.view.forks.insert((g, e.clone()));
             }
         }
-        // counters of senders that are gone are no longer needed (bounded memory), but those of
-        // the latest departed tasks are kept: a late record of one after a record this task
-        // missed (e.g. the NewEpoch it led) is a hole like any other
+    }
+
+    /// Counters of senders that are gone are no longer needed (bounded memory), but those of the
+    /// latest departed tasks are kept: a late record of one after a record this task missed
+    /// (e.g. the NewEpoch it led) is a hole like any other.
+    fn forget_gone_senders(&mut self) {
         let (members, me) = (&self.view.members, &self.id);
         let departed: HashSet<&String> = self.view.departed.iter().collect();
         self.cursor
             .heard
             .retain(|t, _| members.contains(t) || t == me || departed.contains(t));
+    }
+
+    /// The epoch's states are the view (moved out of a message given away: at scale they are
+    /// the whole view). Returns the view before it and the epoch's entry for this task.
+    fn take_states(
+        &mut self,
+        msg: &mut Cow<'_, SyncMessage>,
+    ) -> (BTreeMap<String, TaskState>, Option<TaskState>) {
         let mut cache = BTreeMap::new();
         let mut mine_entry: Option<TaskState> = None;
-        // (moved out of a message given away: at scale they are the whole view)
         let states = match msg {
             Cow::Owned(m) => std::mem::take(&mut m.connector_state),
             Cow::Borrowed(m) => m.connector_state.clone(),
@@ -329,65 +436,15 @@ impl SyncTask {
     /// the epoch's record, not read back yet, reaches the others after the epoch, from an older
     /// epoch, and claims nothing there (see `absorb`).
     fn keep_claims(&mut self, prev: &BTreeMap<String, TaskState>, mine: &mut Option<TaskState>) {
-        // token -> (claimant, or None when two claim it: left to the epoch; whether an own
-        // word claims it, which a share does not override)
-        type Claims<'a> = HashMap<&'a str, (Option<&'a str>, bool)>;
-        fn claim<'a>(claims: &mut Claims<'a>, token: &'a str, who: &'a str, owned: bool) {
-            let e = claims.entry(token).or_insert((Some(who), owned));
-            if e.0 != Some(who) {
-                e.0 = None; // ambiguous: leave it to the epoch
-            }
-        }
-        let members = &self.view.members;
-        let own_words = &self.view.own_words;
-        // only the tasks' own words count: a snapshot entry is a leader's belief, which a
-        // task that applied a divergent epoch could hold wrongly
-        let prev_states = prev
-            .values()
-            .filter(|st| own_words.contains(&st.task_id))
-            .chain(std::iter::once(&self.own.state))
-            .filter(|st| members.contains(&st.task_id));
-        let mut claims: Claims = HashMap::default();
-        claims.reserve(prev_states.clone().map(|st| st.data.partitions.len()).sum());
-        for st in prev_states.clone() {
-            for p in &st.data.partitions {
-                claim(&mut claims, &p.token, &st.task_id, true);
-            }
-        }
-        // a share claims for its assignee only while its sharer is a member: the shares of a
-        // departed task are the epoch's to resolve (its leader may have read them as a late
-        // record and placed them by the rule for those), as every reader does
-        let me = self.id.as_str();
-        let own_shares = (self.own.word_read && members.contains(me))
-            .then_some(&self.own.shares_read)
-            .into_iter()
-            .flatten()
-            .map(|(token, assignee)| (token.as_str(), assignee.as_str()));
-        let shares = prev_states
-            .filter(|st| st.task_id != me)
-            .flat_map(|st| &st.share.partitions)
-            .map(|sh| (sh.token.as_str(), sh.assignee.as_str()))
-            .chain(own_shares);
-        for (token, assignee) in shares {
-            let owned = claims.get(token).is_some_and(|c| c.1);
-            if members.contains(assignee) && !owned {
-                claim(&mut claims, token, assignee, false);
-            }
-        }
-        let mut moved: Vec<(String, PartitionState)> = Vec::new();
+        let claims = claims_before(
+            prev,
+            &self.own,
+            &self.view.members,
+            &self.view.own_words,
+            &self.id,
+        );
         let entries = self.view.cache.values_mut().chain(mine.as_mut());
-        for st in entries {
-            let task = st.task_id.as_str();
-            st.data
-                .partitions
-                .retain(|p| match claims.get(p.token.as_str()) {
-                    Some((Some(m), _)) if *m != task => {
-                        moved.push((m.to_string(), p.clone()));
-                        false
-                    }
-                    _ => true,
-                });
-        }
+        let moved = claimed_elsewhere(&claims, entries);
         for (m, p) in moved {
             let target = if m == self.id {
                 mine.as_mut()

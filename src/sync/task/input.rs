@@ -34,6 +34,40 @@ impl SyncTask {
         event: &RebalanceEvent,
         now: u64,
     ) -> Result<SyncOutput, SyncError> {
+        let members = self.rebalance_members(event)?;
+        self.clock(now);
+        let mut out = SyncOutput::default();
+        if self
+            .leading
+            .rebalance
+            .is_some_and(|r| r.generation >= event.generation)
+        {
+            return Ok(out);
+        }
+        self.note_rebalance(event);
+        if event.generation <= self.epoch_generation() {
+            // an epoch for this generation is already in force
+            self.finish(&mut out);
+            return Ok(out);
+        }
+        self.leading.pending = event.leader.then(|| Pending {
+            generation: event.generation,
+            members,
+            since: self.now,
+            awaiting: None,
+            published: None,
+            republished: 0,
+            attempt: 0,
+        });
+        self.settle(&mut out);
+        self.publish_own(MessageType::RebalanceAnswer, &mut out);
+        self.maybe_lead(&mut out);
+        Ok(out)
+    }
+
+    /// The members a rebalance gives a leader (sorted, each once; empty for a member), or why
+    /// the event is refused.
+    fn rebalance_members(&self, event: &RebalanceEvent) -> Result<Vec<String>, SyncError> {
         let bad = |why: &str| {
             SyncError::new(
                 ErrorKind::InvalidRebalance,
@@ -58,15 +92,12 @@ impl SyncTask {
                 return Err(bad("the member list does not contain the leader"));
             }
         }
-        self.clock(now);
-        let mut out = SyncOutput::default();
-        if self
-            .leading
-            .rebalance
-            .is_some_and(|r| r.generation >= event.generation)
-        {
-            return Ok(out);
-        }
+        Ok(members)
+    }
+
+    /// A newer rebalance is the latest: the generations this task joined as a member since the
+    /// epoch in force are remembered (the latest `MAX_DEPARTED`).
+    fn note_rebalance(&mut self, event: &RebalanceEvent) {
         if let Some(prev) = self.leading.rebalance.filter(|r| !r.leader) {
             self.leading.joined.insert(prev.generation);
         }
@@ -79,28 +110,6 @@ impl SyncTask {
             generation: event.generation,
             leader: event.leader,
         });
-        if event.generation <= self.epoch_generation() {
-            // an epoch for this generation is already in force
-            self.finish(&mut out);
-            return Ok(out);
-        }
-        self.leading.pending = if event.leader {
-            Some(Pending {
-                generation: event.generation,
-                members,
-                since: self.now,
-                awaiting: None,
-                published: None,
-                republished: 0,
-                attempt: 0,
-            })
-        } else {
-            None
-        };
-        self.settle(&mut out);
-        self.publish_own(MessageType::RebalanceAnswer, &mut out);
-        self.maybe_lead(&mut out);
-        Ok(out)
     }
 
     /// A message read from the sync topic (own messages included), in topic order.
