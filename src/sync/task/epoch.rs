@@ -643,7 +643,22 @@ impl SyncTask {
         done_before: &HashMap<String, Option<u64>>,
         out: &mut SyncOutput,
     ) {
-        // the epoch is authoritative on conflicts: a token it gives another member is dropped
+        self.drop_given_elsewhere(out);
+        self.take_given(entry, orphans_mine, done_before);
+        // shares the epoch resolved are gone; unknown ones (published in an older epoch) stay
+        let own_data = self.own_data_tokens();
+        self.own
+            .state
+            .share
+            .partitions
+            .retain(|s| !resolved.contains(&s.token) && !own_data.contains(&s.token));
+        self.own.state.state_version = self.own.state.state_version.max(entry.state_version);
+        self.view.in_epoch = true;
+    }
+
+    /// The epoch is authoritative on conflicts: an own partition it gives another member is
+    /// dropped (and stopped if it runs).
+    fn drop_given_elsewhere(&mut self, out: &mut SyncOutput) {
         let count = self
             .view
             .cache
@@ -671,7 +686,16 @@ impl SyncTask {
             }
         });
         out.stop.extend(stop);
-        // additions: what the leader gave this task
+    }
+
+    /// What the leader gave this task (reset if it ran elsewhere; done if known done), then the
+    /// orphans that fall to it.
+    fn take_given(
+        &mut self,
+        entry: &TaskState,
+        orphans_mine: Vec<PartitionState>,
+        done_before: &HashMap<String, Option<u64>>,
+    ) {
         let have = self.own_data_tokens();
         for p in &entry.data.partitions {
             if !have.contains(&p.token) {
@@ -693,15 +717,6 @@ impl SyncTask {
                 self.own.state.data.partitions.push(p);
             }
         }
-        // shares the epoch resolved are gone; unknown ones (published in an older epoch) stay
-        let own_data = self.own_data_tokens();
-        self.own
-            .state
-            .share
-            .partitions
-            .retain(|s| !resolved.contains(&s.token) && !own_data.contains(&s.token));
-        self.own.state.state_version = self.own.state.state_version.max(entry.state_version);
-        self.view.in_epoch = true;
     }
 
     /// The own shares whose partition an epoch's `states` hold (the epoch resolved them: a member

@@ -82,31 +82,7 @@ impl SyncTask {
                 states.push(s.clone());
             }
         }
-        // what a departed task's late record gave a member that has not taken it yet (see
-        // `adopt_departed`) is that member's: a task starting from here must know it
-        let owned: HashSet<&str> = states
-            .iter()
-            .flat_map(|s| s.data.partitions.iter().map(|p| p.token.as_str()))
-            .collect();
-        let mut pending: Vec<(usize, PartitionState)> = Vec::new();
-        for ghost in self
-            .view
-            .cache
-            .values()
-            .filter(|s| !self.view.members.contains(&s.task_id))
-        {
-            for sh in &ghost.share.partitions {
-                let to = states.iter().position(|s| s.task_id == sh.assignee);
-                if let (Some(k), false) = (to, owned.contains(sh.token.as_str())) {
-                    pending.push((k, sh.to_partition()));
-                }
-            }
-        }
-        for (k, p) in pending {
-            if !states[k].data.partitions.iter().any(|q| q.token == p.token) {
-                states[k].data.partitions.push(p);
-            }
-        }
+        self.give_ghost_shares(&mut states);
         let departed = self
             .view
             .departed
@@ -132,6 +108,34 @@ impl SyncTask {
             delta: None,
             rejected: Vec::new(),
         })
+    }
+
+    /// What a departed task's late record gave a member that has not taken it yet (see
+    /// `adopt_departed`) is that member's: a task starting from a re-publication must know it.
+    fn give_ghost_shares(&self, states: &mut [TaskState]) {
+        let owned: HashSet<&str> = states
+            .iter()
+            .flat_map(|s| s.data.partitions.iter().map(|p| p.token.as_str()))
+            .collect();
+        let mut pending: Vec<(usize, PartitionState)> = Vec::new();
+        for ghost in self
+            .view
+            .cache
+            .values()
+            .filter(|s| !self.view.members.contains(&s.task_id))
+        {
+            for sh in &ghost.share.partitions {
+                let to = states.iter().position(|s| s.task_id == sh.assignee);
+                if let (Some(k), false) = (to, owned.contains(sh.token.as_str())) {
+                    pending.push((k, sh.to_partition()));
+                }
+            }
+        }
+        for (k, p) in pending {
+            if !states[k].data.partitions.iter().any(|q| q.token == p.token) {
+                states[k].data.partitions.push(p);
+            }
+        }
     }
 
     /// The unfinished partitions a re-publication of the epoch in force gives other members
