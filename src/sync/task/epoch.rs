@@ -127,6 +127,25 @@ fn claimed_elsewhere<'e>(
     moved
 }
 
+/// A member's unfinished partition the epoch does not know (its leader computed from a view that
+/// lacked it, e.g. a re-publication gave it to the member after a departed task's late record)
+/// stays that member's (`st`: its state before the epoch; `orphan`: whether no state of the
+/// epoch owns a partition, it is not resolved yet, and not done).
+fn keep_unknown_to_epoch(
+    st: &TaskState,
+    orphan: &dyn Fn(&PartitionState, &HashSet<String>) -> bool,
+    added: &mut HashSet<String>,
+    kept: &mut Vec<(String, PartitionState)>,
+) {
+    for p in &st.data.partitions {
+        if p.state.is_done() || !orphan(p, added) {
+            continue;
+        }
+        added.insert(p.token.clone());
+        kept.push((st.task_id.clone(), p.clone()));
+    }
+}
+
 impl SyncTask {
     /// A NewEpoch read whole; if it applies, its states move into the view (`msg` keeps the
     /// header; a message the caller still holds is copied).
@@ -532,17 +551,8 @@ impl SyncTask {
                 continue;
             }
             if self.view.members.contains(&st.task_id) {
-                // a member's unfinished partition the epoch does not know (its leader computed
-                // from a view that lacked it, e.g. a re-publication gave it to the member after
-                // a departed task's late record) stays that member's
                 if self.view.cache.contains_key(&st.task_id) {
-                    for p in &st.data.partitions {
-                        if p.state.is_done() || !orphan(p, &added) {
-                            continue;
-                        }
-                        added.insert(p.token.clone());
-                        kept.push((st.task_id.clone(), p.clone()));
-                    }
+                    keep_unknown_to_epoch(st, &orphan, &mut added, &mut kept);
                 }
                 continue;
             }
@@ -563,6 +573,17 @@ impl SyncTask {
                 }
             }
         }
+        self.place_orphans(kept, departed_shares);
+        orphans_mine
+    }
+
+    /// What `resolve_orphans` kept for members goes to their entries; what falls to a member
+    /// from a departed task, to the departed task's entry as a share to that member.
+    fn place_orphans(
+        &mut self,
+        kept: Vec<(String, PartitionState)>,
+        departed_shares: Vec<(String, PartitionState, String)>,
+    ) {
         for (task, p) in kept {
             if let Some(t) = self.view.cache.get_mut(&task) {
                 t.data.partitions.push(p);
@@ -571,7 +592,6 @@ impl SyncTask {
         for (departed, p, to) in departed_shares {
             self.share_for_departed(&departed, &p, &to);
         }
-        orphans_mine
     }
 
     /// The tokens the epoch's states own (the view's, and this task's entry in it).
