@@ -443,6 +443,7 @@ impl SyncTask {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sync::types::PartitionStatus;
 
     /// Changes applied to an entry with its positions kept give what they give by a walk: a
     /// random run of changes (partitions changed, appended, dropped), with partitions appended
