@@ -253,18 +253,19 @@ const INDEXED_FROM: usize = 64;
 pub(super) struct Positions {
     /// The entry's version and length these positions describe (`None`: none).
     of: Option<(u64, usize)>,
-    /// Token hash -> position.
+    /// Token hash -> position (`SHARED`: the hash of more than one token of the entry, found
+    /// by a walk).
     at: HashMap<u64, usize>,
-    /// Hashes of more than one token of the entry: those are found by a walk.
-    shared: HashSet<u64>,
 }
+
+/// A hash that more than one token of an entry has (see `Positions::at`).
+const SHARED: usize = usize::MAX;
 
 impl std::fmt::Debug for Positions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Positions")
             .field("of", &self.of)
             .field("tokens", &self.at.len())
-            .field("shared", &self.shared.len())
             .finish()
     }
 }
@@ -284,7 +285,6 @@ impl Positions {
         }
         if self.of != Some((version, items.len())) {
             self.at.clear();
-            self.shared.clear();
             self.at.reserve(items.len());
             for (i, p) in items.iter().enumerate() {
                 self.appended(p.token(), i);
@@ -298,13 +298,10 @@ impl Positions {
     /// a walk from the end finds it; an entry holds a token once).
     fn find<T: Item>(&self, items: &[T], token: &str) -> Option<usize> {
         let h = token_hash(token);
-        let at = if self.shared.contains(&h) {
-            items.iter().rposition(|q| q.token() == token)
-        } else {
-            self.at
-                .get(&h)
-                .copied()
-                .filter(|&i| items[i].token() == token)
+        let at = match self.at.get(&h) {
+            Some(&SHARED) => items.iter().rposition(|q| q.token() == token),
+            Some(&i) => Some(i).filter(|&i| items[i].token() == token),
+            None => None,
         };
         debug_assert_eq!(at, items.iter().rposition(|q| q.token() == token));
         at
@@ -312,9 +309,7 @@ impl Positions {
 
     fn appended(&mut self, token: &str, i: usize) {
         let h = token_hash(token);
-        if self.at.insert(h, i).is_some() {
-            self.shared.insert(h);
-        }
+        self.at.entry(h).and_modify(|at| *at = SHARED).or_insert(i);
     }
 }
 
