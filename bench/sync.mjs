@@ -9,13 +9,16 @@
 // onMessage call that reads the last answer) and a member's application of it (its onMessage
 // calls for the epoch's records), the largest record and all of them in JSON bytes, natively
 // and in wasm; and one task that adds N partitions, then starts each (records, bytes, CPU).
-// BENCH_SYNC_SHAPES (e.g. "10x100,100x1000") and BENCH_SYNC_ONE_TASK (e.g. "100,1000") pick
-// others (1,000 × 1,000, the largest default shape, takes about 20 s and 1.7 GB).
+// Last, a member's cost to read one small record (a change naming one partition) as the view
+// grows from 1,000 to 50,000 partitions: the median per record.
+// BENCH_SYNC_SHAPES (e.g. "10x100,100x1000"), BENCH_SYNC_ONE_TASK (e.g. "100,1000") and
+// BENCH_SYNC_VIEWS (e.g. "1000,50000") pick others (1,000 × 1,000, the largest default shape, takes about 20 s and 1.7 GB).
 import {native} from './_util.mjs';
 
 const SHAPES = process.env.BENCH_SYNC_SHAPES ?? '10x100,10x1000,100x100,100x1000,1000x100,1000x1000';
 const ONE_TASK = process.env.BENCH_SYNC_ONE_TASK ?? '100,1000,3000,10000';
 
+const VIEWS = process.env.BENCH_SYNC_VIEWS ?? '1000,50000';
 const PARTITIONS = Number(process.env.BENCH_SYNC_PARTITIONS ?? 100_000);
 const TASKS = Number(process.env.BENCH_SYNC_TASKS ?? 1_000);
 
@@ -152,7 +155,7 @@ function wasmOneTask(api, n) {
 
 // Two tasks as KafkaTaskSync drives them (records in and out); the leader adds 2N partitions (N
 // fall to the member) and starts its N one by one; the member's time to read those changes.
-function wasmMemberReads(api, n) {
+export function wasmMemberReads(api, n) {
   const ids = ['connector_task-0', 'connector_task-1'];
   const [a, b] = ids.map((id) => new api.SyncTask(id, {publishAs: 'records'}));
   let now = 1_700_000_000_000;
@@ -180,12 +183,48 @@ function wasmMemberReads(api, n) {
   return {records: changes.length, cpuMs};
 }
 
+// A member's cost to read one small record as the view grows: two tasks as KafkaTaskSync drives
+// them; the leader adds V partitions (half fall to the member) and starts 1,000 of its own one by
+// one; each of the member's onMessage calls reading one of those changes (a Regular record naming
+// one partition) is timed alone. Returns the median and the 90th percentile in µs.
+export function wasmMemberReadsOne(api, view, reads = 1_000) {
+  const ids = ['connector_task-0', 'connector_task-1'];
+  const [a, b] = ids.map((id) => new api.SyncTask(id, {publishAs: 'records'}));
+  let now = 1_700_000_000_000;
+  const log = [];
+  log.push(...a.onRebalance({generation: 1, leader: true, members: ids}, now).publish.map((r) => r.value));
+  log.push(...b.onRebalance({generation: 1, leader: false}, now).publish.map((r) => r.value));
+  const read = [0, 0];
+  const pump = (t, i) => {
+    for (; read[i] < log.length; read[i]++) log.push(...t.onMessage(Buffer.from(log[read[i]]), now).publish.map((r) => r.value));
+  };
+  for (let round = 0; round < 3; round++) [a, b].forEach(pump);
+  const out = a.addPartitions(Array.from({length: view}, (_, i) => ({token: token(i)})), ++now);
+  log.push(...out.publish.map((r) => r.value));
+  for (let round = 0; round < 3; round++) [a, b].forEach(pump);
+  for (const tok of out.start.slice(0, reads)) {
+    log.push(...a.partitionStarted(tok, ++now).publish.map((r) => r.value));
+    pump(a, 0);
+  }
+  const changes = log.slice(read[1]).map((v) => Buffer.from(v));
+  const times = changes.map((m) => {
+    const start = process.hrtime.bigint();
+    b.onMessage(m, now);
+    return Number(process.hrtime.bigint() - start) / 1e3;
+  });
+  a.free();
+  b.free();
+  times.sort((x, y) => x - y);
+  const at = (q) => times[Math.round((times.length - 1) * q)];
+  return {records: changes.length, medianUs: at(0.5), p90Us: at(0.9)};
+}
+
 const num = (x) => x.toLocaleString('en');
 const mb = (b) => (b >= 1e6 ? `${(b / 1e6).toFixed(1)} MB` : `${(b / 1e3).toFixed(1)} KB`);
 const secs = (x) => (x >= 1000 ? `${(x / 1000).toFixed(1)} s` : `${x.toFixed(1)} ms`);
 
 export async function run(api, report) {
-  const nat = native('bench_sync', ['--partitions', PARTITIONS, '--tasks', TASKS, '--epoch-shapes', SHAPES, '--one-task', ONE_TASK, '--json']);
+  const nat = native('bench_sync', ['--partitions', PARTITIONS, '--tasks', TASKS, '--epoch-shapes', SHAPES, '--one-task', ONE_TASK, '--view-sizes', VIEWS, '--json']);
   const w = wasmNewEpoch(api);
   report(
     `sync: the leader's new epoch, ${PARTITIONS.toLocaleString('en')} partitions over ${TASKS.toLocaleString('en')} tasks, ${nat.departed} departed`,
@@ -235,5 +274,20 @@ export async function run(api, report) {
       const x = wasmMemberReads(api, n.partitions);
       return [num(n.partitions), num(n.records), `${secs(n.cpuMs)} / ${secs(x.cpuMs)}`, `${((n.cpuMs * 1000) / n.records).toFixed(1)} µs / ${((x.cpuMs * 1000) / x.records).toFixed(1)} µs`];
     }),
+  );
+  const us = (x) => `${x.toFixed(1)} µs`;
+  wasmMemberReadsOne(api, 1_000); // (warm-up: the first of a process is the slowest)
+  const one = (nat.memberReadsOne ?? []).map((n) => ({n, x: wasmMemberReadsOne(api, n.view)}));
+  const [first] = one;
+  report(
+    'sync: a member reads one small record (a change naming one partition) as the view grows: two tasks, the sender owns half the view; up to 1,000 reads, each timed alone (native / wasm with records)',
+    ['partitions in the view', 'records read', 'median per record', '90th percentile', 'median vs the first row'],
+    one.map(({n, x}) => [
+      num(n.view),
+      num(n.records),
+      `${us(n.medianUs)} / ${us(x.medianUs)}`,
+      `${us(n.p90Us)} / ${us(x.p90Us)}`,
+      `${(n.medianUs / first.n.medianUs).toFixed(2)}× / ${(x.medianUs / first.x.medianUs).toFixed(2)}×`,
+    ]),
   );
 }

@@ -25,6 +25,11 @@
 //!   the member), then starts each of its N, one call at a time; the time of the member's
 //!   `on_message` calls that read those N changes (before a reader applied changes in place, it
 //!   copied the sender's whole state twice per change: quadratic in N).
+//! - **A member reads one small record** (`memberReadsOne`): two tasks; the leader adds V
+//!   partitions (1,000 / 50,000; `--view-sizes 1000,50000` picks others), half of which fall to
+//!   the member, then starts 1,000 of its own one by one; each of the member's `on_message`
+//!   calls that reads one of those changes is timed alone: the median and the 90th percentile.
+//!   `--only-reads-one` prints these rows alone.
 
 use std::time::Instant;
 
@@ -331,6 +336,72 @@ fn member_reads(n: usize) -> serde_json::Value {
     })
 }
 
+/// A member's cost to read one small record as the view grows: two tasks; the leader adds
+/// `view` partitions (half fall to the member), then starts `reads` of its own one by one; each
+/// of the member's `on_message` calls that reads one of those changes (a Regular record naming
+/// one partition) is timed alone: the median and the 90th percentile, in µs.
+fn member_reads_one(view: usize, reads: usize) -> serde_json::Value {
+    let ids = [
+        "connector_task-0".to_string(),
+        "connector_task-1".to_string(),
+    ];
+    let mut a = SyncTask::new(&ids[0]).expect("task");
+    let mut b = SyncTask::new(&ids[1]).expect("task");
+    let mut log: Vec<SyncMessage> = Vec::new();
+    let mut now = 1_700_000_000_000u64;
+    let ev = |leader: bool| RebalanceEvent {
+        generation: 1,
+        leader,
+        members: leader.then(|| ids.to_vec()),
+    };
+    log.extend(a.on_rebalance(&ev(true), now).expect("rebalance").publish);
+    log.extend(b.on_rebalance(&ev(false), now).expect("rebalance").publish);
+    let mut read = [0usize; 2];
+    let pump = |t: &mut SyncTask, k: &mut usize, log: &mut Vec<SyncMessage>, now: u64| {
+        while *k < log.len() {
+            let m = log[*k].clone();
+            log.extend(t.on_message(&m, now).expect("message").publish);
+            *k += 1;
+        }
+    };
+    for _ in 0..3 {
+        pump(&mut a, &mut read[0], &mut log, now);
+        pump(&mut b, &mut read[1], &mut log, now);
+    }
+    let specs: Vec<PartitionSpec> = (0..view)
+        .map(|i| PartitionSpec::new(token(i), &[]))
+        .collect();
+    now += 1;
+    let out = a.add_partitions(&specs, now).expect("add");
+    log.extend(out.publish);
+    for _ in 0..3 {
+        pump(&mut a, &mut read[0], &mut log, now);
+        pump(&mut b, &mut read[1], &mut log, now);
+    }
+    for tok in out.start.iter().take(reads) {
+        now += 1;
+        log.extend(a.partition_started(tok, now).expect("started").publish);
+        pump(&mut a, &mut read[0], &mut log, now);
+    }
+    let changes: Vec<SyncMessage> = log[read[1]..].to_vec();
+    let mut times: Vec<f64> = changes
+        .iter()
+        .map(|m| {
+            let start = Instant::now();
+            std::hint::black_box(b.on_message(m, now).expect("message"));
+            start.elapsed().as_secs_f64() * 1e6
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    let at = |q: f64| times[((times.len() - 1) as f64 * q).round() as usize];
+    json!({
+        "view": b.known_tasks().iter().map(|s| s.data.partitions.len()).sum::<usize>(),
+        "records": changes.len(),
+        "medianUs": at(0.5),
+        "p90Us": at(0.9),
+    })
+}
+
 /// The one-task rows; a size is skipped when the previous one, scaled quadratically (as the
 /// cost grows while every change publishes the whole own state), predicts more than a minute.
 fn one_task_rows(sizes: &[usize]) -> Vec<serde_json::Value> {
@@ -376,6 +447,22 @@ fn main() {
             Some((t.parse::<usize>().ok()?.max(2), p.parse().ok()?))
         })
         .collect();
+    let view_sizes: Vec<usize> = args
+        .iter()
+        .position(|a| a == "--view-sizes")
+        .and_then(|i| args.get(i + 1))
+        .map_or("1000,50000".into(), |s| s.clone())
+        .split(',')
+        .filter_map(|s| s.parse().ok())
+        .collect();
+    if args.iter().any(|a| a == "--only-reads-one") {
+        let rows: Vec<_> = view_sizes
+            .iter()
+            .map(|&v| member_reads_one(v, 1_000))
+            .collect();
+        println!("{}", serde_json::Value::from(rows));
+        return;
+    }
     let one_task_sizes: Vec<usize> = args
         .iter()
         .position(|a| a == "--one-task")
@@ -464,6 +551,7 @@ fn main() {
         "epochs": shapes.iter().map(|&(t, p)| epoch_at_scale(t, p)).collect::<Vec<_>>(),
         "oneTask": one_task_rows(&one_task_sizes),
         "memberReads": one_task_sizes.iter().map(|&n| member_reads(n)).collect::<Vec<_>>(),
+        "memberReadsOne": view_sizes.iter().map(|&v| member_reads_one(v, 1_000)).collect::<Vec<_>>(),
     });
     if as_json {
         println!("{result}");

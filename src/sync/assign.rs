@@ -66,132 +66,170 @@ pub(crate) fn rendezvous(token: &str, members: &[String]) -> String {
 /// assert_eq!(out[1].data.partitions[0].token, "p2");
 /// ```
 pub fn compute_epoch(view: &[&TaskState], members: &[String]) -> Vec<TaskState> {
-    let member_index: HashMap<&str, usize> = members
-        .iter()
-        .enumerate()
-        .map(|(i, m)| (m.as_str(), i))
-        .collect();
     let by_id: HashMap<&str, &TaskState> = view.iter().map(|s| (s.task_id.as_str(), *s)).collect();
-
-    // 1. survivors keep what they own
-    let mut out: Vec<TaskState> = Vec::with_capacity(members.len());
-    let mut owned: HashSet<&str> = HashSet::default();
-    for m in members {
-        let mut entry = match by_id.get(m.as_str()) {
-            Some(s) => TaskState {
-                task_id: m.clone(),
-                state_timestamp: s.state_timestamp,
-                state_version: s.state_version,
-                data: Default::default(),
-                share: Default::default(),
-            },
-            None => TaskState::empty(m.clone()),
-        };
-        if let Some(s) = by_id.get(m.as_str()) {
-            for p in &s.data.partitions {
-                if owned.insert(p.token.as_str()) {
-                    entry.data.partitions.push(p.clone());
-                }
-            }
-        }
-        out.push(entry);
-    }
-
-    // 2. shares: to a member -> that member; otherwise -> pool
-    let mut pool: Vec<PartitionState> = Vec::new();
-    let mut pooled: HashSet<&str> = HashSet::default();
+    let mut epoch = Placing::new(members);
+    epoch.keep_owned(&by_id);
     let mut states: Vec<&TaskState> = view.to_vec();
     states.sort_by(|a, b| a.task_id.cmp(&b.task_id));
-    // a token in some task's data is that task's (handled above and in step 3), not the share's
-    let in_data: HashSet<&str> = states
-        .iter()
-        .flat_map(|s| s.data.partitions.iter().map(|p| p.token.as_str()))
-        .collect();
-    for s in &states {
-        for sh in &s.share.partitions {
-            if in_data.contains(sh.token.as_str())
-                || owned.contains(sh.token.as_str())
-                || pooled.contains(sh.token.as_str())
-            {
-                continue;
+    epoch.place_shares(&states);
+    epoch.pool_departed(&states);
+    epoch.deal_pool();
+    epoch.out
+}
+
+/// An epoch being computed (see [`compute_epoch`]): the members' entries, the tokens placed,
+/// and the pool of partitions left to deal.
+struct Placing<'a> {
+    members: &'a [String],
+    member_index: HashMap<&'a str, usize>,
+    out: Vec<TaskState>,
+    /// Tokens some entry owns (or a live sharer keeps as a share).
+    owned: HashSet<&'a str>,
+    /// Tokens in the pool.
+    pooled: HashSet<&'a str>,
+    pool: Vec<PartitionState>,
+}
+
+impl<'a> Placing<'a> {
+    fn new(members: &'a [String]) -> Self {
+        Placing {
+            members,
+            member_index: members
+                .iter()
+                .enumerate()
+                .map(|(i, m)| (m.as_str(), i))
+                .collect(),
+            out: Vec::with_capacity(members.len()),
+            owned: HashSet::default(),
+            pooled: HashSet::default(),
+            pool: Vec::new(),
+        }
+    }
+
+    /// 1. Survivors keep what they own.
+    fn keep_owned(&mut self, by_id: &HashMap<&str, &'a TaskState>) {
+        for m in self.members {
+            let mut entry = match by_id.get(m.as_str()) {
+                Some(s) => TaskState {
+                    task_id: m.clone(),
+                    state_timestamp: s.state_timestamp,
+                    state_version: s.state_version,
+                    data: Default::default(),
+                    share: Default::default(),
+                },
+                None => TaskState::empty(m.clone()),
+            };
+            if let Some(s) = by_id.get(m.as_str()) {
+                for p in &s.data.partitions {
+                    if self.owned.insert(p.token.as_str()) {
+                        entry.data.partitions.push(p.clone());
+                    }
+                }
             }
-            match (
-                member_index.get(sh.assignee.as_str()),
-                member_index.get(s.task_id.as_str()),
-            ) {
-                (Some(&i), _) => {
-                    owned.insert(sh.token.as_str());
-                    out[i].data.partitions.push(sh.to_partition());
+            self.out.push(entry);
+        }
+    }
+
+    /// 2. Shares: to a member -> that member; otherwise -> the pool (`states` in id order).
+    fn place_shares(&mut self, states: &[&'a TaskState]) {
+        // a token in some task's data is that task's (handled above and in step 3), not the share's
+        let in_data: HashSet<&str> = states
+            .iter()
+            .flat_map(|s| s.data.partitions.iter().map(|p| p.token.as_str()))
+            .collect();
+        for s in states {
+            for sh in &s.share.partitions {
+                if in_data.contains(sh.token.as_str())
+                    || self.owned.contains(sh.token.as_str())
+                    || self.pooled.contains(sh.token.as_str())
+                {
+                    continue;
                 }
-                (None, Some(&sharer)) => {
-                    // a live sharer's share to a departed task stays the sharer's to re-address:
-                    // its own state is newer than this view, which may miss a re-address
-                    owned.insert(sh.token.as_str());
-                    out[sharer].share.partitions.push(sh.clone());
-                }
-                (None, None) => {
-                    pooled.insert(sh.token.as_str());
-                    pool.push(sh.to_partition());
+                match (
+                    self.member_index.get(sh.assignee.as_str()),
+                    self.member_index.get(s.task_id.as_str()),
+                ) {
+                    (Some(&i), _) => {
+                        self.owned.insert(sh.token.as_str());
+                        self.out[i].data.partitions.push(sh.to_partition());
+                    }
+                    (None, Some(&sharer)) => {
+                        // a live sharer's share to a departed task stays the sharer's to
+                        // re-address: its own state is newer than this view, which may miss a
+                        // re-address
+                        self.owned.insert(sh.token.as_str());
+                        self.out[sharer].share.partitions.push(sh.clone());
+                    }
+                    (None, None) => {
+                        self.pooled.insert(sh.token.as_str());
+                        self.pool.push(sh.to_partition());
+                    }
                 }
             }
         }
     }
 
-    // 3. departed tasks' unfinished partitions -> pool; their done ones stay known, with the
-    //    member rendezvous hashing picks (done partitions first: a token a departed task finished
-    //    is done, whatever another departed task's stale entry says of it)
-    let mut kept_done: Vec<(usize, PartitionState)> = Vec::new();
-    for s in &states {
-        if member_index.contains_key(s.task_id.as_str()) {
-            continue;
-        }
-        for p in s.data.partitions.iter().filter(|p| p.state.is_done()) {
-            if owned.insert(p.token.as_str()) && !pooled.contains(p.token.as_str()) {
-                let keeper = rendezvous(&p.token, members);
-                if let Some(&i) = member_index.get(keeper.as_str()) {
-                    kept_done.push((i, p.clone()));
+    /// 3. Departed tasks' unfinished partitions -> the pool; their done ones stay known, with
+    /// the member rendezvous hashing picks (done partitions first: a token a departed task
+    /// finished is done, whatever another departed task's stale entry says of it).
+    fn pool_departed(&mut self, states: &[&'a TaskState]) {
+        let departed = || {
+            states
+                .iter()
+                .filter(|s| !self.member_index.contains_key(s.task_id.as_str()))
+        };
+        let mut kept_done: Vec<(usize, PartitionState)> = Vec::new();
+        for s in departed() {
+            for p in s.data.partitions.iter().filter(|p| p.state.is_done()) {
+                if self.owned.insert(p.token.as_str()) && !self.pooled.contains(p.token.as_str()) {
+                    let keeper = rendezvous(&p.token, self.members);
+                    if let Some(&i) = self.member_index.get(keeper.as_str()) {
+                        kept_done.push((i, p.clone()));
+                    }
                 }
             }
         }
-    }
-    for s in &states {
-        if member_index.contains_key(s.task_id.as_str()) {
-            continue;
-        }
-        for p in &s.data.partitions {
-            if p.state.is_done()
-                || owned.contains(p.token.as_str())
-                || pooled.contains(p.token.as_str())
-            {
-                continue;
+        for s in departed() {
+            for p in &s.data.partitions {
+                if p.state.is_done()
+                    || self.owned.contains(p.token.as_str())
+                    || self.pooled.contains(p.token.as_str())
+                {
+                    continue;
+                }
+                self.pooled.insert(p.token.as_str());
+                self.pool.push(p.reset());
             }
-            pooled.insert(p.token.as_str());
-            pool.push(p.reset());
         }
-    }
-    for (i, p) in kept_done {
-        out[i].data.partitions.push(p);
+        for (i, p) in kept_done {
+            self.out[i].data.partitions.push(p);
+        }
     }
 
-    // 4. pool -> least-loaded member, ties by id (members are in id order by convention,
-    //    but the index breaks ties by the id itself to not depend on it)
-    if !pool.is_empty() && !members.is_empty() {
+    /// 4. The pool -> the least-loaded member, ties by id (members are in id order by
+    /// convention, but the index breaks ties by the id itself to not depend on it).
+    fn deal_pool(&mut self) {
+        if self.pool.is_empty() || self.members.is_empty() {
+            return;
+        }
+        let mut pool = std::mem::take(&mut self.pool);
         pool.sort_by(|a, b| a.token.cmp(&b.token));
-        let mut heap: BinaryHeap<Reverse<(usize, &str, usize)>> = out
+        let mut heap: BinaryHeap<Reverse<(usize, &str, usize)>> = self
+            .out
             .iter()
             .enumerate()
             .map(|(i, s)| Reverse((s.owned_load(), s.task_id.as_str(), i)))
             .collect();
-        let mut assigned: Vec<Vec<PartitionState>> = vec![Vec::new(); out.len()];
+        let mut assigned: Vec<Vec<PartitionState>> = vec![Vec::new(); self.out.len()];
         for p in pool {
             if let Some(Reverse((load, id, i))) = heap.pop() {
                 assigned[i].push(p);
                 heap.push(Reverse((load + 1, id, i)));
             }
         }
+        drop(heap);
         for (i, extra) in assigned.into_iter().enumerate() {
-            out[i].data.partitions.extend(extra);
+            self.out[i].data.partitions.extend(extra);
         }
     }
-    out
 }

@@ -3,8 +3,10 @@
 
 use std::borrow::Cow;
 
-use super::limits::MAX_CHUNKS;
-use super::*;
+use super::limits::{MAX_CHUNKS, MAX_SAFE_INTEGER};
+use super::SyncTask;
+use crate::sync::error::SyncError;
+use crate::sync::types::{CheckpointRef, ChunkRef, SyncMessage, TaskState};
 
 /// Length of a value's JSON, as the transport publishes it (counted, not written out).
 pub(super) fn json_len<T: serde::Serialize>(v: &T) -> usize {
@@ -141,6 +143,28 @@ pub(super) fn split(mut msg: SyncMessage, max: u64) -> Vec<SyncMessage> {
         return vec![msg];
     }
     let states = std::mem::take(&mut msg.connector_state);
+    let mut header = chunk_header(msg, max);
+    let budget = max.saturating_sub(json_len(&header)).max(1);
+    let chunks = pack_states(states, budget);
+    let count = chunks.len() as u32;
+    header.message_seq = None;
+    chunks
+        .into_iter()
+        .enumerate()
+        .map(|(i, states)| SyncMessage {
+            connector_state: states,
+            chunk: Some(ChunkRef {
+                index: i as u32,
+                count,
+            }),
+            ..header.clone()
+        })
+        .collect()
+}
+
+/// The header every chunk of `msg` (its states taken out) carries, as long as its JSON can be
+/// (`messageSeq` and the chunk's numbers at their largest).
+fn chunk_header(msg: SyncMessage, max: usize) -> SyncMessage {
     let mut header = msg;
     header.message_seq = Some(MAX_SAFE_INTEGER);
     header.chunk = Some(ChunkRef {
@@ -153,7 +177,12 @@ pub(super) fn split(mut msg: SyncMessage, max: u64) -> Vec<SyncMessage> {
     while json_len(&header) > max / 2 && !header.departed.is_empty() {
         header.departed.pop();
     }
-    let budget = max.saturating_sub(json_len(&header)).max(1);
+    header
+}
+
+/// `states` packed into chunks of at most `budget` bytes of JSON, in order, a state split over
+/// several (each piece carries the state's ids and versions).
+fn pack_states(states: Vec<TaskState>, budget: usize) -> Vec<Vec<TaskState>> {
     let mut chunks: Vec<Vec<TaskState>> = Vec::new();
     let mut cur: Vec<TaskState> = Vec::new();
     let mut size = 0usize;
@@ -189,20 +218,7 @@ pub(super) fn split(mut msg: SyncMessage, max: u64) -> Vec<SyncMessage> {
     if !cur.is_empty() {
         chunks.push(cur);
     }
-    let count = chunks.len() as u32;
-    header.message_seq = None;
     chunks
-        .into_iter()
-        .enumerate()
-        .map(|(i, states)| SyncMessage {
-            connector_state: states,
-            chunk: Some(ChunkRef {
-                index: i as u32,
-                count,
-            }),
-            ..header.clone()
-        })
-        .collect()
 }
 
 impl SyncTask {

@@ -1,6 +1,7 @@
 //! A task that stops cleanly: its final checkpoint (see [`SyncTask::close`]).
 
-use super::*;
+use super::SyncTask;
+use crate::sync::types::SyncOutput;
 
 /// Where a task is in stopping cleanly (see [`SyncTask::close`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

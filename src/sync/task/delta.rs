@@ -2,8 +2,11 @@
 //! its sender changed since its previous message, and readers apply it to what they hold for the
 //! sender (see the module docs of `sync`).
 
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+
 use super::limits::PARTITION_SHARE;
-use super::*;
+use super::{own, SyncTask};
+use crate::sync::types::{Delta, PartitionState, SharedPartition, SyncMessage, TaskState};
 
 /// What a task last published of its own state, to compute its next change from: its items in
 /// the order it holds them (a task changes items in place and appends new ones, so the next
@@ -236,27 +239,126 @@ impl Change {
     }
 }
 
+/// An entry's partitions from this many on are found by `Positions` (fewer are walked).
+const INDEXED_FROM: usize = 64;
+
+/// Where each partition of a view entry is, by the hash of its token, so that a change naming a
+/// few partitions of a sender's entry of thousands is applied without a pass over the entry.
+/// It describes the entry of the `state_version` and length it was built or kept for: the
+/// entry's version only grows outside an epoch's application (a whole state or a change read is
+/// newer), and only grows the entry (partitions appended) while it stays, so an entry of another
+/// version or length is one it no longer describes (rebuilt when next needed). An epoch applied
+/// rebuilds the view: every entry's positions are forgotten (`View::forget_positions`).
+#[derive(Clone, Default)]
+pub(super) struct Positions {
+    /// The entry's version and length these positions describe (`None`: none).
+    of: Option<(u64, usize)>,
+    /// Token hash -> position (`SHARED`: the hash of more than one token of the entry, found
+    /// by a walk).
+    at: HashMap<u64, usize>,
+}
+
+/// A hash that more than one token of an entry has (see `Positions::at`).
+const SHARED: usize = usize::MAX;
+
+impl std::fmt::Debug for Positions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Positions")
+            .field("of", &self.of)
+            .field("tokens", &self.at.len())
+            .finish()
+    }
+}
+
+fn token_hash(token: &str) -> u64 {
+    use std::hash::BuildHasher;
+    rustc_hash::FxBuildHasher.hash_one(token)
+}
+
+impl Positions {
+    /// These positions, brought to `items` (the partitions of an entry of `version`) if they do
+    /// not describe it, when it is worth it (an entry of at least `INDEXED_FROM` partitions).
+    fn of_entry<T: Item>(&mut self, items: &[T], version: u64) -> Option<&mut Self> {
+        if items.len() < INDEXED_FROM {
+            self.of = None;
+            return None;
+        }
+        if self.of != Some((version, items.len())) {
+            self.at.clear();
+            self.at.reserve(items.len());
+            for (i, p) in items.iter().enumerate() {
+                self.appended(p.token(), i);
+            }
+        }
+        self.of = Some((version, items.len()));
+        Some(self)
+    }
+
+    /// Where `token` is in `items`, the entry these positions describe (the last of a token, as
+    /// a walk from the end finds it; an entry holds a token once).
+    fn find<T: Item>(&self, items: &[T], token: &str) -> Option<usize> {
+        let h = token_hash(token);
+        let at = match self.at.get(&h) {
+            Some(&SHARED) => items.iter().rposition(|q| q.token() == token),
+            Some(&i) => Some(i).filter(|&i| items[i].token() == token),
+            None => None,
+        };
+        debug_assert_eq!(at, items.iter().rposition(|q| q.token() == token));
+        at
+    }
+
+    fn appended(&mut self, token: &str, i: usize) {
+        let h = token_hash(token);
+        self.at.entry(h).and_modify(|at| *at = SHARED).or_insert(i);
+    }
+}
+
 /// Applies a change read from its sender (`change`: the partitions and shares it lists;
 /// `delta`: the tokens it dropped) to `base`, what the reader holds for that sender: dropped
 /// tokens go, listed items replace those of the same token or are appended, in order.
-pub(super) fn patch(base: &mut TaskState, change: &TaskState, delta: &Delta) {
+/// `positions`: those of `base`'s partitions, when the reader keeps them (a view entry).
+pub(super) fn patch(
+    base: &mut TaskState,
+    change: &TaskState,
+    delta: &Delta,
+    positions: Option<&mut Positions>,
+) {
+    // (a partition dropped moves those after it: the positions are rebuilt when next needed)
+    let mut index = positions.and_then(|p| match delta.removed.is_empty() {
+        true => p.of_entry(&base.data.partitions, base.state_version),
+        false => {
+            p.of = None;
+            None
+        }
+    });
     patch_items(
         &mut base.data.partitions,
         &change.data.partitions,
         &delta.removed,
+        index.as_deref_mut(),
     );
+    if let Some(p) = index {
+        p.of = Some((change.state_version, base.data.partitions.len()));
+    }
     patch_items(
         &mut base.share.partitions,
         &change.share.partitions,
         &delta.unshared,
+        None,
     );
     base.task_id = change.task_id.clone();
     base.state_version = change.state_version;
     base.state_timestamp = change.state_timestamp;
 }
 
-/// One list of `patch`: `dropped` tokens go, then `listed` items replace or are appended.
-fn patch_items<T: Item>(base: &mut Vec<T>, listed: &[T], dropped: &[String]) {
+/// One list of `patch`: `dropped` tokens go, then `listed` items replace or are appended
+/// (`index`: the positions of `base`, kept up to date).
+fn patch_items<T: Item>(
+    base: &mut Vec<T>,
+    listed: &[T],
+    dropped: &[String],
+    index: Option<&mut Positions>,
+) {
     if !dropped.is_empty() {
         let gone: HashSet<&str> = dropped.iter().map(String::as_str).collect();
         base.retain(|p| !gone.contains(p.token()));
@@ -264,10 +366,33 @@ fn patch_items<T: Item>(base: &mut Vec<T>, listed: &[T], dropped: &[String]) {
     if listed.is_empty() {
         return;
     }
-    // where each listed item is in `base` as it was, the last of a token as an index built by
-    // `collect` finds it (tokens borrowed: a change of a few items to a state of thousands
-    // costs one pass over it, not a copy of its tokens)
-    let at: Vec<Option<usize>> = if listed.len() <= 8 {
+    if let Some(index) = index {
+        for p in listed {
+            match index.find(base, p.token()) {
+                Some(i) if base[i].kept_over(p) => {}
+                Some(i) => base[i] = p.clone(),
+                None => {
+                    index.appended(p.token(), base.len());
+                    base.push(p.clone());
+                }
+            }
+        }
+        return;
+    }
+    for (p, at) in listed.iter().zip(walk_positions(base, listed)) {
+        match at {
+            Some(i) if base[i].kept_over(p) => {}
+            Some(i) => base[i] = p.clone(),
+            None => base.push(p.clone()),
+        }
+    }
+}
+
+/// Where each listed item is in `base`, the last of a token as an index built by `collect` finds
+/// it, without kept positions (tokens borrowed: a change of a few items to a state of thousands
+/// costs one pass over it, not a copy of its tokens).
+fn walk_positions<T: Item>(base: &[T], listed: &[T]) -> Vec<Option<usize>> {
+    if listed.len() <= 8 {
         listed
             .iter()
             .map(|p| {
@@ -290,13 +415,6 @@ fn patch_items<T: Item>(base: &mut Vec<T>, listed: &[T], dropped: &[String]) {
             .iter()
             .map(|p| index.get(p.token()).copied())
             .collect()
-    };
-    for (p, at) in listed.iter().zip(at) {
-        match at {
-            Some(i) if base[i].kept_over(p) => {}
-            Some(i) => base[i] = p.clone(),
-            None => base.push(p.clone()),
-        }
     }
 }
 
@@ -312,7 +430,80 @@ impl SyncTask {
             .or_else(|| self.view.cache.get(&msg.task_id))
             .cloned()
             .unwrap_or_else(|| TaskState::empty(msg.task_id.clone()));
-        patch(&mut whole, st, delta);
+        patch(&mut whole, st, delta, None);
         whole
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sync::types::PartitionStatus;
+
+    /// Changes applied to an entry with its positions kept give what they give by a walk: a
+    /// random run of changes (partitions changed, appended, dropped), with partitions appended
+    /// beside them as a view does (not by a change: the positions no longer describe the entry).
+    #[test]
+    fn positions_find_what_a_walk_finds() {
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let token = |i: u64| format!("{i:08x}");
+        let statuses = [
+            PartitionStatus::Created,
+            PartitionStatus::Running,
+            PartitionStatus::Finished,
+        ];
+        let mut walked = TaskState::empty("t");
+        let mut fresh = 0u64;
+        for _ in 0..300 {
+            walked
+                .data
+                .partitions
+                .push(PartitionState::created(token(fresh), vec![]));
+            fresh += 1;
+        }
+        let mut indexed = walked.clone();
+        let mut positions = Positions::default();
+        for step in 0..2_000u64 {
+            let mut change = TaskState::empty("t");
+            change.state_version = step + 1;
+            let mut delta = Delta::default();
+            let len = walked.data.partitions.len() as u64;
+            for _ in 0..1 + next(12) {
+                let mut p = if next(4) == 0 || len == 0 {
+                    fresh += 1;
+                    PartitionState::created(token(fresh), vec![])
+                } else {
+                    walked.data.partitions[next(len) as usize].clone()
+                };
+                p.state = statuses[next(3) as usize];
+                if !change.data.partitions.iter().any(|q| q.token == p.token) {
+                    change.data.partitions.push(p);
+                }
+            }
+            if next(10) == 0 && len > 0 {
+                let gone = walked.data.partitions[next(len) as usize].token.clone();
+                if !change.data.partitions.iter().any(|q| q.token == gone) {
+                    delta.removed.push(gone);
+                }
+            }
+            patch(&mut walked, &change, &delta, None);
+            patch(&mut indexed, &change, &delta, Some(&mut positions));
+            if next(20) == 0 {
+                fresh += 1;
+                for st in [&mut walked, &mut indexed] {
+                    st.data
+                        .partitions
+                        .push(PartitionState::created(token(fresh), vec![]));
+                }
+            }
+            assert_eq!(walked, indexed, "step {step}");
+        }
+        assert!(walked.data.partitions.len() >= INDEXED_FROM);
     }
 }

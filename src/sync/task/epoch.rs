@@ -1,9 +1,20 @@
 //! Epochs: which NewEpoch applies and how it is applied.
 
 use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet};
 
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+
+use super::leader::{Lead, Pending};
 use super::limits::{MAX_DEPARTED, MAX_HISTORY};
-use super::*;
+use super::log::member_owners;
+use super::own::Own;
+use super::view::EpochInfo;
+use super::{delta, SyncTask};
+use crate::sync::assign::rendezvous;
+use crate::sync::types::{
+    MessageType, PartitionState, PartitionStatus, SyncMessage, SyncOutput, TaskState,
+};
 
 /// The leader named in an epoch id `"<generation>-<leader>"` or `"<generation>-<leader>-<attempt>"`.
 pub(super) fn epoch_leader(id: &str, generation: u64, attempt: u32) -> String {
@@ -36,6 +47,103 @@ pub(super) fn left_by(st: &TaskState) -> impl Iterator<Item = (PartitionState, O
         .iter()
         .map(|sh| (sh.to_partition(), Some(sh.assignee.as_str())));
     datas.chain(shares)
+}
+
+/// Token -> (its claimant, or `None` when two claim it: left to the epoch; whether an own word
+/// claims it, which a share does not override).
+type Claims<'a> = HashMap<&'a str, (Option<&'a str>, bool)>;
+
+fn claim<'a>(claims: &mut Claims<'a>, token: &'a str, who: &'a str, owned: bool) {
+    let e = claims.entry(token).or_insert((Some(who), owned));
+    if e.0 != Some(who) {
+        e.0 = None; // ambiguous: leave it to the epoch
+    }
+}
+
+/// What the members claimed before an epoch (see `SyncTask::keep_claims`): their own words in
+/// `prev` and this task's (`own`, `me`), then the shares addressed to members.
+fn claims_before<'a>(
+    prev: &'a BTreeMap<String, TaskState>,
+    own: &'a Own,
+    members: &'a BTreeSet<String>,
+    own_words: &'a BTreeSet<String>,
+    me: &'a str,
+) -> Claims<'a> {
+    // only the tasks' own words count: a snapshot entry is a leader's belief, which a
+    // task that applied a divergent epoch could hold wrongly
+    let prev_states = prev
+        .values()
+        .filter(|st| own_words.contains(&st.task_id))
+        .chain(std::iter::once(&own.state))
+        .filter(|st| members.contains(&st.task_id));
+    let mut claims: Claims = HashMap::default();
+    claims.reserve(prev_states.clone().map(|st| st.data.partitions.len()).sum());
+    for st in prev_states.clone() {
+        for p in &st.data.partitions {
+            claim(&mut claims, &p.token, &st.task_id, true);
+        }
+    }
+    // a share claims for its assignee only while its sharer is a member: the shares of a
+    // departed task are the epoch's to resolve (its leader may have read them as a late
+    // record and placed them by the rule for those), as every reader does
+    let own_shares = (own.word_read && members.contains(me))
+        .then_some(&own.shares_read)
+        .into_iter()
+        .flatten()
+        .map(|(token, assignee)| (token.as_str(), assignee.as_str()));
+    let shares = prev_states
+        .filter(|st| st.task_id != me)
+        .flat_map(|st| &st.share.partitions)
+        .map(|sh| (sh.token.as_str(), sh.assignee.as_str()))
+        .chain(own_shares);
+    for (token, assignee) in shares {
+        let owned = claims.get(token).is_some_and(|c| c.1);
+        if members.contains(assignee) && !owned {
+            claim(&mut claims, token, assignee, false);
+        }
+    }
+    claims
+}
+
+/// Takes out of `entries` the partitions another member claims; returns them with their
+/// claimant.
+fn claimed_elsewhere<'e>(
+    claims: &Claims<'_>,
+    entries: impl Iterator<Item = &'e mut TaskState>,
+) -> Vec<(String, PartitionState)> {
+    let mut moved: Vec<(String, PartitionState)> = Vec::new();
+    for st in entries {
+        let task = st.task_id.as_str();
+        st.data
+            .partitions
+            .retain(|p| match claims.get(p.token.as_str()) {
+                Some((Some(m), _)) if *m != task => {
+                    moved.push((m.to_string(), p.clone()));
+                    false
+                }
+                _ => true,
+            });
+    }
+    moved
+}
+
+/// A member's unfinished partition the epoch does not know (its leader computed from a view that
+/// lacked it, e.g. a re-publication gave it to the member after a departed task's late record)
+/// stays that member's (`st`: its state before the epoch; `orphan`: whether no state of the
+/// epoch owns a partition, it is not resolved yet, and not done).
+fn keep_unknown_to_epoch(
+    st: &TaskState,
+    orphan: &dyn Fn(&PartitionState, &HashSet<String>) -> bool,
+    added: &mut HashSet<String>,
+    kept: &mut Vec<(String, PartitionState)>,
+) {
+    for p in &st.data.partitions {
+        if p.state.is_done() || !orphan(p, added) {
+            continue;
+        }
+        added.insert(p.token.clone());
+        kept.push((st.task_id.clone(), p.clone()));
+    }
 }
 
 impl SyncTask {
@@ -235,6 +343,15 @@ impl SyncTask {
         msg: &mut Cow<'_, SyncMessage>,
         base: &str,
     ) -> (BTreeMap<String, TaskState>, Option<TaskState>) {
+        self.record_epoch(msg, base);
+        self.take_members(msg);
+        self.forget_applied_generations(msg);
+        self.forget_gone_senders();
+        self.take_states(msg)
+    }
+
+    /// The epoch's id, author and base are in force, and in the history of epochs applied.
+    fn record_epoch(&mut self, msg: &SyncMessage, base: &str) {
         self.view.epoch = Some(EpochInfo {
             id: msg.sync_epoch.clone(),
             generation: msg.epoch_generation,
@@ -251,6 +368,11 @@ impl SyncTask {
         if self.view.history.len() > MAX_HISTORY {
             self.view.history.pop_front();
         }
+    }
+
+    /// The epoch's members are the members; those that left (and those it says departed) are
+    /// remembered as departed, the latest `MAX_DEPARTED`.
+    fn take_members(&mut self, msg: &SyncMessage) {
         let before = std::mem::replace(
             &mut self.view.members,
             msg.connector_state
@@ -277,27 +399,41 @@ impl SyncTask {
         } else {
             BTreeSet::from([self.id.clone()])
         };
+    }
+
+    /// Epochs read of the generations the epoch closes are forgotten; the forks its author read
+    /// are known (a task starting here did not read their NewEpochs).
+    fn forget_applied_generations(&mut self, msg: &SyncMessage) {
         let applied = msg.epoch_generation;
         self.view.read_epochs.retain(|(g, _)| *g > applied);
         self.view.forks.retain(|(g, _)| *g > applied);
-        // the forks its author read (a task starting here did not read their NewEpochs)
         for e in &msg.rejected {
             if let Some(g) = generation_of(e).filter(|g| *g > applied) {
                 self.view.read_epochs.insert((g, e.clone()));
                 self.view.forks.insert((g, e.clone()));
             }
         }
-        // counters of senders that are gone are no longer needed (bounded memory), but those of
-        // the latest departed tasks are kept: a late record of one after a record this task
-        // missed (e.g. the NewEpoch it led) is a hole like any other
+    }
+
+    /// Counters of senders that are gone are no longer needed (bounded memory), but those of the
+    /// latest departed tasks are kept: a late record of one after a record this task missed
+    /// (e.g. the NewEpoch it led) is a hole like any other.
+    fn forget_gone_senders(&mut self) {
         let (members, me) = (&self.view.members, &self.id);
         let departed: HashSet<&String> = self.view.departed.iter().collect();
         self.cursor
             .heard
             .retain(|t, _| members.contains(t) || t == me || departed.contains(t));
+    }
+
+    /// The epoch's states are the view (moved out of a message given away: at scale they are
+    /// the whole view). Returns the view before it and the epoch's entry for this task.
+    fn take_states(
+        &mut self,
+        msg: &mut Cow<'_, SyncMessage>,
+    ) -> (BTreeMap<String, TaskState>, Option<TaskState>) {
         let mut cache = BTreeMap::new();
         let mut mine_entry: Option<TaskState> = None;
-        // (moved out of a message given away: at scale they are the whole view)
         let states = match msg {
             Cow::Owned(m) => std::mem::take(&mut m.connector_state),
             Cow::Borrowed(m) => m.connector_state.clone(),
@@ -319,65 +455,15 @@ impl SyncTask {
     /// the epoch's record, not read back yet, reaches the others after the epoch, from an older
     /// epoch, and claims nothing there (see `absorb`).
     fn keep_claims(&mut self, prev: &BTreeMap<String, TaskState>, mine: &mut Option<TaskState>) {
-        // token -> (claimant, or None when two claim it: left to the epoch; whether an own
-        // word claims it, which a share does not override)
-        type Claims<'a> = HashMap<&'a str, (Option<&'a str>, bool)>;
-        fn claim<'a>(claims: &mut Claims<'a>, token: &'a str, who: &'a str, owned: bool) {
-            let e = claims.entry(token).or_insert((Some(who), owned));
-            if e.0 != Some(who) {
-                e.0 = None; // ambiguous: leave it to the epoch
-            }
-        }
-        let members = &self.view.members;
-        let own_words = &self.view.own_words;
-        // only the tasks' own words count: a snapshot entry is a leader's belief, which a
-        // task that applied a divergent epoch could hold wrongly
-        let prev_states = prev
-            .values()
-            .filter(|st| own_words.contains(&st.task_id))
-            .chain(std::iter::once(&self.own.state))
-            .filter(|st| members.contains(&st.task_id));
-        let mut claims: Claims = HashMap::default();
-        claims.reserve(prev_states.clone().map(|st| st.data.partitions.len()).sum());
-        for st in prev_states.clone() {
-            for p in &st.data.partitions {
-                claim(&mut claims, &p.token, &st.task_id, true);
-            }
-        }
-        // a share claims for its assignee only while its sharer is a member: the shares of a
-        // departed task are the epoch's to resolve (its leader may have read them as a late
-        // record and placed them by the rule for those), as every reader does
-        let me = self.id.as_str();
-        let own_shares = (self.own.word_read && members.contains(me))
-            .then_some(&self.own.shares_read)
-            .into_iter()
-            .flatten()
-            .map(|(token, assignee)| (token.as_str(), assignee.as_str()));
-        let shares = prev_states
-            .filter(|st| st.task_id != me)
-            .flat_map(|st| &st.share.partitions)
-            .map(|sh| (sh.token.as_str(), sh.assignee.as_str()))
-            .chain(own_shares);
-        for (token, assignee) in shares {
-            let owned = claims.get(token).is_some_and(|c| c.1);
-            if members.contains(assignee) && !owned {
-                claim(&mut claims, token, assignee, false);
-            }
-        }
-        let mut moved: Vec<(String, PartitionState)> = Vec::new();
+        let claims = claims_before(
+            prev,
+            &self.own,
+            &self.view.members,
+            &self.view.own_words,
+            &self.id,
+        );
         let entries = self.view.cache.values_mut().chain(mine.as_mut());
-        for st in entries {
-            let task = st.task_id.as_str();
-            st.data
-                .partitions
-                .retain(|p| match claims.get(p.token.as_str()) {
-                    Some((Some(m), _)) if *m != task => {
-                        moved.push((m.to_string(), p.clone()));
-                        false
-                    }
-                    _ => true,
-                });
-        }
+        let moved = claimed_elsewhere(&claims, entries);
         for (m, p) in moved {
             let target = if m == self.id {
                 mine.as_mut()
@@ -465,17 +551,8 @@ impl SyncTask {
                 continue;
             }
             if self.view.members.contains(&st.task_id) {
-                // a member's unfinished partition the epoch does not know (its leader computed
-                // from a view that lacked it, e.g. a re-publication gave it to the member after
-                // a departed task's late record) stays that member's
                 if self.view.cache.contains_key(&st.task_id) {
-                    for p in &st.data.partitions {
-                        if p.state.is_done() || !orphan(p, &added) {
-                            continue;
-                        }
-                        added.insert(p.token.clone());
-                        kept.push((st.task_id.clone(), p.clone()));
-                    }
+                    keep_unknown_to_epoch(st, &orphan, &mut added, &mut kept);
                 }
                 continue;
             }
@@ -496,6 +573,17 @@ impl SyncTask {
                 }
             }
         }
+        self.place_orphans(kept, departed_shares);
+        orphans_mine
+    }
+
+    /// What `resolve_orphans` kept for members goes to their entries; what falls to a member
+    /// from a departed task, to the departed task's entry as a share to that member.
+    fn place_orphans(
+        &mut self,
+        kept: Vec<(String, PartitionState)>,
+        departed_shares: Vec<(String, PartitionState, String)>,
+    ) {
         for (task, p) in kept {
             if let Some(t) = self.view.cache.get_mut(&task) {
                 t.data.partitions.push(p);
@@ -504,7 +592,6 @@ impl SyncTask {
         for (departed, p, to) in departed_shares {
             self.share_for_departed(&departed, &p, &to);
         }
-        orphans_mine
     }
 
     /// The tokens the epoch's states own (the view's, and this task's entry in it).
@@ -576,7 +663,22 @@ impl SyncTask {
         done_before: &HashMap<String, Option<u64>>,
         out: &mut SyncOutput,
     ) {
-        // the epoch is authoritative on conflicts: a token it gives another member is dropped
+        self.drop_given_elsewhere(out);
+        self.take_given(entry, orphans_mine, done_before);
+        // shares the epoch resolved are gone; unknown ones (published in an older epoch) stay
+        let own_data = self.own_data_tokens();
+        self.own
+            .state
+            .share
+            .partitions
+            .retain(|s| !resolved.contains(&s.token) && !own_data.contains(&s.token));
+        self.own.state.state_version = self.own.state.state_version.max(entry.state_version);
+        self.view.in_epoch = true;
+    }
+
+    /// The epoch is authoritative on conflicts: an own partition it gives another member is
+    /// dropped (and stopped if it runs).
+    fn drop_given_elsewhere(&mut self, out: &mut SyncOutput) {
         let count = self
             .view
             .cache
@@ -604,7 +706,16 @@ impl SyncTask {
             }
         });
         out.stop.extend(stop);
-        // additions: what the leader gave this task
+    }
+
+    /// What the leader gave this task (reset if it ran elsewhere; done if known done), then the
+    /// orphans that fall to it.
+    fn take_given(
+        &mut self,
+        entry: &TaskState,
+        orphans_mine: Vec<PartitionState>,
+        done_before: &HashMap<String, Option<u64>>,
+    ) {
         let have = self.own_data_tokens();
         for p in &entry.data.partitions {
             if !have.contains(&p.token) {
@@ -626,15 +737,6 @@ impl SyncTask {
                 self.own.state.data.partitions.push(p);
             }
         }
-        // shares the epoch resolved are gone; unknown ones (published in an older epoch) stay
-        let own_data = self.own_data_tokens();
-        self.own
-            .state
-            .share
-            .partitions
-            .retain(|s| !resolved.contains(&s.token) && !own_data.contains(&s.token));
-        self.own.state.state_version = self.own.state.state_version.max(entry.state_version);
-        self.view.in_epoch = true;
     }
 
     /// The own shares whose partition an epoch's `states` hold (the epoch resolved them: a member
@@ -684,7 +786,7 @@ impl SyncTask {
                 let whole = match (&dropped, self.view.cache.get(&st.task_id)) {
                     (Some(d), Some(entry)) if entry.state_version < st.state_version => {
                         let mut whole = entry.clone();
-                        delta::patch(&mut whole, &st, d);
+                        delta::patch(&mut whole, &st, d, None);
                         Some(whole)
                     }
                     _ => None,

@@ -5,8 +5,12 @@
 
 use std::borrow::Cow;
 
-use super::limits::MAX_DEPARTED;
-use super::*;
+use super::leader::{Pending, RebalanceInfo};
+use super::limits::{MAX_DEPARTED, MAX_SAFE_INTEGER};
+use super::timer::Timer;
+use super::SyncTask;
+use crate::sync::error::{ErrorKind, SyncError};
+use crate::sync::types::{CheckpointRef, MessageType, RebalanceEvent, SyncMessage, SyncOutput};
 
 impl SyncTask {
     /// A group rebalance: answer with the own state; a leader starts collecting answers.
@@ -30,6 +34,40 @@ impl SyncTask {
         event: &RebalanceEvent,
         now: u64,
     ) -> Result<SyncOutput, SyncError> {
+        let members = self.rebalance_members(event)?;
+        self.clock(now);
+        let mut out = SyncOutput::default();
+        if self
+            .leading
+            .rebalance
+            .is_some_and(|r| r.generation >= event.generation)
+        {
+            return Ok(out);
+        }
+        self.note_rebalance(event);
+        if event.generation <= self.epoch_generation() {
+            // an epoch for this generation is already in force
+            self.finish(&mut out);
+            return Ok(out);
+        }
+        self.leading.pending = event.leader.then(|| Pending {
+            generation: event.generation,
+            members,
+            since: self.now,
+            awaiting: None,
+            published: None,
+            republished: 0,
+            attempt: 0,
+        });
+        self.settle(&mut out);
+        self.publish_own(MessageType::RebalanceAnswer, &mut out);
+        self.maybe_lead(&mut out);
+        Ok(out)
+    }
+
+    /// The members a rebalance gives a leader (sorted, each once; empty for a member), or why
+    /// the event is refused.
+    fn rebalance_members(&self, event: &RebalanceEvent) -> Result<Vec<String>, SyncError> {
         let bad = |why: &str| {
             SyncError::new(
                 ErrorKind::InvalidRebalance,
@@ -54,15 +92,12 @@ impl SyncTask {
                 return Err(bad("the member list does not contain the leader"));
             }
         }
-        self.clock(now);
-        let mut out = SyncOutput::default();
-        if self
-            .leading
-            .rebalance
-            .is_some_and(|r| r.generation >= event.generation)
-        {
-            return Ok(out);
-        }
+        Ok(members)
+    }
+
+    /// A newer rebalance is the latest: the generations this task joined as a member since the
+    /// epoch in force are remembered (the latest `MAX_DEPARTED`).
+    fn note_rebalance(&mut self, event: &RebalanceEvent) {
         if let Some(prev) = self.leading.rebalance.filter(|r| !r.leader) {
             self.leading.joined.insert(prev.generation);
         }
@@ -75,28 +110,6 @@ impl SyncTask {
             generation: event.generation,
             leader: event.leader,
         });
-        if event.generation <= self.epoch_generation() {
-            // an epoch for this generation is already in force
-            self.finish(&mut out);
-            return Ok(out);
-        }
-        self.leading.pending = if event.leader {
-            Some(Pending {
-                generation: event.generation,
-                members,
-                since: self.now,
-                awaiting: None,
-                published: None,
-                republished: 0,
-                attempt: 0,
-            })
-        } else {
-            None
-        };
-        self.settle(&mut out);
-        self.publish_own(MessageType::RebalanceAnswer, &mut out);
-        self.maybe_lead(&mut out);
-        Ok(out)
     }
 
     /// A message read from the sync topic (own messages included), in topic order.
@@ -251,10 +264,13 @@ impl SyncTask {
         }
         match msg.kind {
             MessageType::NewEpoch => {
-                // (an epoch rebuilds the own lists: what `marks` knew of them is forgotten)
+                // (an epoch rebuilds the own lists and the view: what `marks` and the positions of the
+                // view's entries knew of them is forgotten)
                 self.own.marks.forget();
+                self.view.forget_positions();
                 self.on_new_epoch(whole, out);
                 self.own.marks.forget();
+                self.view.forget_positions();
                 // a task that starts reading at a checkpoint (where `findEpochStart` puts it)
                 // and applied it counts it as the last clean one: the next falls due an
                 // interval after it was published, not after this task read it

@@ -1,8 +1,13 @@
 //! The leader of a rebalance: when and from what view it computes and publishes the new epoch.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use super::limits::RESENT_DEPARTED;
+use super::log::absorb_into;
 use super::timer::backoff;
-use super::*;
+use super::SyncTask;
+use crate::sync::assign::compute_epoch;
+use crate::sync::types::{MessageType, SyncMessage, SyncOutput, TaskState};
 
 /// The latest rebalance a task was told about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,22 +172,32 @@ impl SyncTask {
             .as_ref()
             .map(|p| p.members.clone())
             .unwrap_or_default();
-        // a leader alone that was a member of a generation whose NewEpoch it never read cannot
-        // tell a leader that died before publishing from a NewEpoch it silently missed (a
-        // transport without the offset check), and no member can re-publish it: it fences
-        // itself, and its replacement replays the log from its start
-        if members.len() == 1 {
-            let applied = self.epoch_generation();
-            let unseen = self.leading.joined.iter().rev().find(|&&g| {
-                g > applied && g < generation && !self.view.read_epochs.iter().any(|(r, _)| *r == g)
-            });
-            if let Some(g) = unseen {
-                let why = format!("leading generation {generation} alone, it never read the NewEpoch of generation {g}, of which it was a member");
-                self.fence_self(why, out);
-                return None;
-            }
+        if let Some(g) = self.joined_unseen(generation, members.len()) {
+            let why = format!("leading generation {generation} alone, it never read the NewEpoch of generation {g}, of which it was a member");
+            self.fence_self(why, out);
+            return None;
         }
         Some((generation, attempt, members))
+    }
+
+    /// A leader alone (`members` 1) that was a member of a generation whose NewEpoch it never
+    /// read cannot tell a leader that died before publishing from a NewEpoch it silently missed
+    /// (a transport without the offset check), and no member can re-publish it: the latest such
+    /// generation before `generation`, for which it fences itself (its replacement replays the
+    /// log from its start).
+    fn joined_unseen(&self, generation: u64, members: usize) -> Option<u64> {
+        if members != 1 {
+            return None;
+        }
+        let applied = self.epoch_generation();
+        self.leading
+            .joined
+            .iter()
+            .rev()
+            .find(|&&g| {
+                g > applied && g < generation && !self.view.read_epochs.iter().any(|(r, _)| *r == g)
+            })
+            .copied()
     }
 
     /// The view the epoch is computed from: the cache, with what the members said in epochs

@@ -1,5 +1,9 @@
 //! The bounds of a task: what one record, message or memory holds at most, in one place.
 
+/// Largest number the protocol carries: JSON numbers are exact integers only up to 2^53 - 1
+/// (`Number.MAX_SAFE_INTEGER`), so a larger one is refused rather than silently rounded.
+pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
 /// Most chunks one message may be split into (a reader refuses more).
 pub const MAX_CHUNKS: u32 = 1 << 16;
 

@@ -1,8 +1,15 @@
 //! What a task reads of the other tasks: Regular messages and rebalance answers, older epochs' words, late records of departed tasks; and a hole in what it read (fencing).
 
-use super::delta::patch;
+use std::collections::{BTreeMap, BTreeSet};
+
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+
+use super::delta::{patch, Positions};
 use super::epoch::left_by;
-use super::*;
+use super::leader::Answer;
+use super::SyncTask;
+use crate::sync::assign::rendezvous;
+use crate::sync::types::{PartitionState, PartitionStatus, SyncMessage, SyncOutput, TaskState};
 
 /// Takes into `cache` what `state` (its task's own word, from an epoch other than the one the
 /// cache is in) says that the cache does not: progress of its partitions, partitions it owns that
@@ -291,7 +298,11 @@ impl SyncTask {
         let kept = self.owned_by_none_but(&msg.task_id, missing);
         // (the entry read above: nothing between changed the view)
         if let Some(entry) = self.view.cache.get_mut(&msg.task_id) {
-            patch(entry, st, delta);
+            let positions = &mut self.view.positions;
+            if !positions.contains_key(&msg.task_id) {
+                positions.insert(msg.task_id.clone(), Positions::default());
+            }
+            patch(entry, st, delta, positions.get_mut(&msg.task_id));
             entry.data.partitions.extend(kept);
             self.view.own_words.insert(msg.task_id.clone());
         }

@@ -4,14 +4,11 @@
 //! re-publications of the epoch it times: resends and checkpoints), `input` (the three inputs,
 //! `on_rebalance`, `on_message` and `tick`, and what frames every input).
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
-
 // (tokens are hashed often: FxHash is several times faster than SipHash on them, and its
 // fixed seed keeps every run alike; no output depends on the iteration order of a hash map)
-use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use rustc_hash::FxHashSet as HashSet;
 
-use super::assign::{compute_epoch, rendezvous};
-use super::error::{malformed, ErrorKind, SyncError};
+use super::error::{ErrorKind, SyncError};
 use super::types::*;
 
 mod chunk;
@@ -33,13 +30,7 @@ pub(crate) use chunk::join as join_chunk_states;
 pub(crate) use chunk::{
     join_owned as join_chunk_states_owned, same_message as same_chunked_message, ChunkedState,
 };
-use leader::{Answer, Lead, Pending, RebalanceInfo};
-pub use limits::{MAX_CHUNKS, MIN_RECORD_BYTES};
-use log::{absorb_into, member_owners};
-use timer::{removal_due, RemovalBlockers, Timer};
-use validate::invalid_partition;
-pub use validate::MAX_SAFE_INTEGER;
-use view::EpochInfo;
+pub use limits::{MAX_CHUNKS, MAX_SAFE_INTEGER, MIN_RECORD_BYTES};
 
 /// One connector task's side of the leader/epoch/partition-sharing protocol, as a sans-IO
 /// state machine.

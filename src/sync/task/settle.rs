@@ -2,8 +2,18 @@
 //! up to date with the view (shares picked up and cleared, readiness and scheduling, delayed
 //! removal).
 
-use super::limits::PARTITION_SHARE;
-use super::*;
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashSet as HashSet;
+
+use super::limits::{MAX_SAFE_INTEGER, PARTITION_SHARE};
+use super::timer::{removal_due, RemovalBlockers};
+use super::validate::invalid_partition;
+use super::{chunk, SyncTask};
+use crate::sync::error::SyncError;
+use crate::sync::types::{
+    PartitionSpec, PartitionState, PartitionStatus, SharedPartition, SyncOutput,
+};
 
 impl SyncTask {
     /// Partitions found by this task: initial partitions, or children read from a parent it
@@ -298,37 +308,11 @@ impl SyncTask {
                 HashSet::default()
             };
         // pick up shares addressed to this task
-        let mut picked: Vec<PartitionState> = Vec::new();
-        if shares_to_me {
-            let mut candidates: Vec<&SharedPartition> = Vec::new();
-            let mut seen: HashSet<&str> = HashSet::default();
-            for s in self.view.cache.values() {
-                for sh in &s.share.partitions {
-                    if sh.assignee == self.id
-                        && !own_tokens.contains(sh.token.as_str())
-                        && seen.insert(sh.token.as_str())
-                    {
-                        candidates.push(sh);
-                    }
-                }
-            }
-            if !candidates.is_empty() {
-                let wanted: HashSet<&str> = candidates.iter().map(|c| c.token.as_str()).collect();
-                let taken: HashSet<&str> = self
-                    .view
-                    .cache
-                    .values()
-                    .flat_map(|s| s.data.partitions.iter())
-                    .map(|p| p.token.as_str())
-                    .filter(|t| wanted.contains(t))
-                    .collect();
-                picked = candidates
-                    .into_iter()
-                    .filter(|c| !taken.contains(c.token.as_str()))
-                    .map(|c| c.to_partition())
-                    .collect();
-            }
-        }
+        let picked = if shares_to_me {
+            self.shares_to_me(&own_tokens)
+        } else {
+            Vec::new()
+        };
         // the sharer clears a share once the partition is owned
         let cleared = self.own_shares_among(
             self.view
@@ -339,6 +323,40 @@ impl SyncTask {
                 .chain(own_tokens.iter().copied()),
         );
         (picked, cleared)
+    }
+
+    /// The shares addressed to this task, of partitions it does not own (`own_tokens`) and no
+    /// state of the view owns.
+    fn shares_to_me(&self, own_tokens: &HashSet<&str>) -> Vec<PartitionState> {
+        let mut candidates: Vec<&SharedPartition> = Vec::new();
+        let mut seen: HashSet<&str> = HashSet::default();
+        for s in self.view.cache.values() {
+            for sh in &s.share.partitions {
+                if sh.assignee == self.id
+                    && !own_tokens.contains(sh.token.as_str())
+                    && seen.insert(sh.token.as_str())
+                {
+                    candidates.push(sh);
+                }
+            }
+        }
+        if candidates.is_empty() {
+            return Vec::new();
+        }
+        let wanted: HashSet<&str> = candidates.iter().map(|c| c.token.as_str()).collect();
+        let taken: HashSet<&str> = self
+            .view
+            .cache
+            .values()
+            .flat_map(|s| s.data.partitions.iter())
+            .map(|p| p.token.as_str())
+            .filter(|t| wanted.contains(t))
+            .collect();
+        candidates
+            .into_iter()
+            .filter(|c| !taken.contains(c.token.as_str()))
+            .map(|c| c.to_partition())
+            .collect()
     }
 
     /// A share addressed to a task that left the epoch goes to the least-loaded member.
@@ -404,29 +422,7 @@ impl SyncTask {
             self.own.refresh_marks(waiting);
             return;
         }
-        let parts = &self.own.state.data.partitions;
-        let parents: HashSet<&str> = waiting
-            .iter()
-            .map(|&i| &parts[i])
-            .filter(|p| p.state == PartitionStatus::Created)
-            .flat_map(|p| p.parents.iter().map(|x| x.as_str()))
-            .collect();
-        let mut open: HashSet<String> = HashSet::default(); // parents that are not done
-        if !parents.is_empty() {
-            for s in std::iter::once(&self.own.state).chain(self.view.cache.values()) {
-                for p in &s.data.partitions {
-                    if !p.state.is_done() && parents.contains(p.token.as_str()) {
-                        open.insert(p.token.clone());
-                    }
-                }
-                for p in &s.share.partitions {
-                    if parents.contains(p.token.as_str()) {
-                        open.insert(p.token.clone());
-                    }
-                }
-            }
-        }
-        drop(parents);
+        let open = self.open_parents(&waiting);
         let mut still = Vec::new();
         let closing = self.is_closing();
         for i in waiting {
@@ -448,6 +444,35 @@ impl SyncTask {
             }
         }
         self.own.refresh_marks(still);
+    }
+
+    /// The parents of the own Created partitions among `waiting` that are not done: owned by a
+    /// state of the view and not done, or shared.
+    fn open_parents(&self, waiting: &[usize]) -> HashSet<String> {
+        let parts = &self.own.state.data.partitions;
+        let parents: HashSet<&str> = waiting
+            .iter()
+            .map(|&i| &parts[i])
+            .filter(|p| p.state == PartitionStatus::Created)
+            .flat_map(|p| p.parents.iter().map(|x| x.as_str()))
+            .collect();
+        let mut open: HashSet<String> = HashSet::default();
+        if parents.is_empty() {
+            return open;
+        }
+        for s in std::iter::once(&self.own.state).chain(self.view.cache.values()) {
+            for p in &s.data.partitions {
+                if !p.state.is_done() && parents.contains(p.token.as_str()) {
+                    open.insert(p.token.clone());
+                }
+            }
+            for p in &s.share.partitions {
+                if parents.contains(p.token.as_str()) {
+                    open.insert(p.token.clone());
+                }
+            }
+        }
+        open
     }
 
     pub(super) fn settle(&mut self, out: &mut SyncOutput) {

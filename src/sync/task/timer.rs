@@ -2,8 +2,13 @@
 //! re-publications of the epoch in force that it times (resends to a task that missed the epoch,
 //! checkpoints).
 
+use std::collections::BTreeSet;
+
+use rustc_hash::FxHashSet as HashSet;
+
 use super::limits::{MAX_REJECTED, STUCK_TIMEOUTS};
-use super::*;
+use super::SyncTask;
+use crate::sync::types::{PartitionState, PartitionStatus, SyncOutput};
 
 /// The re-publications of the epoch in force this task times: checkpoints and resends.
 #[derive(Debug, Clone, Default)]

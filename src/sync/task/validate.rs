@@ -1,7 +1,11 @@
 //! Validation of what a task is given: messages read from the sync topic and their states.
 
-use super::limits::{MAX_CHUNKS, MAX_REJECTED};
-use super::*;
+use rustc_hash::FxHashSet as HashSet;
+
+use super::limits::{MAX_CHUNKS, MAX_REJECTED, MAX_SAFE_INTEGER};
+use super::SyncTask;
+use crate::sync::error::{malformed, ErrorKind, SyncError};
+use crate::sync::types::{MessageType, SyncMessage, TaskState};
 
 pub(super) fn invalid_partition(why: impl std::fmt::Display) -> SyncError {
     SyncError::new(
@@ -9,10 +13,6 @@ pub(super) fn invalid_partition(why: impl std::fmt::Display) -> SyncError {
         format!("invalid partition: {why}"),
     )
 }
-
-/// Largest number the protocol carries: JSON numbers are exact integers only up to 2^53 - 1
-/// (`Number.MAX_SAFE_INTEGER`), so a larger one is refused rather than silently rounded.
-pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
 
 pub(super) fn safe(n: Option<u64>, what: &str) -> Result<(), SyncError> {
     match n {

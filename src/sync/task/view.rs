@@ -1,7 +1,13 @@
 //! The epoch in force and the view of the other tasks under it.
 
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+
+use super::delta;
 use super::limits::RESENT_DEPARTED;
-use super::*;
+use super::SyncTask;
+use crate::sync::types::{Delta, MessageType, PartitionState, SyncMessage, TaskState};
 
 /// The newest epoch a task has applied.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,6 +31,9 @@ pub(super) struct View {
     pub(super) in_epoch: bool,
     /// The state of every other task this task knows, as of the epoch in force.
     pub(super) cache: BTreeMap<String, TaskState>,
+    /// Where the partitions of each entry of `cache` are, for the entries changes were applied
+    /// to (see `delta::Positions`).
+    pub(super) positions: HashMap<String, delta::Positions>,
     /// Tasks whose cached state is their own word (read from their message), not a leader's
     /// snapshot entry.
     pub(super) own_words: BTreeSet<String>,
@@ -52,6 +61,13 @@ pub(super) struct View {
     pub(super) forks: BTreeSet<(u64, String)>,
 }
 
+impl View {
+    /// An epoch is applied: it rebuilds the entries, whose positions are forgotten.
+    pub(super) fn forget_positions(&mut self) {
+        self.positions.clear();
+    }
+}
+
 impl SyncTask {
     /// The epoch in force as this task knows it, as a re-publication: every member's state.
     pub(super) fn epoch_message(&self) -> Option<SyncMessage> {
@@ -66,31 +82,7 @@ impl SyncTask {
                 states.push(s.clone());
             }
         }
-        // what a departed task's late record gave a member that has not taken it yet (see
-        // `adopt_departed`) is that member's: a task starting from here must know it
-        let owned: HashSet<&str> = states
-            .iter()
-            .flat_map(|s| s.data.partitions.iter().map(|p| p.token.as_str()))
-            .collect();
-        let mut pending: Vec<(usize, PartitionState)> = Vec::new();
-        for ghost in self
-            .view
-            .cache
-            .values()
-            .filter(|s| !self.view.members.contains(&s.task_id))
-        {
-            for sh in &ghost.share.partitions {
-                let to = states.iter().position(|s| s.task_id == sh.assignee);
-                if let (Some(k), false) = (to, owned.contains(sh.token.as_str())) {
-                    pending.push((k, sh.to_partition()));
-                }
-            }
-        }
-        for (k, p) in pending {
-            if !states[k].data.partitions.iter().any(|q| q.token == p.token) {
-                states[k].data.partitions.push(p);
-            }
-        }
+        self.give_ghost_shares(&mut states);
         let departed = self
             .view
             .departed
@@ -116,6 +108,34 @@ impl SyncTask {
             delta: None,
             rejected: Vec::new(),
         })
+    }
+
+    /// What a departed task's late record gave a member that has not taken it yet (see
+    /// `adopt_departed`) is that member's: a task starting from a re-publication must know it.
+    fn give_ghost_shares(&self, states: &mut [TaskState]) {
+        let owned: HashSet<&str> = states
+            .iter()
+            .flat_map(|s| s.data.partitions.iter().map(|p| p.token.as_str()))
+            .collect();
+        let mut pending: Vec<(usize, PartitionState)> = Vec::new();
+        for ghost in self
+            .view
+            .cache
+            .values()
+            .filter(|s| !self.view.members.contains(&s.task_id))
+        {
+            for sh in &ghost.share.partitions {
+                let to = states.iter().position(|s| s.task_id == sh.assignee);
+                if let (Some(k), false) = (to, owned.contains(sh.token.as_str())) {
+                    pending.push((k, sh.to_partition()));
+                }
+            }
+        }
+        for (k, p) in pending {
+            if !states[k].data.partitions.iter().any(|q| q.token == p.token) {
+                states[k].data.partitions.push(p);
+            }
+        }
     }
 
     /// The unfinished partitions a re-publication of the epoch in force gives other members
