@@ -65,9 +65,11 @@ impl Own {
         if !self.marks.holds(parts, token) {
             return None;
         }
-        // (out of order: by the index of the own tokens)
+        // (out of order: by the index of the own tokens; after a change that dropped or
+        // reordered own partitions, positions are unknown until it is published: look, and
+        // leave the marks as they are, which a refused input must not change)
         if self.reshaped {
-            self.marks.forget();
+            return parts.iter().position(|p| p.token == token);
         }
         self.marks.position(parts, token)
     }
@@ -138,7 +140,7 @@ impl Own {
 /// and extended. Anything that drops or reorders own items sets `reshaped` (as `delta` requires),
 /// which makes these positions unknown: the next settle walks the own partitions once and
 /// rebuilds them. The lists are supersets (filtered by state where used).
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub(super) struct Marks {
     /// Whether `waiting` and `done` cover the own partitions before `len` (those from `len` on
     /// were appended since, and are looked at too).
@@ -155,6 +157,20 @@ pub(super) struct Marks {
     /// token is looked up out of order; cleared with the rest).
     index: HashMap<String, usize>,
     indexed: usize,
+}
+
+/// Every field but the token index, a lookup cache that any lookup may extend (also one whose
+/// input is then refused): what the marks say, not how fast they are found.
+impl std::fmt::Debug for Marks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Marks")
+            .field("valid", &self.valid)
+            .field("len", &self.len)
+            .field("waiting", &self.waiting)
+            .field("done", &self.done)
+            .field("touched", &self.touched)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Marks {
