@@ -485,3 +485,63 @@ fn a_record_read_again_does_not_move_what_a_checkpoint_names() {
     let clean = w.clean_checkpoints();
     assert!(clean.contains(&first), "{first} not among {clean:?}");
 }
+
+/// A task adds a partition, runs and finishes it and leaves, its records landing late; the
+/// leader of the next generation publishes the epoch without them, and dies. A new task
+/// replaying the log reads the epoch, then the departed task's late add, which it leaves as a
+/// share to the member the partition falls to (the leader, gone too), then its late finish. Before, that finish marked the partition done in the entries' data only: the share
+/// stayed new work, and the new task's own epoch handed it to itself, which started it after
+/// reading its finish (found by the simulation with producers that lag). Now the finish marks
+/// the share too, and an epoch keeps a done share between departed tasks as done, with a member.
+#[test]
+fn a_departed_tasks_late_finish_of_what_it_left_as_a_share_is_no_new_work() {
+    let mut w = World::new(&["a", "b"], SyncOptions::default());
+    w.rebalance(1, "a", &["a", "b"]);
+    let token = (0..50)
+        .map(|i| format!("q{i}"))
+        .find(|t| {
+            let mut probe = World::new(&["a", "b"], SyncOptions::default());
+            probe.rebalance(1, "a", &["a", "b"]);
+            probe.add("b", t, &[]);
+            probe
+                .task("b")
+                .owned_partitions()
+                .iter()
+                .any(|p| &p.token == t)
+        })
+        .expect("a token b keeps");
+    // b's records land late from here on
+    w.hold("b");
+    w.add("b", &token, &[]);
+    assert!(w
+        .task("b")
+        .owned_partitions()
+        .iter()
+        .any(|p| p.token == token));
+    w.run("b", &token);
+    w.finish("b", &token);
+    w.leave("b");
+    w.rebalance(2, "a", &["a"]);
+    assert!(
+        w.log.iter().any(|m| m.sync_epoch == "2-a"),
+        "a published no epoch"
+    );
+    w.leave("a");
+    w.land("b");
+    // a new task replays the whole log and leads the next generation alone
+    w.spawn("n", SyncOptions::default());
+    w.settle();
+    assert!(w.finishes_read["n"].contains(&token));
+    w.rebalance(3, "n", &["n"]);
+    w.ticks(4, 1_000);
+    assert!(w.violations.is_empty(), "{:?}", w.violations);
+    let p = w
+        .task("n")
+        .owned_partitions()
+        .into_iter()
+        .find(|p| p.token == token);
+    assert!(
+        p.as_ref().is_none_or(|p| p.state == PartitionStatus::Finished),
+        "{p:?}"
+    );
+}

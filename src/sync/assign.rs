@@ -5,7 +5,7 @@ use std::collections::BinaryHeap;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use super::types::{PartitionState, TaskState};
+use super::types::{PartitionState, SharedPartition, TaskState};
 
 /// Rendezvous (highest random weight) choice of a member for a token: the same on every task,
 /// independent of which other tokens it knows.
@@ -151,7 +151,7 @@ impl<'a> Placing<'a> {
                 ) {
                     (Some(&i), _) => {
                         self.owned.insert(sh.token.as_str());
-                        self.out[i].data.partitions.push(sh.to_partition());
+                        self.out[i].data.partitions.push(taken(sh));
                     }
                     (None, Some(&sharer)) => {
                         // a live sharer's share to a departed task stays the sharer's to
@@ -159,6 +159,15 @@ impl<'a> Placing<'a> {
                         // re-address
                         self.owned.insert(sh.token.as_str());
                         self.out[sharer].share.partitions.push(sh.clone());
+                    }
+                    (None, None) if sh.state.is_done() => {
+                        // (a departed task's finish read after its share was left: no new
+                        // work, but known, like a departed task's done partitions below)
+                        self.owned.insert(sh.token.as_str());
+                        let keeper = rendezvous(&sh.token, self.members);
+                        if let Some(&i) = self.member_index.get(keeper.as_str()) {
+                            self.out[i].data.partitions.push(taken(sh));
+                        }
                     }
                     (None, None) => {
                         self.pooled.insert(sh.token.as_str());
@@ -232,4 +241,15 @@ impl<'a> Placing<'a> {
             self.out[i].data.partitions.extend(extra);
         }
     }
+}
+
+/// A share as the partition its new owner takes: new work (`Created`), or done as it is when
+/// the sharer's finish was read after the share was left (see `SyncTask::adopt_departed`).
+fn taken(sh: &SharedPartition) -> PartitionState {
+    let mut p = sh.to_partition();
+    if sh.state.is_done() {
+        p.state = sh.state;
+        p.finished_timestamp = sh.finished_timestamp;
+    }
+    p
 }

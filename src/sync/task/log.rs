@@ -420,6 +420,14 @@ impl SyncTask {
                     p.finished_timestamp = *f;
                 }
             }
+            // (and the shares: one an earlier record of the departed task left to the member it
+            // falls to is no new work once its finish is read)
+            for p in &mut st.share.partitions {
+                if let (false, Some(f)) = (p.state.is_done(), done.get(p.token.as_str())) {
+                    p.state = PartitionStatus::Finished;
+                    p.finished_timestamp = *f;
+                }
+            }
         }
         let mut known: HashSet<String> = self.all_tokens().into_iter().collect();
         let member_list: Vec<String> = self.view.members.iter().cloned().collect();
