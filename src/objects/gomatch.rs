@@ -108,6 +108,8 @@ pub struct Matcher {
     prefix: Option<memmem::Finder<'static>>,
     /// Every match begins at position 0.
     anchored: bool,
+    /// Without `prefix`: the bytes a match can begin with (`None`: any, or the empty match).
+    first: Option<Box<[bool; 256]>>,
     /// Instructions 1..=`skip.0` match the first `skip.1` bytes of `prefix`: the
     /// backtracker starts after them at a prefilter's candidate.
     skip: (u32, usize),
@@ -375,7 +377,13 @@ impl Matcher {
                 }
             }
         }
+        let first = if prefix.is_none() {
+            first_bytes(&c.insts, &c.classes)
+        } else {
+            None
+        };
         Ok(Matcher {
+            first,
             skip,
             insts: c.insts.into_boxed_slice(),
             classes: c.classes.into_boxed_slice(),
@@ -446,9 +454,13 @@ impl Matcher {
         if at > hay.len() || (self.anchored && at > 0) {
             return None;
         }
-        match &self.prefix {
-            Some(f) => f.find(&hay[at..]).map(|i| at + i),
-            None => Some(at),
+        match (&self.prefix, &self.first) {
+            (Some(f), _) => f.find(&hay[at..]).map(|i| at + i),
+            (None, Some(first)) => hay[at..]
+                .iter()
+                .position(|&b| first[b as usize])
+                .map(|i| at + i),
+            (None, None) => Some(at),
         }
     }
 
@@ -752,6 +764,37 @@ impl Sparse {
         self.len += 1;
         true
     }
+}
+
+/// The first bytes of the characters a match can begin with, or `None` when a match may be
+/// empty (every position is a candidate). Non-ASCII characters of a class count as every lead
+/// byte.
+fn first_bytes(insts: &[Inst], classes: &[CharClass]) -> Option<Box<[bool; 256]>> {
+    let mut set = Box::new([false; 256]);
+    let mut seen = vec![false; insts.len()];
+    let mut stack = vec![0u32];
+    while let Some(pc) = stack.pop() {
+        if std::mem::replace(&mut seen[pc as usize], true) {
+            continue;
+        }
+        match insts[pc as usize] {
+            Inst::Char { bytes, .. } => set[bytes[0] as usize] = true,
+            Inst::Class(id) => {
+                let class = &classes[id as usize];
+                for b in 0..0x80 {
+                    set[b] |= class.ascii >> b & 1 == 1;
+                }
+                if !class.ranges.is_empty() {
+                    set[0xC0..].iter_mut().for_each(|b| *b = true);
+                }
+            }
+            Inst::Split(a, b) => stack.extend([a, b]),
+            Inst::Jmp(t) => stack.push(t),
+            Inst::Save(_) | Inst::Look(_) => stack.push(pc + 1),
+            Inst::Match => return None,
+        }
+    }
+    Some(set)
 }
 
 /// The character at `at` of valid UTF-8 and its length.
