@@ -44,8 +44,9 @@ pub const CAPTURE_GROUP_DELIMITER: u8 = 0x1F;
 pub const FALLBACK_PARTITION: u32 = 0;
 
 /// The longest regex pattern accepted, in UTF-8 bytes (Go has no such bound). Compiling costs
-/// time and memory in proportion to the pattern (about 280 bytes of wasm memory per character,
-/// kept while the partitioner lives); 32 KiB bounds that to a few MiB. Longer patterns get
+/// time and memory in proportion to the pattern (up to about 1.4 KB of wasm memory per
+/// character while it parses, about 15 to 30 bytes kept while the partitioner lives); 32 KiB
+/// bounds that to a few tens of MiB. Longer patterns get
 /// `INPUT_TOO_LARGE`. The compiled program is bounded too (see [`goregex::compile`]).
 pub const MAX_PATTERN_BYTES: usize = 32 << 10;
 
