@@ -1,9 +1,11 @@
 //! Go `regexp` syntax (RE2 as Go's `regexp/syntax` parses it with `syntax.Perl` flags),
-//! translated to an equivalent pattern for Rust's `regex` crate.
+//! translated to an equivalent pattern in the dialect of Rust's `regex` crate, which
+//! `regex-syntax` parses (resolving Unicode classes and case folding) and
+//! [`super::gomatch`] compiles and runs.
 //!
-//! Why hand-written: matching is the `regex` crate's, but no crate parses Go's syntax —
-//! `regex-syntax` parses Rust's dialect, which differs from Go's in the ways below — and Go's
-//! exact errors are part of the contract. So this module only translates.
+//! Why hand-written: no crate parses Go's syntax — `regex-syntax` parses Rust's dialect, which
+//! differs from Go's in the ways below — and Go's exact errors are part of the contract. So
+//! this module only translates.
 //!
 //! Go and Rust both implement RE2-family, leftmost-first, linear-time matching, but their
 //! *syntax* differs in ways that would silently change which keys match:
@@ -29,19 +31,22 @@
 //!
 //! Remaining, documented differences:
 //! - patterns nesting more than 250 levels (Go: 1000) are rejected with Go's `expression nests
-//!   too deeply` error: Rust's regex compiler recurses per level and the WebAssembly stack is
+//!   too deeply` error: the matcher's compiler recurses per level and the WebAssembly stack is
 //!   small;
 //! - more than 2000 copies of Unicode classes (counted repetitions expanded: `\pL{1000}` is
-//!   1000) are rejected as `expression too large` (Go allows about 26 000 `\pL`): each copy is
-//!   a UTF-8 automaton in Rust, this bounds compile time to about two seconds;
+//!   1000) are rejected as `expression too large` (Go allows about 26 000 `\pL`): a bound on
+//!   compile time and memory kept from the general `regex` engine this crate used before;
 //! - Go's other size limits are approximated: Go's instruction-count estimate is computed, and
-//!   Rust's compiled-size limit is 64 MiB; beyond it, Go's `expression too large` is reported;
-//! - Unicode tables: Go 1.21+ uses Unicode 15.0, this crate's `regex` 16.0 (characters first
+//!   the compiled program holds at most 4 Mi instructions; beyond either, Go's `expression too
+//!   large` is reported;
+//! - Unicode tables: Go 1.21+ uses Unicode 15.0, this crate's `regex-syntax` 16.0 (characters first
 //!   assigned in 16.0 differ for `\pL`-style classes and case folding);
 //! - Go 1.25's loose class names (`\p{Letter}`, `\p{Assigned}`, `\p{ASCII}`) are rejected, as
 //!   Go ≤ 1.24 rejects them.
 
 use std::fmt;
+
+use super::gomatch::Matcher;
 
 /// Go's `regexp/syntax` error: `Display` is Go's `Error()` verbatim.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -83,12 +88,13 @@ fn err(code: &'static str, expr: &str) -> SyntaxError {
 
 const MAX_REPEAT: i64 = 1000;
 const MAX_HEIGHT: usize = 1000;
-/// Deepest nesting handed to Rust's `regex` (its own default nest limit): its compiler
-/// recurses per level, and in WebAssembly the stack is 1 MiB. Go allows 1000.
+/// Deepest nesting handed to `regex-syntax` and the matcher (the `regex` crate's default nest
+/// limit): the matcher's compiler recurses per level, and in WebAssembly the stack is 1 MiB.
+/// Go allows 1000.
 const RUST_MAX_HEIGHT: usize = 250;
-/// Most copies of Unicode classes (`\pL`, `\p{Greek}`…) handed to Rust's `regex`, counting
-/// counted repetitions: each copy of a large class compiles to a UTF-8 automaton (about a
-/// millisecond for `\pL`), where Go's compiler keeps one rune table. Bounds compile time.
+/// Most copies of Unicode classes (`\pL`, `\p{Greek}`…) in a pattern, counting counted
+/// repetitions: bounds compile time and memory (each class written out is parsed and stored as
+/// its own table).
 const RUST_MAX_UNICODE_CLASSES: i64 = 2000;
 const MAX_SIZE: i64 = (128 << 20) / 40;
 const MAX_RUNE: u32 = 0x10FFFF;
@@ -249,19 +255,20 @@ pub fn translate(pattern: &str) -> Result<String, SyntaxError> {
     Ok(out)
 }
 
-/// Compiles a Go pattern into a Rust [`regex::Regex`] with Go's meaning.
+/// Compiles a Go pattern into a [`Matcher`] with Go's meaning: the translated pattern is parsed
+/// by `regex-syntax` (Unicode classes, case folding) and compiled by [`super::gomatch`].
 ///
 /// # Errors
 /// Go's syntax error for any pattern Go rejects; Go's "expression too large" error when the
-/// translated pattern exceeds the compiled-size limit.
-pub fn compile(pattern: &str) -> Result<regex::Regex, SyntaxError> {
+/// compiled program exceeds its bound.
+pub fn compile(pattern: &str) -> Result<Matcher, SyntaxError> {
     let translated = translate(pattern)?;
-    regex::RegexBuilder::new(&translated)
+    let hir = regex_syntax::ParserBuilder::new()
         .nest_limit(8 * RUST_MAX_HEIGHT as u32)
-        .size_limit(64 << 20)
-        .dfa_size_limit(8 << 20)
         .build()
-        .map_err(|_| err(ERR_LARGE, pattern))
+        .parse(&translated)
+        .map_err(|_| err(ERR_LARGE, pattern))?;
+    Matcher::new(&hir).map_err(|_| err(ERR_LARGE, pattern))
 }
 
 fn parse(s: &str) -> Result<Node, SyntaxError> {
@@ -1293,13 +1300,6 @@ fn emit_class(items: &[ClassItem], negated: bool, fold: bool, out: &mut String) 
     if fold {
         out.push(')');
     }
-}
-
-/// The fast capture search of `pattern` ([`super::fastregex`]), when it qualifies: same
-/// translation and nesting limit as [`compile`].
-pub fn compile_fast(pattern: &str) -> Option<super::fastregex::FastRegex> {
-    let translated = translate(pattern).ok()?;
-    super::fastregex::FastRegex::new(&translated, 8 * RUST_MAX_HEIGHT as u32)
 }
 
 #[cfg(test)]

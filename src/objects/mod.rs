@@ -23,8 +23,8 @@
 //! ```
 
 mod error;
-pub mod fastregex;
 mod fnv;
+pub mod gomatch;
 pub mod goregex;
 pub mod gotime;
 pub mod lines;
@@ -44,10 +44,10 @@ pub const CAPTURE_GROUP_DELIMITER: u8 = 0x1F;
 pub const FALLBACK_PARTITION: u32 = 0;
 
 /// The longest regex pattern accepted, in UTF-8 bytes (Go has no such bound). Compiling costs
-/// time and memory in proportion to the pattern (about 280 bytes of wasm memory per character,
-/// kept while the partitioner lives); 32 KiB bounds that to a few MiB. Longer patterns get
-/// `INPUT_TOO_LARGE`. The compiled program is bounded too (`regex`'s `size_limit` and
-/// `dfa_size_limit`, see [`goregex::compile`]).
+/// time and memory in proportion to the pattern (up to about 1.4 KB of wasm memory per
+/// character while it parses, about 15 to 30 bytes kept while the partitioner lives); 32 KiB
+/// bounds that to a few tens of MiB. Longer patterns get
+/// `INPUT_TOO_LARGE`. The compiled program is bounded too (see [`goregex::compile`]).
 pub const MAX_PATTERN_BYTES: usize = 32 << 10;
 
 /// The longest date format (Go time layout) accepted, in UTF-8 bytes (Go has no such bound):
@@ -230,11 +230,7 @@ impl PartitionConfig {
                 }
                 bounded("pattern", &self.pattern, MAX_PATTERN_BYTES)?;
                 match goregex::compile(&self.pattern) {
-                    Ok(re) => Rule::Regex(Box::new(RegexRule {
-                        fast: goregex::compile_fast(&self.pattern),
-                        groups: re.captures_len() > 1,
-                        re,
-                    })),
+                    Ok(re) => Rule::Regex(Box::new(re)),
                     Err(e) => return fail(ErrorKind::PatternInvalid(e.to_string())),
                 }
             }
@@ -271,19 +267,9 @@ impl PartitionConfig {
 enum Rule {
     All,
     Object,
-    Regex(Box<RegexRule>),
+    Regex(Box<gomatch::Matcher>),
     Substring { start: usize, end: usize },
     Date(Box<gotime::Layout>),
-}
-
-/// A compiled `regex` type: `regex`'s engine, the fast capture search when the pattern
-/// qualifies ([`fastregex`]), and whether it has groups (without, the whole match is hashed
-/// and a plain `find` — DFA only — suffices).
-#[derive(Clone, Debug)]
-struct RegexRule {
-    re: regex::Regex,
-    fast: Option<fastregex::FastRegex>,
-    groups: bool,
 }
 
 /// Date prefixes up to this many bytes are cached (see [`DateCache`]).
@@ -345,8 +331,7 @@ impl DateCache {
 /// partitioners (each recognises its own cache), but is cheapest with one.
 #[derive(Debug, Default)]
 pub struct Scratch {
-    locs: Option<regex::CaptureLocations>,
-    fast: Option<fastregex::FastCache>,
+    regex: gomatch::Cache,
     buf: Vec<u8>,
     key: Vec<u8>,
     dates: Option<DateCache>,
@@ -575,13 +560,7 @@ impl ObjectPartitioner {
 
     /// Fresh buffers for [`ObjectPartitioner::assign_with`].
     pub fn scratch(&self) -> Scratch {
-        Scratch {
-            locs: match &self.strategy {
-                Rule::Regex(r) => Some(r.re.capture_locations()),
-                _ => None,
-            },
-            ..Scratch::default()
-        }
+        Scratch::default()
     }
 
     /// Where the object with `key` goes (`is_dir`: the object is a directory).
@@ -605,34 +584,18 @@ impl ObjectPartitioner {
             Rule::All => Assignment::All,
             Rule::Object => self.hashed(fnv1a32(key)),
             Rule::Regex(r) => {
-                // `regex::Regex` (not `regex::bytes`): Go and it never match an empty string
-                // inside a character. Checking UTF-8 costs little next to the search.
+                // A `&str`: Go never matches an empty string inside a character, nor does
+                // the matcher on a `&str`. Checking UTF-8 costs little next to the search.
                 let Ok(key) = std::str::from_utf8(sanitize_bytes(key, self.prefix.as_bytes()))
                 else {
                     return Assignment::Fallback;
                 };
                 // Go: FindStringSubmatch, leftmost-first; an empty whole match falls back.
-                if let Some(fast) = &r.fast {
-                    let c = scratch.fast.get_or_insert_with(|| fast.cache());
-                    match fast.captures(c, key) {
-                        Some(true) => {
-                            return self.hash_groups(key, fast.groups(), |i| fast.group(c, i))
-                        }
-                        Some(false) => return Assignment::Fallback,
-                        None => {}
-                    }
-                }
-                if !r.groups {
-                    return match r.re.find(key) {
-                        Some(m) if !m.is_empty() => self.hashed(fnv1a32(m.as_str().as_bytes())),
-                        _ => Assignment::Fallback,
-                    };
-                }
-                let locs = scratch.locs.get_or_insert_with(|| r.re.capture_locations());
-                if r.re.captures_read(locs, key).is_none() {
+                let c = &mut scratch.regex;
+                if !r.captures(c, key) {
                     return Assignment::Fallback;
                 }
-                self.hash_groups(key, locs.len(), |i| locs.get(i))
+                self.hash_groups(key, r.groups(), |i| r.group(c, i))
             }
             Rule::Substring { start, end } => {
                 let key = sanitize_bytes(key, self.prefix.as_bytes());

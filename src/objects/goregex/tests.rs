@@ -191,7 +191,7 @@ fn goregex_literal_semantics() {
         goregex::compile(pat)
             .unwrap()
             .find(hay)
-            .map(|m| m.as_str().to_owned())
+            .map(|(a, b)| hay[a..b].to_owned())
     };
     assert_eq!(m(r"\Q\\E", r"x\y").as_deref(), Some(r"\"));
     assert_eq!(m(r"\0777", "\u{3f}7").as_deref(), Some("\u{3f}7")); // \077 then literal 7
