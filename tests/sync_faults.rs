@@ -541,7 +541,8 @@ fn a_departed_tasks_late_finish_of_what_it_left_as_a_share_is_no_new_work() {
         .into_iter()
         .find(|p| p.token == token);
     assert!(
-        p.as_ref().is_none_or(|p| p.state == PartitionStatus::Finished),
+        p.as_ref()
+            .is_none_or(|p| p.state == PartitionStatus::Finished),
         "{p:?}"
     );
 }

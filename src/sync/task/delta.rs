@@ -5,20 +5,9 @@
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::limits::PARTITION_SHARE;
-use super::{own, SyncTask};
+use super::own::{self, Sent};
+use super::SyncTask;
 use crate::sync::types::{Delta, PartitionState, SharedPartition, SyncMessage, TaskState};
-
-/// What a task last published of its own state, to compute its next change from: its items in
-/// the order it holds them (a task changes items in place and appends new ones, so the next
-/// change is found by one walk over both lists, without hashing).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(super) struct Sent {
-    /// The epoch in force when it was published: a change is relative to a message of the same
-    /// epoch (the first message in an epoch is whole).
-    epoch: String,
-    data: Vec<PartitionState>,
-    share: Vec<SharedPartition>,
-}
 
 /// A change of a task's state: the partitions and shares that differ from what it last
 /// published (whole, as they are now) and the tokens it dropped.

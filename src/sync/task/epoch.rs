@@ -7,7 +7,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::leader::{Lead, Pending};
 use super::limits::{MAX_DEPARTED, MAX_HISTORY};
-use super::log::member_owners;
+use super::log::{left_by, member_owners};
 use super::own::Own;
 use super::view::EpochInfo;
 use super::{delta, SyncTask};
@@ -30,23 +30,6 @@ pub(super) fn epoch_leader(id: &str, generation: u64, attempt: u32) -> String {
 /// The generation named in an epoch id (`"<generation>-<leader>..."`).
 pub(super) fn generation_of(id: &str) -> Option<u64> {
     id.split('-').next()?.parse().ok()
-}
-
-/// What a departed task leaves to the members: its unfinished partitions (reset), then its
-/// shares (with their assignee).
-pub(super) fn left_by(st: &TaskState) -> impl Iterator<Item = (PartitionState, Option<&str>)> {
-    let datas = st
-        .data
-        .partitions
-        .iter()
-        .filter(|p| !p.state.is_done())
-        .map(|p| (p.reset(), None));
-    let shares = st
-        .share
-        .partitions
-        .iter()
-        .map(|sh| (sh.to_partition(), Some(sh.assignee.as_str())));
-    datas.chain(shares)
 }
 
 /// Token -> (its claimant, or `None` when two claim it: left to the epoch; whether an own word

@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::limits::RESENT_DEPARTED;
-use super::log::absorb_into;
+use super::log::{absorb_into, Answer};
 use super::timer::backoff;
 use super::SyncTask;
 use crate::sync::assign::compute_epoch;
@@ -14,13 +14,6 @@ use crate::sync::types::{MessageType, SyncMessage, SyncOutput, TaskState};
 pub(super) struct RebalanceInfo {
     pub(super) generation: u64,
     pub(super) leader: bool,
-}
-
-/// The latest `RebalanceAnswer` read from a task.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Answer {
-    pub(super) generation: u64,
-    pub(super) base: String,
 }
 
 /// A leader's rebalance that has no epoch in force yet.

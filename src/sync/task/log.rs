@@ -5,8 +5,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::delta::{patch, Positions};
-use super::epoch::left_by;
-use super::leader::Answer;
 use super::SyncTask;
 use crate::sync::assign::rendezvous;
 use crate::sync::types::{PartitionState, PartitionStatus, SyncMessage, SyncOutput, TaskState};
@@ -87,6 +85,30 @@ pub(super) fn member_owners<'a>(
         }
     }
     owners
+}
+
+/// The latest `RebalanceAnswer` read from a task.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Answer {
+    pub(super) generation: u64,
+    pub(super) base: String,
+}
+
+/// What a departed task leaves to the members: its unfinished partitions (reset), then its
+/// shares (with their assignee).
+pub(super) fn left_by(st: &TaskState) -> impl Iterator<Item = (PartitionState, Option<&str>)> {
+    let datas = st
+        .data
+        .partitions
+        .iter()
+        .filter(|p| !p.state.is_done())
+        .map(|p| (p.reset(), None));
+    let shares = st
+        .share
+        .partitions
+        .iter()
+        .map(|sh| (sh.to_partition(), Some(sh.assignee.as_str())));
+    datas.chain(shares)
 }
 
 /// The partitions a state says are done (Finished or Removed), with when they finished.

@@ -385,7 +385,7 @@ impl SyncTask {
                 (st, Some(c.delta))
             }
             None => {
-                self.own.sent = Some(delta::Sent::whole(&epoch, &self.own.state));
+                self.own.sent = Some(own::Sent::whole(&epoch, &self.own.state));
                 (self.own.state.clone(), None)
             }
         };

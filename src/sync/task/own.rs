@@ -3,8 +3,7 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-use super::delta;
-use crate::sync::types::{PartitionState, PartitionStatus, TaskState};
+use crate::sync::types::{PartitionState, PartitionStatus, SharedPartition, TaskState};
 
 /// The own state and what is known of where it changed since it was published.
 #[derive(Debug, Clone)]
@@ -25,7 +24,7 @@ pub(super) struct Own {
     pub(super) dirty: bool,
     /// What this task last published of its own state (its next Regular message carries the
     /// change from it).
-    pub(super) sent: Option<delta::Sent>,
+    pub(super) sent: Option<Sent>,
     /// This task's shares (token, assignee) as every other reader holds them: those of its
     /// entry in the epoch in force, then as its own records of that epoch read back left them;
     /// `word_read` once one was read (only then are they its own word to the others, see
@@ -132,6 +131,18 @@ impl Own {
         m.len = self.state.data.partitions.len();
         m.valid = !self.reshaped;
     }
+}
+
+/// What a task last published of its own state, to compute its next change from: its items in
+/// the order it holds them (a task changes items in place and appends new ones, so the next
+/// change is found by one walk over both lists, without hashing: see `delta`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) struct Sent {
+    /// The epoch in force when it was published: a change is relative to a message of the same
+    /// epoch (the first message in an epoch is whole).
+    pub(super) epoch: String,
+    pub(super) data: Vec<PartitionState>,
+    pub(super) share: Vec<SharedPartition>,
 }
 
 /// Incremental bookkeeping of the own partitions, so that an ordinary change (a partition
