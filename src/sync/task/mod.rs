@@ -1,8 +1,9 @@
 //! The `SyncTask` state machine, split by the state each part owns: `validate` (what it is
-//! given), `log` (what it reads of other tasks), `epoch` (which epoch applies and how), `leader`
-//! (computing a new epoch), `settle` (the own partitions), `timer` (every deadline, and the
-//! re-publications of the epoch it times: resends and checkpoints), `input` (the three inputs,
-//! `on_rebalance`, `on_message` and `tick`, and what frames every input).
+//! given), `log` (what it reads of other tasks), `epoch` (which epoch applies and how; `claims`,
+//! what the members claimed before it), `leader` (computing a new epoch), `settle` (the own
+//! partitions), `timer` (every deadline, and the re-publications of the epoch it times: resends
+//! and checkpoints), `input` (the three inputs, `on_rebalance`, `on_message` and `tick`, and
+//! what frames every input).
 
 // (tokens are hashed often: FxHash is several times faster than SipHash on them, and its
 // fixed seed keeps every run alike; no output depends on the iteration order of a hash map)
@@ -12,6 +13,7 @@ use super::error::{ErrorKind, SyncError};
 use super::types::*;
 
 mod chunk;
+mod claims;
 mod close;
 mod cursor;
 mod delta;
