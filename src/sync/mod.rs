@@ -10,10 +10,6 @@ mod types;
 
 pub use assign::compute_epoch;
 
-/// The sync topic's `retention.ms` must be at least this many `stateRefreshInterval`s (or
-/// infinite): the log then always holds a clean checkpoint to start from, even across a leader
-/// change and the retries of a checkpoint that another record raced.
-pub const MIN_RETENTION_REFRESHES: u64 = 4;
 pub use error::SyncError;
 pub use start::{
     checkpoint_message, checkpoint_message_value, find_epoch_start, join_chunks, EpochStart,
@@ -23,5 +19,5 @@ pub use task::{SyncTask, MAX_CHUNKS, MAX_SAFE_INTEGER, MIN_RECORD_BYTES};
 pub use types::{
     CheckpointRef, ChunkRef, Delta, MessageType, PartitionSpec, PartitionState, PartitionStatus,
     RebalanceEvent, SharedPartition, SyncMessage, SyncOptions, SyncOutput, TaskData, TaskShare,
-    TaskState,
+    TaskState, MIN_RETENTION_REFRESHES,
 };

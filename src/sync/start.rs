@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::error::{ErrorKind, SyncError};
 use super::task::{join_chunk_states, join_chunk_states_owned, same_chunked_message, ChunkedState};
-use super::{ChunkRef, MessageType, SyncMessage};
+use super::types::{ChunkRef, MessageType, SyncMessage};
 
 /// Most records [`find_epoch_start`] takes in one call (`MAX_BATCH_ITEMS` of the JS layer).
 pub const MAX_START_RECORDS: usize = 1 << 24;

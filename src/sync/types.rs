@@ -8,6 +8,11 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The sync topic's `retention.ms` must be at least this many `stateRefreshInterval`s (or
+/// infinite): the log then always holds a usable checkpoint to start from, even across a leader
+/// change and the retries of a checkpoint that another record raced.
+pub const MIN_RETENTION_REFRESHES: u64 = 4;
+
 /// Lifecycle of one partition, driven by its owner.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[cfg_attr(test, derive(ts_rs::TS))]
@@ -453,7 +458,7 @@ pub struct SyncOptions {
     pub tombstone_ttl: u64,
     /// How often the leader of the epoch in force re-publishes it whole as a checkpoint, so that
     /// the sync log always holds a complete state within retention. The sync topic's retention
-    /// must be at least [`MIN_RETENTION_REFRESHES`](super::MIN_RETENTION_REFRESHES) times this.
+    /// must be at least [`MIN_RETENTION_REFRESHES`](MIN_RETENTION_REFRESHES) times this.
     pub state_refresh_interval: u64,
     /// Largest record the task publishes, in bytes of JSON: a larger message goes out as chunks
     /// (see [`ChunkRef`]). At least [`MIN_RECORD_BYTES`](super::MIN_RECORD_BYTES); the default,
@@ -464,7 +469,7 @@ pub struct SyncOptions {
 
 impl SyncOptions {
     /// The least `retention.ms` of the sync topic for these options:
-    /// [`MIN_RETENTION_REFRESHES`](super::MIN_RETENTION_REFRESHES) × `state_refresh_interval`
+    /// [`MIN_RETENTION_REFRESHES`](MIN_RETENTION_REFRESHES) × `state_refresh_interval`
     /// (or an infinite retention).
     ///
     /// # Examples
@@ -474,7 +479,7 @@ impl SyncOptions {
     /// ```
     pub fn min_retention(&self) -> u64 {
         self.state_refresh_interval
-            .saturating_mul(super::MIN_RETENTION_REFRESHES)
+            .saturating_mul(MIN_RETENTION_REFRESHES)
     }
 }
 

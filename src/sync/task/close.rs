@@ -1,20 +1,8 @@
 //! A task that stops cleanly: its final checkpoint (see [`SyncTask::close`]).
 
+use super::timer::Closing;
 use super::SyncTask;
 use crate::sync::types::SyncOutput;
-
-/// Where a task is in stopping cleanly (see [`SyncTask::close`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(super) enum Closing {
-    /// Running.
-    #[default]
-    Open,
-    /// Closing: its final checkpoint waits for its own records to be read back (or for a
-    /// message being read in chunks to complete).
-    Wanted,
-    /// Closed: the final checkpoint went out, or none could (no epoch, behind, fenced).
-    Done,
-}
 
 impl SyncTask {
     /// The task stops cleanly: its caller stopped every partition it ran and is about to leave

@@ -6,8 +6,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::limits::PARTITION_SHARE;
 use super::own::{self, Sent};
-use super::SyncTask;
-use crate::sync::types::{Delta, PartitionState, SharedPartition, SyncMessage, TaskState};
+use crate::sync::types::{Delta, PartitionState, SharedPartition, TaskState};
 
 /// A change of a task's state: the partitions and shares that differ from what it last
 /// published (whole, as they are now) and the tokens it dropped.
@@ -404,23 +403,6 @@ fn walk_positions<T: Item>(base: &[T], listed: &[T]) -> Vec<Option<usize>> {
             .iter()
             .map(|p| index.get(p.token()).copied())
             .collect()
-    }
-}
-
-impl SyncTask {
-    /// The sender's whole state, as this reader holds it, with a change read from it applied
-    /// (from `base` if given, else from the view's entry, else from nothing).
-    pub(super) fn patched(&self, msg: &SyncMessage, base: Option<&TaskState>) -> TaskState {
-        let st = Self::sender_state(msg);
-        let Some(delta) = &msg.delta else {
-            return st.clone();
-        };
-        let mut whole = base
-            .or_else(|| self.view.cache.get(&msg.task_id))
-            .cloned()
-            .unwrap_or_else(|| TaskState::empty(msg.task_id.clone()));
-        patch(&mut whole, st, delta, None);
-        whole
     }
 }
 

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::claims::{claimed_elsewhere, claims_before};
-use super::leader::{Lead, Pending};
+use super::leading::{Lead, Pending};
 use super::limits::{MAX_DEPARTED, MAX_HISTORY};
 use super::log::{left_by, member_owners};
 use super::view::EpochInfo;

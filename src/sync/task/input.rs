@@ -5,7 +5,7 @@
 
 use std::borrow::Cow;
 
-use super::leader::{Pending, RebalanceInfo};
+use super::leading::{Pending, RebalanceInfo};
 use super::limits::{MAX_DEPARTED, MAX_SAFE_INTEGER};
 use super::timer::Timer;
 use super::SyncTask;

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::delta::{patch, Positions};
+use super::leading::Answer;
 use super::SyncTask;
 use crate::sync::assign::rendezvous;
 use crate::sync::types::{PartitionState, PartitionStatus, SyncMessage, SyncOutput, TaskState};
@@ -85,13 +86,6 @@ pub(super) fn member_owners<'a>(
         }
     }
     owners
-}
-
-/// The latest `RebalanceAnswer` read from a task.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Answer {
-    pub(super) generation: u64,
-    pub(super) base: String,
 }
 
 /// What a departed task leaves to the members: its unfinished partitions (reset), then its
@@ -583,5 +577,22 @@ impl SyncTask {
         self.view
             .future
             .insert(key, (msg.epoch_generation, whole, dropped));
+    }
+}
+
+impl SyncTask {
+    /// The sender's whole state, as this reader holds it, with a change read from it applied
+    /// (from `base` if given, else from the view's entry, else from nothing).
+    pub(super) fn patched(&self, msg: &SyncMessage, base: Option<&TaskState>) -> TaskState {
+        let st = Self::sender_state(msg);
+        let Some(delta) = &msg.delta else {
+            return st.clone();
+        };
+        let mut whole = base
+            .or_else(|| self.view.cache.get(&msg.task_id))
+            .cloned()
+            .unwrap_or_else(|| TaskState::empty(msg.task_id.clone()));
+        patch(&mut whole, st, delta, None);
+        whole
     }
 }

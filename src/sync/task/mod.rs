@@ -1,9 +1,12 @@
 //! The `SyncTask` state machine, split by the state each part owns: `validate` (what it is
 //! given), `log` (what it reads of other tasks), `epoch` (which epoch applies and how; `claims`,
 //! what the members claimed before it), `leader` (computing a new epoch), `settle` (the own
-//! partitions), `timer` (every deadline, and the re-publications of the epoch it times: resends
-//! and checkpoints), `input` (the three inputs, `on_rebalance`, `on_message` and `tick`, and
-//! what frames every input).
+//! partitions), `refresh` (every deadline, and the re-publications of the epoch it times:
+//! resends and checkpoints), `chunking` (messages in chunks), `close` (a clean stop), `input`
+//! (the three inputs, `on_rebalance`, `on_message` and `tick`, and what frames every input).
+//! Each part's state is a type of its own in a file that knows nothing of `SyncTask` (`own`,
+//! `cursor`, `leading`, `view`, `timer`, `chunk`, `delta`), so the parts' steps stand above the
+//! task and the state below it.
 
 // (tokens are hashed often: FxHash is several times faster than SipHash on them, and its
 // fixed seed keeps every run alike; no output depends on the iteration order of a hash map)
@@ -13,6 +16,7 @@ use super::error::{ErrorKind, SyncError};
 use super::types::*;
 
 mod chunk;
+mod chunking;
 mod claims;
 mod close;
 mod cursor;
@@ -20,9 +24,11 @@ mod delta;
 mod epoch;
 mod input;
 mod leader;
+mod leading;
 mod limits;
 mod log;
 mod own;
+mod refresh;
 mod settle;
 mod timer;
 mod validate;
@@ -78,7 +84,7 @@ pub struct SyncTask {
     /// record read, messages read in chunks (see `cursor`).
     cursor: cursor::Cursor,
     /// Rebalances and the leadership of the epochs this task computes (see `leader`).
-    leading: leader::Leading,
+    leading: leading::Leading,
     /// The epoch in force and the view of the other tasks under it (see `view`).
     view: view::View,
     /// The re-publications of the epoch in force: checkpoints and resends (see `timer`).
@@ -145,7 +151,7 @@ impl SyncTask {
             fenced: None,
             own: own::Own::new(task_id),
             cursor: cursor::Cursor::default(),
-            leading: leader::Leading::default(),
+            leading: leading::Leading::default(),
             view: view::View::default(),
             refresh: timer::Refresh::default(),
         })

@@ -1,0 +1,343 @@
+//! The timer table of a task (every deadline, derived from the state it guards) and the
+//! re-publications of the epoch in force it times: resends to a task that missed the epoch,
+//! checkpoints, what they carry and what a reader takes of them. Their state is
+//! `timer::Refresh`.
+
+use rustc_hash::FxHashSet as HashSet;
+
+use super::limits::{MAX_REJECTED, RESENT_DEPARTED, STUCK_TIMEOUTS};
+use super::timer::{backoff, removal_due, Timer};
+use super::SyncTask;
+use crate::sync::types::{MessageType, PartitionState, SyncMessage, SyncOutput, TaskState};
+
+impl SyncTask {
+    /// Every deadline that has work, one per kind (quinn-proto's timer table, derived from the
+    /// state it guards so that it cannot drift from it).
+    pub(super) fn timers(&self) -> Vec<(Timer, u64)> {
+        let mut v = Vec::new();
+        if self.fenced.is_some() {
+            return v;
+        }
+        if let Some(since) = self.view.behind_since {
+            v.push((Timer::Stuck, since.saturating_add(self.stuck_after())));
+        }
+        if let Some(at) = self.rebalance_deadline() {
+            v.push((Timer::Rebalance, at));
+        }
+        if let Some(l) = &self.leading.lead {
+            if l.members.iter().any(|m| !l.acked.contains(m)) {
+                let wait = backoff(self.opts.epoch_ack_timeout, l.resends);
+                v.push((Timer::EpochAck, l.last_publish.saturating_add(wait)));
+            }
+        }
+        if let Some(at) = self.refresh.resend_at {
+            v.push((Timer::Resend, at));
+        }
+        if let Some(at) = self.refresh.refresh_at {
+            v.push((Timer::Refresh, at));
+        }
+        if let Some(at) = self.removal_deadline() {
+            v.push((Timer::Removal, at));
+        }
+        if let Some(at) = self.close_deadline() {
+            v.push((Timer::Close, at));
+        }
+        v
+    }
+
+    /// When a leader collecting answers publishes its epoch without waiting for more, or
+    /// publishes again the epoch it has not read back (see `maybe_lead`).
+    pub(super) fn rebalance_deadline(&self) -> Option<u64> {
+        let p = self.leading.pending.as_ref()?;
+        let timeout = self.opts.rebalance_timeout;
+        if p.awaiting.is_some() {
+            let (_, at) = p.published.as_ref()?;
+            return Some(at.saturating_add(backoff(timeout, p.republished)));
+        }
+        if p.generation <= self.epoch_generation() || self.cursor.own_read < self.cursor.seq {
+            // nothing to lead, or waiting to read its own messages back (an input)
+            return None;
+        }
+        let wait = if self.missed().is_some() {
+            timeout.saturating_mul(2)
+        } else {
+            timeout
+        };
+        Some(p.since.saturating_add(wait))
+    }
+
+    /// The earliest removal work on the own partitions that nothing blocks: a Finished partition
+    /// no unfinished partition names as a parent, a tombstone nothing references any more. What
+    /// blocks them changes only on an input, which computes this again.
+    pub(super) fn removal_deadline(&self) -> Option<u64> {
+        let (delay, ttl) = (self.opts.removal_delay, self.opts.tombstone_ttl);
+        // (only the done own partitions are looked at, see `own::Marks`)
+        let at = self.own.done_positions();
+        if at.is_empty() {
+            return None;
+        }
+        let parts = &self.own.state.data.partitions;
+        let done: HashSet<&str> = at.iter().map(|&i| parts[i].token.as_str()).collect();
+        let blockers = self.removal_blockers(&done);
+        at.iter()
+            .map(|&i| &parts[i])
+            .filter(|p| blockers.allow(p))
+            .filter_map(|p| removal_due(p, delay, ttl))
+            .min()
+    }
+
+    /// The members of the epoch in force keep a complete state of it in the log: its leader
+    /// publishes a checkpoint `stateRefreshInterval` after the last clean one was published
+    /// (at once if it has read none), however often epochs change; the member `r` places after the
+    /// leader (in id order, of `n`) steps in when no clean checkpoint came `r` slots later (see
+    /// `refresh_delay`: a leader that died or lags behind the log cannot publish a clean one),
+    /// so that clean checkpoints are at most about two intervals apart while any member keeps up.
+    pub(super) fn schedule_refresh(&mut self) {
+        let interval = self.opts.state_refresh_interval;
+        self.refresh.checkpoint_waiting = false;
+        let first = self
+            .refresh
+            .checkpoint_seen
+            .map_or(self.now, |t| t.saturating_add(interval));
+        self.refresh.refresh_at = self.refresh_delay().map(|d| first.saturating_add(d));
+    }
+
+    /// How much later than the leader this task steps in with a checkpoint: `r` slots for the
+    /// member `r` places after the leader among `n` members (0 for the leader), at most one
+    /// interval; one interval for a task that is not a member; `None` before it has an epoch.
+    /// A slot is `1 / n` of the interval, but never shorter than `epochAckTimeout`, the time a
+    /// member is expected to take to read what the leader publishes: a member that lags by less
+    /// reads the leader's checkpoint before its turn. (With slots of `1 / n` interval, every
+    /// member lagging by more than its slot stepped in with a checkpoint of its own, which could
+    /// not be clean, as it had not read the log to its end: in a large group, lagging members
+    /// added whole views to the log they lagged behind.)
+    pub(super) fn refresh_delay(&self) -> Option<u64> {
+        let interval = self.opts.state_refresh_interval;
+        if !self.view.in_epoch {
+            // a task that holds the epoch without being its member yet (a new task replaying
+            // the log, waiting to join) steps in last: the members may all be gone
+            return self.view.epoch.as_ref().map(|_| interval);
+        }
+        let (r, n) = self.place_after_leader()?;
+        let slot = self.opts.epoch_ack_timeout;
+        let delay = if slot.saturating_mul(n) > interval {
+            slot.saturating_mul(r)
+        } else {
+            interval.saturating_mul(r) / n.max(1)
+        };
+        Some(delay.min(interval))
+    }
+
+    /// This member's place after the leader of the epoch in force, in id order, and the number
+    /// of members (`(0, n)` for the leader); `None` outside the epoch.
+    pub(super) fn place_after_leader(&self) -> Option<(u64, u64)> {
+        let leader = self.view.epoch.as_ref().map(|e| e.leader.as_str())?;
+        let n = self.view.members.len() as u64;
+        let me = self.view.members.iter().position(|m| *m == self.id)? as u64;
+        let at = self
+            .view
+            .members
+            .iter()
+            .position(|m| m == leader)
+            .unwrap_or(0) as u64;
+        Some(((me + n - at) % n, n))
+    }
+
+    /// A task missed the epoch in force (it answered from an older epoch, or built a NewEpoch on
+    /// one): show it the epoch once. The epoch's leader re-publishes it at once; the member `r`
+    /// places after it waits `min(r, 4) / 4` of `epochAckTimeout` and holds back if it reads a
+    /// re-publication of the epoch first (see `on_new_epoch`). One copy per miss, not one per
+    /// member: with every member re-publishing, each newcomer cost the log a whole epoch per
+    /// member, enough at scale to push newcomers behind retention.
+    pub(super) fn want_resend(&mut self, out: &mut SyncOutput) {
+        let Some((r, _)) = self.place_after_leader().filter(|_| self.view.in_epoch) else {
+            return;
+        };
+        if r == 0 {
+            self.resend(out);
+            return;
+        }
+        let wait = self.opts.epoch_ack_timeout.saturating_mul(r.min(4)) / 4;
+        let at = self.now.saturating_add(wait.max(1));
+        self.refresh.resend_at = Some(self.refresh.resend_at.map_or(at, |t| t.min(at)));
+    }
+
+    /// The epoch's leader publishes the epoch in force whole again, as a checkpoint computed
+    /// after the last record it read (see the module docs).
+    pub(super) fn checkpoint(&mut self, out: &mut SyncOutput) {
+        let interval = self.opts.state_refresh_interval;
+        self.refresh.refresh_at = self
+            .refresh_delay()
+            .map(|d| self.now.saturating_add(interval).saturating_add(d));
+        // like an epoch, a checkpoint is computed from a view that holds everything its author
+        // published (one of its own records not read back yet may be a newer epoch): it goes
+        // out once they are read back (see `finish`)
+        self.refresh.checkpoint_waiting = self.checkpoint_waits();
+        if self.refresh.checkpoint_waiting {
+            return;
+        }
+        if let Some(until) = self.chunks_wait_until() {
+            // it would name a record in the middle of a message: try again once the message
+            // is complete, or abandoned
+            if self.refresh.refresh_at.is_some() {
+                self.refresh.refresh_at = Some(until);
+            }
+            return;
+        }
+        self.publish_checkpoint(out);
+    }
+
+    /// Publishes the epoch in force whole, as a checkpoint computed after the last record read
+    /// (the caller checked that its own records are read back): whether it did (it has an
+    /// epoch and has read a record).
+    pub(super) fn publish_checkpoint(&mut self, out: &mut SyncOutput) -> bool {
+        let (Some(after), Some(mut m)) = (self.cursor.last_read.clone(), self.epoch_message())
+        else {
+            return false;
+        };
+        m.checkpoint = Some(after);
+        // the forks it read (NewEpochs of later generations built on an epoch before the one in
+        // force): a task starting here holds them read and rejected, as this task does
+        let newest = self.view.forks.iter().rev().take(MAX_REJECTED);
+        m.rejected = newest.map(|(_, e)| e.clone()).collect();
+        out.publish.push(m);
+        true
+    }
+
+    /// Whether a checkpoint waits for own records to be read back (see `checkpoint`).
+    pub(super) fn checkpoint_waits(&self) -> bool {
+        self.cursor.own_read < self.cursor.seq
+    }
+
+    /// How long a task may stay behind before it fences itself: the resends that let a task
+    /// catch up on an epoch it missed come within a few timeouts, so a task still behind after
+    /// this holds a view no epoch will repair (it applied an epoch the others rejected, or lost
+    /// one whose leader is gone).
+    pub(super) fn stuck_after(&self) -> u64 {
+        self.opts
+            .rebalance_timeout
+            .saturating_add(self.opts.epoch_ack_timeout)
+            .saturating_mul(STUCK_TIMEOUTS)
+    }
+
+    /// Re-publish the epoch in force (for tasks that missed it).
+    pub(super) fn resend(&mut self, out: &mut SyncOutput) {
+        if self.view.in_epoch {
+            out.publish.extend(self.epoch_message());
+        }
+    }
+}
+
+impl SyncTask {
+    /// The epoch in force as this task knows it, as a re-publication: every member's state.
+    pub(super) fn epoch_message(&self) -> Option<SyncMessage> {
+        let e = self.view.epoch.as_ref()?;
+        let mut states = Vec::new();
+        for m in &self.view.members {
+            if *m == self.id {
+                if self.view.in_epoch {
+                    states.push(self.own.state.clone());
+                }
+            } else if let Some(s) = self.view.cache.get(m) {
+                states.push(s.clone());
+            }
+        }
+        self.give_ghost_shares(&mut states);
+        let departed = self
+            .view
+            .departed
+            .iter()
+            .rev()
+            .take(RESENT_DEPARTED)
+            .cloned();
+        Some(SyncMessage {
+            sync_epoch: e.id.clone(),
+            task_id: self.id.clone(),
+            message_timestamp: self.now,
+            kind: MessageType::NewEpoch,
+            connector_state: states,
+            epoch_generation: e.generation,
+            base_epoch: Some(e.base.clone()),
+            rebalance_generation: None,
+            resend: true,
+            epoch_attempt: e.attempt,
+            message_seq: None,
+            checkpoint: None,
+            departed: departed.collect(),
+            chunk: None,
+            delta: None,
+            rejected: Vec::new(),
+        })
+    }
+
+    /// What a departed task's late record gave a member that has not taken it yet (see
+    /// `adopt_departed`) is that member's: a task starting from a re-publication must know it.
+    fn give_ghost_shares(&self, states: &mut [TaskState]) {
+        let owned: HashSet<&str> = states
+            .iter()
+            .flat_map(|s| s.data.partitions.iter().map(|p| p.token.as_str()))
+            .collect();
+        let mut pending: Vec<(usize, PartitionState)> = Vec::new();
+        for ghost in self
+            .view
+            .cache
+            .values()
+            .filter(|s| !self.view.members.contains(&s.task_id))
+        {
+            for sh in &ghost.share.partitions {
+                let to = states.iter().position(|s| s.task_id == sh.assignee);
+                if let (Some(k), false) = (to, owned.contains(sh.token.as_str())) {
+                    pending.push((k, sh.to_partition()));
+                }
+            }
+        }
+        for (k, p) in pending {
+            if !states[k].data.partitions.iter().any(|q| q.token == p.token) {
+                states[k].data.partitions.push(p);
+            }
+        }
+    }
+
+    /// The unfinished partitions a re-publication of the epoch in force gives other members
+    /// and that no state of this view knows (owned or shared) go to those members' entries.
+    pub(super) fn take_unknown(&mut self, msg: &SyncMessage) {
+        let candidates = || {
+            msg.connector_state
+                .iter()
+                .filter(|st| st.task_id != self.id && self.view.members.contains(&st.task_id))
+                .flat_map(|st| {
+                    st.data
+                        .partitions
+                        .iter()
+                        .filter(|p| !p.state.is_done())
+                        .map(move |p| (st.task_id.as_str(), p))
+                })
+        };
+        if candidates().next().is_none() {
+            return;
+        }
+        // (the tokens of the view, borrowed; the view is changed after the pass. A checkpoint
+        // names every partition, so at scale this is every token, read once per checkpoint.)
+        let states = || self.all_states();
+        let count = states()
+            .map(|s| s.data.partitions.len() + s.share.partitions.len())
+            .sum();
+        let mut known: HashSet<&str> = HashSet::with_capacity_and_hasher(count, Default::default());
+        for s in states() {
+            known.extend(s.data.partitions.iter().map(|p| p.token.as_str()));
+            known.extend(s.share.partitions.iter().map(|p| p.token.as_str()));
+        }
+        let mut taken: Vec<(&str, &PartitionState)> = Vec::new();
+        for (task, p) in candidates() {
+            if known.insert(p.token.as_str()) && self.view.cache.contains_key(task) {
+                taken.push((task, p));
+            }
+        }
+        drop(known);
+        for (task, p) in taken {
+            if let Some(entry) = self.view.cache.get_mut(task) {
+                entry.data.partitions.push(p.clone());
+            }
+        }
+    }
+}
