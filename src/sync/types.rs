@@ -458,7 +458,7 @@ pub struct SyncOptions {
     pub tombstone_ttl: u64,
     /// How often the leader of the epoch in force re-publishes it whole as a checkpoint, so that
     /// the sync log always holds a complete state within retention. The sync topic's retention
-    /// must be at least [`MIN_RETENTION_REFRESHES`](MIN_RETENTION_REFRESHES) times this.
+    /// must be at least [`MIN_RETENTION_REFRESHES`] times this.
     pub state_refresh_interval: u64,
     /// Largest record the task publishes, in bytes of JSON: a larger message goes out as chunks
     /// (see [`ChunkRef`]). At least [`MIN_RECORD_BYTES`](super::MIN_RECORD_BYTES); the default,
@@ -469,7 +469,7 @@ pub struct SyncOptions {
 
 impl SyncOptions {
     /// The least `retention.ms` of the sync topic for these options:
-    /// [`MIN_RETENTION_REFRESHES`](MIN_RETENTION_REFRESHES) × `state_refresh_interval`
+    /// [`MIN_RETENTION_REFRESHES`] × `state_refresh_interval`
     /// (or an infinite retention).
     ///
     /// # Examples

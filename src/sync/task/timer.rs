@@ -89,7 +89,7 @@ pub(super) enum Timer {
     Close,
 }
 
-/// Where a task is in stopping cleanly (see [`SyncTask::close`]).
+/// Where a task is in stopping cleanly (see [`SyncTask::close`](super::SyncTask::close)).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(super) enum Closing {
     /// Running.
