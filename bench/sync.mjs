@@ -153,9 +153,10 @@ function wasmOneTask(api, n) {
   return {records: bytes.length, bytes: bytes.reduce((a, b) => a + b, 0), largestRecordBytes: Math.max(...bytes), cpuMs};
 }
 
-// Two tasks as KafkaTaskSync drives them (records in and out); the leader adds 2N partitions (N
-// fall to the member) and starts its N one by one; the member's time to read those changes.
-export function wasmMemberReads(api, n) {
+// Two tasks as KafkaTaskSync drives them (records in and out); the leader adds `added`
+// partitions (about half fall to the member) and starts up to `starts` of its own one by one:
+// the two tasks, the records the member has not read yet (one Regular record per start), the time.
+function memberScenario(api, added, starts = Infinity) {
   const ids = ['connector_task-0', 'connector_task-1'];
   const [a, b] = ids.map((id) => new api.SyncTask(id, {publishAs: 'records'}));
   let now = 1_700_000_000_000;
@@ -167,14 +168,21 @@ export function wasmMemberReads(api, n) {
     for (; read[i] < log.length; read[i]++) log.push(...t.onMessage(Buffer.from(log[read[i]]), now).publish.map((r) => r.value));
   };
   for (let round = 0; round < 3; round++) [a, b].forEach(pump);
-  const out = a.addPartitions(Array.from({length: 2 * n}, (_, i) => ({token: token(i)})), ++now);
+  const out = a.addPartitions(Array.from({length: added}, (_, i) => ({token: token(i)})), ++now);
   log.push(...out.publish.map((r) => r.value));
   for (let round = 0; round < 3; round++) [a, b].forEach(pump);
-  for (const tok of out.start) {
+  for (const tok of out.start.slice(0, starts)) {
     log.push(...a.partitionStarted(tok, ++now).publish.map((r) => r.value));
     pump(a, 0);
   }
   const changes = log.slice(read[1]).map((v) => Buffer.from(v));
+  return {a, b, changes, now};
+}
+
+// The leader adds 2N partitions (N fall to the member) and starts its N one by one; the member's
+// time to read those changes.
+export function wasmMemberReads(api, n) {
+  const {a, b, changes, now} = memberScenario(api, 2 * n);
   const start = process.hrtime.bigint();
   for (const m of changes) b.onMessage(m, now);
   const cpuMs = Number(process.hrtime.bigint() - start) / 1e6;
@@ -183,30 +191,12 @@ export function wasmMemberReads(api, n) {
   return {records: changes.length, cpuMs};
 }
 
-// A member's cost to read one small record as the view grows: two tasks as KafkaTaskSync drives
-// them; the leader adds V partitions (half fall to the member) and starts 1,000 of its own one by
-// one; each of the member's onMessage calls reading one of those changes (a Regular record naming
-// one partition) is timed alone. Returns the median and the 90th percentile in µs.
+// A member's cost to read one small record as the view grows: the leader adds V partitions (half
+// fall to the member) and starts 1,000 of its own one by one; each of the member's onMessage calls
+// reading one of those changes (a Regular record naming one partition) is timed alone. Returns
+// the median and the 90th percentile in µs.
 export function wasmMemberReadsOne(api, view, reads = 1_000) {
-  const ids = ['connector_task-0', 'connector_task-1'];
-  const [a, b] = ids.map((id) => new api.SyncTask(id, {publishAs: 'records'}));
-  let now = 1_700_000_000_000;
-  const log = [];
-  log.push(...a.onRebalance({generation: 1, leader: true, members: ids}, now).publish.map((r) => r.value));
-  log.push(...b.onRebalance({generation: 1, leader: false}, now).publish.map((r) => r.value));
-  const read = [0, 0];
-  const pump = (t, i) => {
-    for (; read[i] < log.length; read[i]++) log.push(...t.onMessage(Buffer.from(log[read[i]]), now).publish.map((r) => r.value));
-  };
-  for (let round = 0; round < 3; round++) [a, b].forEach(pump);
-  const out = a.addPartitions(Array.from({length: view}, (_, i) => ({token: token(i)})), ++now);
-  log.push(...out.publish.map((r) => r.value));
-  for (let round = 0; round < 3; round++) [a, b].forEach(pump);
-  for (const tok of out.start.slice(0, reads)) {
-    log.push(...a.partitionStarted(tok, ++now).publish.map((r) => r.value));
-    pump(a, 0);
-  }
-  const changes = log.slice(read[1]).map((v) => Buffer.from(v));
+  const {a, b, changes, now} = memberScenario(api, view, reads);
   const times = changes.map((m) => {
     const start = process.hrtime.bigint();
     b.onMessage(m, now);

@@ -279,9 +279,10 @@ fn one_task(n: usize) -> serde_json::Value {
     })
 }
 
-/// Two tasks; the leader adds `2n` partitions (`n` fall to the member) and starts its `n` one
-/// by one; the member's time to read those changes.
-fn member_reads(n: usize) -> serde_json::Value {
+/// Two tasks; the leader adds `added` partitions (about half fall to the member) and starts up
+/// to `starts` of its own one by one: the leader, the member, the changes the member has not
+/// read yet (one Regular record per start) and the time.
+fn member_scenario(added: usize, starts: usize) -> (SyncTask, SyncTask, Vec<SyncMessage>, u64) {
     let ids = [
         "connector_task-0".to_string(),
         "connector_task-1".to_string(),
@@ -309,7 +310,7 @@ fn member_reads(n: usize) -> serde_json::Value {
         pump(&mut a, &mut read[0], &mut log, now);
         pump(&mut b, &mut read[1], &mut log, now);
     }
-    let specs: Vec<PartitionSpec> = (0..2 * n)
+    let specs: Vec<PartitionSpec> = (0..added)
         .map(|i| PartitionSpec::new(token(i), &[]))
         .collect();
     now += 1;
@@ -319,12 +320,19 @@ fn member_reads(n: usize) -> serde_json::Value {
         pump(&mut a, &mut read[0], &mut log, now);
         pump(&mut b, &mut read[1], &mut log, now);
     }
-    for tok in out.start {
+    for tok in out.start.iter().take(starts) {
         now += 1;
-        log.extend(a.partition_started(&tok, now).expect("started").publish);
+        log.extend(a.partition_started(tok, now).expect("started").publish);
         pump(&mut a, &mut read[0], &mut log, now);
     }
-    let changes: Vec<SyncMessage> = log[read[1]..].to_vec();
+    let changes = log.split_off(read[1]);
+    (a, b, changes, now)
+}
+
+/// Two tasks; the leader adds `2n` partitions (`n` fall to the member) and starts its `n` one
+/// by one; the member's time to read those changes.
+fn member_reads(n: usize) -> serde_json::Value {
+    let (a, mut b, changes, now) = member_scenario(2 * n, usize::MAX);
     let start = Instant::now();
     for m in &changes {
         std::hint::black_box(b.on_message(m, now).expect("message"));
@@ -341,49 +349,7 @@ fn member_reads(n: usize) -> serde_json::Value {
 /// of the member's `on_message` calls that reads one of those changes (a Regular record naming
 /// one partition) is timed alone: the median and the 90th percentile, in µs.
 fn member_reads_one(view: usize, reads: usize) -> serde_json::Value {
-    let ids = [
-        "connector_task-0".to_string(),
-        "connector_task-1".to_string(),
-    ];
-    let mut a = SyncTask::new(&ids[0]).expect("task");
-    let mut b = SyncTask::new(&ids[1]).expect("task");
-    let mut log: Vec<SyncMessage> = Vec::new();
-    let mut now = 1_700_000_000_000u64;
-    let ev = |leader: bool| RebalanceEvent {
-        generation: 1,
-        leader,
-        members: leader.then(|| ids.to_vec()),
-    };
-    log.extend(a.on_rebalance(&ev(true), now).expect("rebalance").publish);
-    log.extend(b.on_rebalance(&ev(false), now).expect("rebalance").publish);
-    let mut read = [0usize; 2];
-    let pump = |t: &mut SyncTask, k: &mut usize, log: &mut Vec<SyncMessage>, now: u64| {
-        while *k < log.len() {
-            let m = log[*k].clone();
-            log.extend(t.on_message(&m, now).expect("message").publish);
-            *k += 1;
-        }
-    };
-    for _ in 0..3 {
-        pump(&mut a, &mut read[0], &mut log, now);
-        pump(&mut b, &mut read[1], &mut log, now);
-    }
-    let specs: Vec<PartitionSpec> = (0..view)
-        .map(|i| PartitionSpec::new(token(i), &[]))
-        .collect();
-    now += 1;
-    let out = a.add_partitions(&specs, now).expect("add");
-    log.extend(out.publish);
-    for _ in 0..3 {
-        pump(&mut a, &mut read[0], &mut log, now);
-        pump(&mut b, &mut read[1], &mut log, now);
-    }
-    for tok in out.start.iter().take(reads) {
-        now += 1;
-        log.extend(a.partition_started(tok, now).expect("started").publish);
-        pump(&mut a, &mut read[0], &mut log, now);
-    }
-    let changes: Vec<SyncMessage> = log[read[1]..].to_vec();
+    let (_, mut b, changes, now) = member_scenario(view, reads);
     let mut times: Vec<f64> = changes
         .iter()
         .map(|m| {
