@@ -20,7 +20,9 @@ pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
 /// let e = BuildEvent::from_json(r#"{"type":"WantCancel","timestamp":5,"wantId":"w1"}"#).unwrap();
 /// assert_eq!(e.timestamp(), 5);
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+// Deserialize is written out below (`RawEvent`): the derived one for a tagged enum buffers each
+// event and has a deserializer per variant.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(tag = "type")]
 pub enum BuildEvent {
@@ -171,6 +173,257 @@ pub struct TaintCreate {
     pub taint_id: String,
     /// The refs declared invalid (non-empty, no repeats).
     pub partitions: Vec<String>,
+}
+
+/// The `type` of an event.
+#[derive(Clone, Copy, Deserialize)]
+enum EventType {
+    WantCreate,
+    WantCancel,
+    JobRunBuffer,
+    JobRunHeartbeat,
+    JobRunSuccess,
+    JobRunFailure,
+    JobRunDepMiss,
+    JobRunCancel,
+    TaintCreate,
+}
+
+/// Every field of every event type, read in one pass straight from the input (no buffering of
+/// the object, one deserializer for all types): `Some` when given (`Some(None)` for a null of an
+/// optional field). [`RawEvent::into_event`] then takes the fields of its `type` and refuses the
+/// others as unknown (null or not), the missing ones as missing, with serde's words.
+#[derive(Default)]
+struct RawEvent {
+    kind: Option<EventType>,
+    timestamp: Option<u64>,
+    want_id: Option<String>,
+    partitions: Option<Vec<String>>,
+    data_timestamp: Option<Option<u64>>,
+    ttl_seconds: Option<Option<u64>>,
+    sla_seconds: Option<Option<u64>>,
+    comment: Option<Option<String>>,
+    source_job_run_id: Option<Option<String>>,
+    job_run_id: Option<String>,
+    job_label: Option<Option<String>>,
+    building_partitions: Option<Vec<String>>,
+    reason: Option<Option<String>>,
+    missing_deps: Option<Vec<MissingDeps>>,
+    taint_id: Option<String>,
+    /// The first key that is no field of any event.
+    unknown: Option<String>,
+}
+
+/// The keys of [`RawEvent`], in its order.
+const RAW_FIELDS: [&str; 15] = [
+    "type",
+    "timestamp",
+    "wantId",
+    "partitions",
+    "dataTimestamp",
+    "ttlSeconds",
+    "slaSeconds",
+    "comment",
+    "sourceJobRunId",
+    "jobRunId",
+    "jobLabel",
+    "buildingPartitions",
+    "reason",
+    "missingDeps",
+    "taintId",
+];
+
+/// A key of an event object: the index of a known one in [`RAW_FIELDS`], or an unknown one.
+enum Key {
+    Known(usize),
+    Unknown(String),
+}
+
+impl<'de> Deserialize<'de> for Key {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl serde::de::Visitor<'_> for KeyVisitor {
+            type Value = Key;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("field identifier")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Key, E> {
+                Ok(match RAW_FIELDS.iter().position(|f| *f == v) {
+                    Some(i) => Key::Known(i),
+                    None => Key::Unknown(v.to_owned()),
+                })
+            }
+        }
+        deserializer.deserialize_identifier(KeyVisitor)
+    }
+}
+
+impl<'de> Deserialize<'de> for RawEvent {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct RawVisitor;
+        impl<'de> serde::de::Visitor<'de> for RawVisitor {
+            type Value = RawEvent;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an event object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<RawEvent, A::Error> {
+                use serde::de::Error;
+                fn set<'de, T: Deserialize<'de>, A: serde::de::MapAccess<'de>>(
+                    slot: &mut Option<T>,
+                    map: &mut A,
+                    name: &'static str,
+                ) -> Result<(), A::Error> {
+                    if slot.is_some() {
+                        return Err(A::Error::duplicate_field(name));
+                    }
+                    *slot = Some(map.next_value()?);
+                    Ok(())
+                }
+                let mut e = RawEvent::default();
+                while let Some(key) = map.next_key::<Key>()? {
+                    let i = match key {
+                        Key::Known(i) => i,
+                        Key::Unknown(name) => {
+                            map.next_value::<serde::de::IgnoredAny>()?;
+                            e.unknown.get_or_insert(name);
+                            continue;
+                        }
+                    };
+                    let (m, name) = (&mut map, RAW_FIELDS[i]);
+                    match i {
+                        0 => set(&mut e.kind, m, name)?,
+                        1 => set(&mut e.timestamp, m, name)?,
+                        2 => set(&mut e.want_id, m, name)?,
+                        3 => set(&mut e.partitions, m, name)?,
+                        4 => set(&mut e.data_timestamp, m, name)?,
+                        5 => set(&mut e.ttl_seconds, m, name)?,
+                        6 => set(&mut e.sla_seconds, m, name)?,
+                        7 => set(&mut e.comment, m, name)?,
+                        8 => set(&mut e.source_job_run_id, m, name)?,
+                        9 => set(&mut e.job_run_id, m, name)?,
+                        10 => set(&mut e.job_label, m, name)?,
+                        11 => set(&mut e.building_partitions, m, name)?,
+                        12 => set(&mut e.reason, m, name)?,
+                        13 => set(&mut e.missing_deps, m, name)?,
+                        _ => set(&mut e.taint_id, m, name)?,
+                    }
+                }
+                Ok(e)
+            }
+        }
+        deserializer.deserialize_map(RawVisitor)
+    }
+}
+
+impl RawEvent {
+    fn into_event<E: serde::de::Error>(self) -> Result<BuildEvent, E> {
+        use serde::de::Error;
+        // The fields this event has, in the order of `RawEvent`, and those of each type.
+        let given: [(&'static str, bool); 14] = [
+            ("timestamp", self.timestamp.is_some()),
+            ("wantId", self.want_id.is_some()),
+            ("partitions", self.partitions.is_some()),
+            ("dataTimestamp", self.data_timestamp.is_some()),
+            ("ttlSeconds", self.ttl_seconds.is_some()),
+            ("slaSeconds", self.sla_seconds.is_some()),
+            ("comment", self.comment.is_some()),
+            ("sourceJobRunId", self.source_job_run_id.is_some()),
+            ("jobRunId", self.job_run_id.is_some()),
+            ("jobLabel", self.job_label.is_some()),
+            ("buildingPartitions", self.building_partitions.is_some()),
+            ("reason", self.reason.is_some()),
+            ("missingDeps", self.missing_deps.is_some()),
+            ("taintId", self.taint_id.is_some()),
+        ];
+        let Some(kind) = self.kind else {
+            return Err(E::missing_field("type"));
+        };
+        let fields: &'static [&'static str] = match kind {
+            EventType::WantCreate => &[
+                "timestamp",
+                "wantId",
+                "partitions",
+                "dataTimestamp",
+                "ttlSeconds",
+                "slaSeconds",
+                "comment",
+                "sourceJobRunId",
+            ],
+            EventType::WantCancel => &["timestamp", "wantId"],
+            EventType::JobRunBuffer => &["timestamp", "jobRunId", "jobLabel", "buildingPartitions"],
+            EventType::JobRunHeartbeat | EventType::JobRunSuccess | EventType::JobRunCancel => {
+                &["timestamp", "jobRunId"]
+            }
+            EventType::JobRunFailure => &["timestamp", "jobRunId", "reason"],
+            EventType::JobRunDepMiss => &["timestamp", "jobRunId", "missingDeps"],
+            EventType::TaintCreate => &["timestamp", "taintId", "partitions"],
+        };
+        if let Some(name) = &self.unknown {
+            return Err(E::unknown_field(name, fields));
+        }
+        if let Some((name, _)) = given.iter().find(|(n, set)| *set && !fields.contains(n)) {
+            return Err(E::unknown_field(name, fields));
+        }
+        fn need<T, E: Error>(value: Option<T>, name: &'static str) -> Result<T, E> {
+            value.ok_or_else(|| E::missing_field(name))
+        }
+        let timestamp = need(self.timestamp, "timestamp")?;
+        let job_run = |job_run_id| -> Result<JobRunRef, E> {
+            Ok(JobRunRef {
+                timestamp,
+                job_run_id: need(job_run_id, "jobRunId")?,
+            })
+        };
+        Ok(match kind {
+            EventType::WantCreate => BuildEvent::WantCreate(WantCreate {
+                timestamp,
+                want_id: need(self.want_id, "wantId")?,
+                partitions: need(self.partitions, "partitions")?,
+                data_timestamp: self.data_timestamp.flatten(),
+                ttl_seconds: self.ttl_seconds.flatten(),
+                sla_seconds: self.sla_seconds.flatten(),
+                comment: self.comment.flatten(),
+                source_job_run_id: self.source_job_run_id.flatten(),
+            }),
+            EventType::WantCancel => BuildEvent::WantCancel(WantCancel {
+                timestamp,
+                want_id: need(self.want_id, "wantId")?,
+            }),
+            EventType::JobRunBuffer => BuildEvent::JobRunBuffer(JobRunBuffer {
+                timestamp,
+                job_run_id: need(self.job_run_id, "jobRunId")?,
+                job_label: self.job_label.flatten(),
+                building_partitions: need(self.building_partitions, "buildingPartitions")?,
+            }),
+            EventType::JobRunHeartbeat => BuildEvent::JobRunHeartbeat(job_run(self.job_run_id)?),
+            EventType::JobRunSuccess => BuildEvent::JobRunSuccess(job_run(self.job_run_id)?),
+            EventType::JobRunCancel => BuildEvent::JobRunCancel(job_run(self.job_run_id)?),
+            EventType::JobRunFailure => BuildEvent::JobRunFailure(JobRunFailure {
+                timestamp,
+                job_run_id: need(self.job_run_id, "jobRunId")?,
+                reason: self.reason.flatten(),
+            }),
+            EventType::JobRunDepMiss => BuildEvent::JobRunDepMiss(JobRunDepMiss {
+                timestamp,
+                job_run_id: need(self.job_run_id, "jobRunId")?,
+                missing_deps: need(self.missing_deps, "missingDeps")?,
+            }),
+            EventType::TaintCreate => BuildEvent::TaintCreate(TaintCreate {
+                timestamp,
+                taint_id: need(self.taint_id, "taintId")?,
+                partitions: need(self.partitions, "partitions")?,
+            }),
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for BuildEvent {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        RawEvent::deserialize(deserializer)?.into_event()
+    }
 }
 
 impl BuildEvent {
@@ -357,6 +610,43 @@ mod tests {
             let err = BuildEvent::from_json(t).unwrap_err();
             assert_eq!(err.code(), "INVALID_EVENT", "{t}");
         }
+        // serde's words, with the fields of the event's own type; a field of another type is
+        // unknown even when null, and a field given twice is refused
+        let message = |t: &str| BuildEvent::from_json(t).unwrap_err().to_string();
+        for t in [
+            r#"{"type":"WantCancel","timestamp":1,"wantId":"w","reason":null}"#,
+            r#"{"wantId":"w","type":"WantCancel","timestamp":1,"reason":"r"}"#,
+        ] {
+            assert!(
+                message(t).contains("unknown field `reason`, expected `timestamp` or `wantId`"),
+                "{}",
+                message(t)
+            );
+        }
+        assert!(
+            message(r#"{"type":"WantCancel","timestamp":1,"wantId":"w","extra":1}"#)
+                .contains("unknown field `extra`, expected `timestamp` or `wantId`")
+        );
+        assert!(
+            message(r#"{"type":"WantCancel","timestamp":1,"timestamp":2,"wantId":"w"}"#)
+                .contains("duplicate field `timestamp`")
+        );
+        assert!(
+            message(r#"{"type":"WantCancel","timestamp":1}"#).contains("missing field `wantId`")
+        );
+        assert!(message(r#"{"timestamp":1,"wantId":"w"}"#).contains("missing field `type`"));
+        assert!(message(r#"{"type":"Nope","timestamp":1}"#).contains("unknown variant `Nope`"));
+        // an optional field given null is absent
+        let e = BuildEvent::from_json(
+            r#"{"type":"JobRunFailure","timestamp":1,"jobRunId":"j","reason":null}"#,
+        );
+        assert!(matches!(
+            e,
+            Ok(BuildEvent::JobRunFailure(JobRunFailure {
+                reason: None,
+                ..
+            }))
+        ));
         let shape_bad = [
             r#"{"type":"WantCancel","timestamp":9007199254740992,"wantId":"w"}"#,
             r#"{"type":"WantCancel","timestamp":1,"wantId":""}"#,

@@ -113,7 +113,9 @@ impl FromStr for PartitionUuid {
 
 impl Serialize for PartitionUuid {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(self)
+        // The text written into a buffer on the stack, not through `fmt`.
+        let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
+        serializer.serialize_str(self.0.hyphenated().encode_lower(&mut buf))
     }
 }
 
