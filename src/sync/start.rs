@@ -351,34 +351,95 @@ pub fn checkpoint_message(parts: Vec<SyncMessage>) -> Result<SyncMessage, SyncEr
 
 /// A message as a transport read it, whatever its fields: its `connectorState` as states to
 /// join, every other field kept as it is (a `SyncTask` checks the joined message when it reads
-/// it). What [`checkpoint_message_value`] joins.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// it). What [`checkpoint_message_value`] joins. It reads any JSON object; the shape of
+/// `connectorState` (an array of objects whose `data` and `share`, when not null, are objects
+/// with an array `partitions`) is checked by [`checkpoint_message_value`], whose message writes
+/// its `connectorState` first, and each state's `taskID`, `data` and `share` first.
+#[derive(Debug, Clone, PartialEq)]
 pub struct MessageValue {
-    #[serde(rename = "connectorState", default)]
-    connector_state: Vec<StateValue>,
-    #[serde(flatten)]
+    /// The states, once read out of `rest` by [`checkpoint_message_value`].
+    states: Option<Vec<StateValue>>,
     rest: Map<String, Value>,
+}
+
+impl<'de> Deserialize<'de> for MessageValue {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(MessageValue {
+            states: None,
+            rest: Map::deserialize(d)?,
+        })
+    }
 }
 
 /// A task's state in a [`MessageValue`]: its id, its partitions and shares, the rest as read.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 struct StateValue {
-    #[serde(rename = "taskID", default)]
     task_id: Value,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     data: Option<ListValue>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     share: Option<ListValue>,
-    #[serde(flatten)]
     rest: Map<String, Value>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 struct ListValue {
-    #[serde(default)]
     partitions: Vec<Value>,
-    #[serde(flatten)]
     rest: Map<String, Value>,
+}
+
+/// What a JSON value is, in JS words.
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn must_be(path: &str, what: &str, v: &Value) -> SyncError {
+    invalid(format!(
+        "checkpointMessage: {path} must be {what}, got {}",
+        kind_of(v)
+    ))
+}
+
+impl ListValue {
+    fn read(value: Value, path: &str) -> Result<Option<ListValue>, SyncError> {
+        let mut rest = match value {
+            Value::Null => return Ok(None),
+            Value::Object(m) => m,
+            v => return Err(must_be(path, "an object", &v)),
+        };
+        let partitions = match rest.remove("partitions") {
+            None => Vec::new(),
+            Some(Value::Array(a)) => a,
+            Some(v) => return Err(must_be(&format!("{path}.partitions"), "an array", &v)),
+        };
+        Ok(Some(ListValue { partitions, rest }))
+    }
+}
+
+impl StateValue {
+    fn read(value: Value, path: &str) -> Result<StateValue, SyncError> {
+        let mut rest = match value {
+            Value::Object(m) => m,
+            v => return Err(must_be(path, "an object", &v)),
+        };
+        let task_id = rest.remove("taskID").unwrap_or(Value::Null);
+        let mut list = |key: &str| match rest.remove(key) {
+            None => Ok(None),
+            Some(v) => ListValue::read(v, &format!("{path}.{key}")),
+        };
+        let (data, share) = (list("data")?, list("share")?);
+        Ok(StateValue {
+            task_id,
+            data,
+            share,
+            rest,
+        })
+    }
 }
 
 impl ChunkedState for StateValue {
@@ -393,6 +454,78 @@ impl ChunkedState for StateValue {
     }
 }
 
+/// A message's states and the rest of its fields.
+fn split_message(
+    m: MessageValue,
+    i: usize,
+) -> Result<(Vec<StateValue>, Map<String, Value>), SyncError> {
+    let mut rest = m.rest;
+    if let Some(states) = m.states {
+        return Ok((states, rest));
+    }
+    let states = match rest.remove("connectorState") {
+        None => Vec::new(),
+        Some(Value::Array(a)) => a
+            .into_iter()
+            .enumerate()
+            .map(|(j, s)| StateValue::read(s, &format!("messages[{i}].connectorState[{j}]")))
+            .collect::<Result<_, _>>()?,
+        Some(v) => {
+            return Err(must_be(
+                &format!("messages[{i}].connectorState"),
+                "an array",
+                &v,
+            ))
+        }
+    };
+    Ok((states, rest))
+}
+
+impl Serialize for ListValue {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("partitions", &self.partitions)?;
+        for (k, v) in &self.rest {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
+
+impl Serialize for StateValue {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("taskID", &self.task_id)?;
+        if let Some(data) = &self.data {
+            m.serialize_entry("data", data)?;
+        }
+        if let Some(share) = &self.share {
+            m.serialize_entry("share", share)?;
+        }
+        for (k, v) in &self.rest {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
+
+impl Serialize for MessageValue {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let Some(states) = &self.states else {
+            return self.rest.serialize(s);
+        };
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("connectorState", states)?;
+        for (k, v) in &self.rest {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
+
 /// `chunk` of a message as the start rule reads it: `(index, count)` when both are integers
 /// with `index < count`, else none (a field of the wrong type counts as absent).
 fn chunk_value(m: &Map<String, Value>) -> Option<(u64, u64)> {
@@ -403,17 +536,21 @@ fn chunk_value(m: &Map<String, Value>) -> Option<(u64, u64)> {
 
 /// [`checkpoint_message`] over messages as a transport read them ([`MessageValue`]): the
 /// checkpoint at the offsets [`find_epoch_start`] named, joined with the same join as a
-/// `SyncTask`'s, without `chunk` and `messageSeq`. `INVALID_ARGUMENT` when the records are not
-/// chunks `0..count` of one sender with consecutive counters, or several records not chunks.
+/// `SyncTask`'s, without `chunk` and `messageSeq`: it writes `connectorState` first (`[]` when
+/// there was none), each state with its `taskID` (`null` when it had none), `data` and `share`
+/// (left out when null; each with its `partitions`, `[]` when it had none) first.
+/// `INVALID_ARGUMENT` when the records are not chunks `0..count` of one sender with consecutive
+/// counters, or several records not chunks, or a `connectorState` not of that shape.
 pub fn checkpoint_message_value(parts: Vec<MessageValue>) -> Result<MessageValue, SyncError> {
     let n = parts.len() as u64;
-    let mut parts = parts.into_iter();
-    let Some(mut whole) = parts.next() else {
+    let mut parts = parts.into_iter().enumerate();
+    let Some((_, first)) = parts.next() else {
         return Err(invalid(
             "checkpointMessage: messages must hold the records of one message, got none",
         ));
     };
-    match chunk_value(&whole.rest) {
+    let (mut states, mut rest) = split_message(first, 0)?;
+    match chunk_value(&rest) {
         None if n > 1 => {
             return Err(invalid(
                 "checkpointMessage: messages[0] is not a chunk, so messages must hold it alone",
@@ -426,10 +563,10 @@ pub fn checkpoint_message_value(parts: Vec<MessageValue>) -> Result<MessageValue
             )))
         }
         Some((_, count)) => {
-            let sender = whole.rest.get("taskID").cloned();
-            let seq0 = whole.rest.get("messageSeq").and_then(Value::as_u64);
-            for (i, part) in parts.enumerate() {
-                let index = i as u64 + 1;
+            let sender = rest.get("taskID").cloned();
+            let seq0 = rest.get("messageSeq").and_then(Value::as_u64);
+            for (i, part) in parts {
+                let index = i as u64;
                 let seq = part.rest.get("messageSeq").and_then(Value::as_u64);
                 let follows = match (seq0, seq) {
                     (Some(a), Some(b)) => a.checked_add(index) == Some(b),
@@ -443,13 +580,16 @@ pub fn checkpoint_message_value(parts: Vec<MessageValue>) -> Result<MessageValue
                         "checkpointMessage: messages[{index}] is not chunk {index} of the message of messages[0]"
                     )));
                 }
-                join_chunk_states_owned(&mut whole.connector_state, part.connector_state);
+                join_chunk_states_owned(&mut states, split_message(part, i)?.0);
             }
         }
     }
-    whole.rest.remove("chunk");
-    whole.rest.remove("messageSeq");
-    Ok(whole)
+    rest.remove("chunk");
+    rest.remove("messageSeq");
+    Ok(MessageValue {
+        states: Some(states),
+        rest,
+    })
 }
 
 #[cfg(test)]
