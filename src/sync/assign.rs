@@ -70,7 +70,7 @@ pub fn compute_epoch(view: &[&TaskState], members: &[String]) -> Vec<TaskState> 
     let mut epoch = Placing::new(members);
     epoch.keep_owned(&by_id);
     let mut states: Vec<&TaskState> = view.to_vec();
-    states.sort_by(|a, b| a.task_id.cmp(&b.task_id));
+    super::types::sort_by_task_id(&mut states);
     epoch.place_shares(&states);
     epoch.pool_departed(&states);
     epoch.deal_pool();

@@ -187,6 +187,29 @@ pub struct TaskState {
     pub share: TaskShare,
 }
 
+/// Sorts states by task id, ties in their order (one instance of the sort for every caller).
+pub(crate) fn sort_by_task_id(states: &mut [&TaskState]) {
+    states.sort_by(|a, b| a.task_id.cmp(&b.task_id));
+}
+
+/// `pairs` of a generation and a state in the order of a stable sort by generation, then the
+/// state's version, ties in their order; the sort is of plain keys `(generation, version,
+/// position)`, one instance for every caller.
+pub(crate) fn by_generation<T: std::borrow::Borrow<TaskState>>(
+    pairs: Vec<(u64, T)>,
+) -> Vec<(u64, T)> {
+    let mut keys: Vec<(u64, u64, usize)> = pairs
+        .iter()
+        .enumerate()
+        .map(|(i, (g, st))| (*g, st.borrow().state_version, i))
+        .collect();
+    keys.sort_unstable();
+    let mut slots: Vec<Option<(u64, T)>> = pairs.into_iter().map(Some).collect();
+    keys.into_iter()
+        .filter_map(|(_, _, i)| slots.get_mut(i).and_then(Option::take))
+        .collect()
+}
+
 impl TaskState {
     /// An empty state for `task_id` at version 0.
     pub fn empty(task_id: impl Into<String>) -> Self {

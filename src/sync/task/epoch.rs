@@ -13,7 +13,7 @@ use super::view::EpochInfo;
 use super::{delta, SyncTask};
 use crate::sync::assign::rendezvous;
 use crate::sync::types::{
-    MessageType, PartitionState, PartitionStatus, SyncMessage, SyncOutput, TaskState,
+    by_generation, MessageType, PartitionState, PartitionStatus, SyncMessage, SyncOutput, TaskState,
 };
 
 /// The leader named in an epoch id `"<generation>-<leader>"` or `"<generation>-<leader>-<attempt>"`.
@@ -709,7 +709,7 @@ impl SyncTask {
                 older.push((g, st));
             }
         }
-        older.sort_by_key(|(g, st)| (*g, st.state_version));
+        let older = by_generation(older);
         // bookkeeping of generations this epoch closed is no longer needed (bounded memory)
         let closed = msg.epoch_generation;
         self.leading.answers.retain(|_, a| a.generation > closed);

@@ -7,7 +7,7 @@ use super::log::absorb_into;
 use super::timer::backoff;
 use super::SyncTask;
 use crate::sync::assign::compute_epoch;
-use crate::sync::types::{MessageType, SyncMessage, SyncOutput, TaskState};
+use crate::sync::types::{by_generation, MessageType, SyncMessage, SyncOutput, TaskState};
 
 impl SyncTask {
     /// The newest epoch this task has read messages of without applying it (it missed its
@@ -151,13 +151,13 @@ impl SyncTask {
     fn lead_view(&self, members: &[String]) -> BTreeMap<String, TaskState> {
         // a leader that missed an epoch knows its members' own words from their messages
         let mut cache = self.view.cache.clone();
-        let mut deferred: Vec<(u64, &TaskState)> = self
-            .view
-            .future
-            .values()
-            .map(|(g, st, _)| (*g, st))
-            .collect();
-        deferred.sort_by_key(|(g, st)| (*g, st.state_version));
+        let deferred: Vec<(u64, &TaskState)> = by_generation(
+            self.view
+                .future
+                .values()
+                .map(|(g, st, _)| (*g, st))
+                .collect(),
+        );
         for (_, st) in &deferred {
             if st.task_id != self.id {
                 absorb_into(&mut cache, &self.own.state, st);

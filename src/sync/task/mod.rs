@@ -184,10 +184,10 @@ impl SyncTask {
 
     /// Every task state this task knows, its own included, ordered by task id.
     pub fn known_tasks(&self) -> Vec<TaskState> {
-        let mut v: Vec<TaskState> = self.view.cache.values().cloned().collect();
-        v.push(self.own.state.clone());
-        v.sort_by(|a, b| a.task_id.cmp(&b.task_id));
-        v
+        let mut v: Vec<&TaskState> = self.view.cache.values().collect();
+        v.push(&self.own.state);
+        sort_by_task_id(&mut v);
+        v.into_iter().cloned().collect()
     }
 
     /// Id of the epoch in force for this task (`None` before the first one).
