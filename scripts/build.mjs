@@ -197,6 +197,9 @@ await esbuild.build({
   format: 'cjs',
   platform: 'node',
   target: 'node18',
+  // whitespace and syntax only: names stay as written, for stack traces (46 -> 32 kB gzipped)
+  minifyWhitespace: true,
+  minifySyntax: true,
   plugins: [testHook, wasmDomains('cjs')],
   // wasm-bindgen's async `init`, which reads import.meta.url, is never imported (tree-shaken)
   logOverride: {'empty-import-meta': 'silent'},
