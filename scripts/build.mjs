@@ -146,7 +146,10 @@ async function lazyModule(domain, out) {
 // and dist/browser/ (browsers and bundlers: index.mjs, one entry per domain, shared chunks), the
 // same code; each domain's wasm is read from dist/wasm/<domain>.json. A bundler's tree shaking
 // keeps only the domains a page uses ("sideEffects": false); a page without a bundler imports a
-// domain's entry directly. TextDecoder/TextEncoder are injected (js/wasm/text.mjs).
+// domain's entry directly. dist/index.cjs has TextDecoder/TextEncoder injected (js/wasm/text.mjs:
+// jest's jsdom environment, which reads it, has neither); dist/browser/ uses the platform's, which
+// every browser has (the "import" condition is for browsers and bundlers: Node, jest, vitest and
+// bundlers for Node take the "node" one).
 const esbuild = await import('esbuild');
 // `#wasm/<domain>`: pkg/<domain>/index.mjs; `#wasm-data/<domain>`: how it reads
 // dist/wasm/<domain>.json, from dist/index.cjs (`require`, on first use) or from dist/browser/
@@ -218,7 +221,7 @@ const classNames = {
   },
 };
 await esbuild.build({
-  ...wasmCommon,
+  ...common,
   entryPoints: {index: 'js/index.mjs', ...Object.fromEntries(DOMAINS.map((d) => [d, `js/${d}.mjs`]))},
   outdir: 'dist/browser',
   outExtension: {'.js': '.mjs'},
