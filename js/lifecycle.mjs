@@ -4,7 +4,8 @@ import * as wasm from '#wasm/lifecycle';
 import {LifecycleError, PartkitError, describe, freeWasm, freed, isTrap, readArgs, rethrow, tooLarge} from './errors.mjs';
 import {MAX_BATCH_ITEMS, MAX_JSON, MAX_SNAPSHOT_JSON, MAX_STRING} from './limits.mjs';
 import {packedFor} from './packed.mjs';
-import {argumentKit, isPlainObject as isObject, reword} from './kit/args.mjs';
+import {argumentKit, isPlainObject as isObject} from './kit/args.mjs';
+import {reword} from './kit/serde.mjs';
 
 const {reserveUnits} = packedFor(wasm);
 

@@ -8,7 +8,8 @@ import * as wasm from '#wasm/sync';
 import {PartkitError, SyncError, call as callWasm, describe, freeWasm, freed, isTrap, readArgs, tooLarge} from './errors.mjs';
 import {MAX_BATCH_ITEMS, MAX_JSON, MAX_SNAPSHOT_JSON, MAX_STRING} from './limits.mjs';
 import {packedFor} from './packed.mjs';
-import {argumentKit, isPlainObject, unknownKey, reword} from './kit/args.mjs';
+import {argumentKit, isPlainObject, unknownKey} from './kit/args.mjs';
+import {reword} from './kit/serde.mjs';
 
 const {reserveUnits} = packedFor(wasm);
 

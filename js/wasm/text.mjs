@@ -1,7 +1,8 @@
 // wasm-bindgen's glue reads and writes strings with TextDecoder and TextEncoder, which some
 // environments that run partkit lack (jest's jsdom environment has neither). scripts/build.mjs
-// injects these two names into the glue: the platform's own classes where they exist, else
-// these small UTF-8 equivalents (only what the glue calls: `decode` and `encode`).
+// injects these two names into the glue of dist/index.cjs (dist/browser/ uses the browser's):
+// the platform's own classes where they exist, else these small UTF-8 equivalents (only what the
+// glue calls: `decode` and `encode`).
 
 class Utf8Decoder {
   decode(bytes) {

@@ -39,10 +39,11 @@ impl Value {
             Value::Number(n) if n.fract() == 0.0 && n.abs() <= MAX_SAFE => Some(*n as i64),
             Value::Text(s) => {
                 let t = super::js_trim(s);
-                let (neg, digits) = match t.as_bytes().first() {
-                    Some(b'-') => (true, &t[1..]),
-                    Some(b'+') => (false, &t[1..]),
-                    _ => (false, t),
+                // strip_prefix, not `&t[1..]`: no slicing that could panic (the wasm then
+                // carries no panic message of a string slice, with its char formatting)
+                let (neg, digits) = match t.strip_prefix('-') {
+                    Some(rest) => (true, rest),
+                    None => (false, t.strip_prefix('+').unwrap_or(t)),
                 };
                 if digits.is_empty()
                     || digits.len() > 16

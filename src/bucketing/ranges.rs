@@ -39,7 +39,8 @@ impl BucketSet {
             return Err(BucketingError::TotalInvalid);
         }
         let parts: Vec<&str> = match input {
-            RangesInput::Text(s) => s.split(',').collect(),
+            // a closure, not a `char` pattern: the wasm then carries no `CharSearcher` (memchr)
+            RangesInput::Text(s) => s.split(|c| c == ',').collect(),
             RangesInput::List(items) => items.clone(),
         };
         let parts: Vec<&str> = parts
@@ -118,7 +119,7 @@ impl BucketSet {
 
 /// One range: `"7"` or `"3-5"`, sides trimmed.
 fn parse_range(range: &str) -> Result<(u64, u64), BucketingError> {
-    let sides: Vec<&str> = range.split('-').map(js_trim).collect();
+    let sides: Vec<&str> = range.split(|c| c == '-').map(js_trim).collect();
     if sides.len() > 2 {
         return Err(BucketingError::RangeFormat {
             range: range.to_string(),
