@@ -33,6 +33,9 @@ pub struct Faults {
     /// Every task of the connector stops cleanly (`close`, as `KafkaTaskSync.close()` does),
     /// and the connector starts again after a stop shorter than the retention.
     pub whole_stop: u64,
+    /// A random live task's producer gets a backlog (its records land up to a few hundred
+    /// steps after it publishes them, in order), or loses it.
+    pub backlog: u64,
 }
 
 /// One simulation run.
@@ -104,6 +107,7 @@ impl SimConfig {
                 leave: 0,
                 chunk_death: 0,
                 whole_stop: 0,
+                backlog: 0,
             },
             options: SyncOptions {
                 rebalance_timeout: r.range(50, 400),
@@ -152,6 +156,10 @@ impl SimConfig {
         if r.chance(100) {
             cfg.faults.whole_stop = r.range(1, 4);
         }
+        // (drawn last too) producers with a backlog in 10% of the runs
+        if r.chance(100) {
+            cfg.faults.backlog = r.range(5, 40);
+        }
         cfg
     }
 
@@ -199,6 +207,7 @@ impl SimConfig {
                 leave: r.range(0, 2),
                 chunk_death: r.range(300, 600),
                 whole_stop: 0,
+                backlog: 0,
             },
             options,
             full_trace: false,

@@ -72,6 +72,25 @@ impl Sim {
         Ok(())
     }
 
+    /// A task that keeps up reads every record within `min(epochAckTimeout,
+    /// stateRefreshInterval / 4)` of its landing (what docs/sync.md's retention rule asks of
+    /// it): one that fell further behind reads to the end of the log now. (Delivery picks one
+    /// task per step, and time jumps to the next timer: without this, a task that kept up could
+    /// go an interval without reading while the slow ones were picked.)
+    pub(super) fn keep_up(&mut self) -> Check {
+        let most = self.max_lag();
+        for i in self.alive() {
+            let n = &self.nodes[i];
+            if !n.alive || n.slow || n.cursor >= self.log.len() {
+                continue;
+            }
+            if self.log_time[n.cursor].saturating_add(most) < self.now {
+                self.deliver_to(i, u64::MAX, self.chaos)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Up to `burst` records of the log to task `i`, with the delivery faults when `faults`.
     pub(super) fn deliver_to(&mut self, i: usize, burst: u64, faults: bool) -> Check {
         for _ in 0..burst {

@@ -72,6 +72,11 @@ struct Node {
     skew: u64,
     /// The first record this task read (where its transport started it).
     read_from: usize,
+    /// A producer with a backlog: what this task publishes lands this long later (in the
+    /// simulation's time), in order (0: at once).
+    lag: u64,
+    /// When the latest of its records in flight lands: the later ones land after it.
+    landing: u64,
 }
 
 impl Node {
@@ -119,6 +124,8 @@ struct Sim {
     retained_from: usize,
     /// Records of tasks that left the group, landing at a later step.
     delayed: Vec<(usize, SyncMessage)>,
+    /// Records of producers with a backlog, landing at a later time, in order.
+    in_flight: Vec<(u64, SyncMessage)>,
     /// While set, what a task publishes is delayed to that step (a clean leave racing its records).
     divert: Option<usize>,
     /// Faults are on (the chaos phase).
@@ -190,6 +197,7 @@ impl Sim {
             log_time: Vec::new(),
             retained_from: 0,
             delayed: Vec::new(),
+            in_flight: Vec::new(),
             divert: None,
             chaos: true,
             last_clean: None,
@@ -262,6 +270,8 @@ impl Sim {
             running: BTreeMap::new(),
             hole: false,
             read_from: 0,
+            lag: 0,
+            landing: 0,
         });
         self.report.tasks_started += 1;
         self.note(format!("spawn {id}"));
