@@ -673,3 +673,46 @@ fn a_stop_shorter_than_the_retention_after_a_clean_close_loses_nothing() {
         .any(|q| q.token == "p");
     assert!(finished || own, "n does not know p");
 }
+
+/// A task that holds the epoch without being its member steps in with a checkpoint an interval
+/// after the members' turns: they may still be there. Once it leads a generation that none of the
+/// epoch's members is in, they are all gone and nobody else will: its checkpoint falls due at the
+/// leader's turn. (With the extra interval, a replacement of a connector whose tasks all died
+/// waited two intervals after the last checkpoint, and a chain of replacements dying after it
+/// let the newest usable checkpoint age past the retention.)
+#[test]
+fn a_new_leader_of_a_group_without_the_epochs_members_checkpoints_at_the_leaders_turn() {
+    let interval = opts().state_refresh_interval;
+    // the deadline of `n`'s next checkpoint before and after it is told of generation 2
+    let deadlines = |members: &[&str]| {
+        let mut w = World::new();
+        w.spawn("a", 0);
+        w.spawn("b", 0);
+        w.rebalance(1, "a", &["a", "b"]);
+        let until = w.now + interval / 2;
+        w.run_until(until, None);
+        w.kill("a");
+        w.kill("b");
+        let start = w.start();
+        w.spawn_at("n", start);
+        let before = w.task("n").poll_timeout().expect("a checkpoint deadline");
+        let ev = RebalanceEvent {
+            generation: 2,
+            leader: true,
+            members: Some(members.iter().map(|m| m.to_string()).collect()),
+        };
+        let now = w.now + 1;
+        w.task("n").on_rebalance(&ev, now).unwrap();
+        let after = w.task("n").poll_timeout().expect("a checkpoint deadline");
+        (before, after)
+    };
+    let (before, after) = deadlines(&["n"]);
+    assert_eq!(
+        before - after,
+        interval,
+        "the leader's turn, an interval sooner"
+    );
+    // with a member of the epoch in the group, it keeps its turn after theirs
+    let (before, after) = deadlines(&["b", "n"]);
+    assert_eq!(after, before);
+}

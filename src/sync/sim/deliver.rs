@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 use crate::sync::{MessageType, SyncMessage};
 
-use super::{Check, Sim};
+use super::{Check, Driver, Sim};
 
 impl Sim {
     pub(super) fn deliver(&mut self, faults: bool) -> Check {
@@ -115,6 +115,7 @@ impl Sim {
                 );
                 self.note(l);
                 self.nodes[i].hole = self.cfg.check_offsets;
+                self.nodes[i].skipped = Some(k);
                 continue;
             }
             if self.nodes[i].hole {
@@ -136,6 +137,7 @@ impl Sim {
                 && k > 0
                 && !self.cfg.check_offsets
                 && self.rng.chance(self.cfg.faults.duplicate)
+                && self.nodes[i].skipped != Some(k - 1)
             {
                 let dup = Rc::clone(&self.log[k - 1]);
                 self.feed(i, k - 1, &dup)?;
@@ -191,7 +193,21 @@ impl Sim {
             &owned_before,
             &format!("#{k} {:?} from {}", msg.kind, msg.task_id),
         );
-        self.apply(i, out)
+        self.apply(i, out)?;
+        if self.cfg.driver == Driver::EveryInput && self.nodes[i].alive {
+            // a loop that ticks after every record it feeds, due or not
+            let owned_before = self.owned_set(i);
+            let out = self.nodes[i].task.tick(now);
+            self.note_owned(i, &owned_before, "tick");
+            self.apply(i, out)?;
+            if let Some(t) = self.nodes[i].task.poll_timeout().filter(|&t| t <= now) {
+                return Err(format!(
+                    "timers: {} has pollTimeout {t} <= now {now} after tick",
+                    self.nodes[i].id
+                ));
+            }
+        }
+        Ok(())
     }
 
     pub(super) fn deliver_event(&mut self) -> Check {

@@ -59,6 +59,7 @@ impl SyncTask {
             republished: 0,
             attempt: 0,
         });
+        self.refresh_sooner();
         self.settle(&mut out);
         self.publish_own(MessageType::RebalanceAnswer, &mut out);
         self.maybe_lead(&mut out);

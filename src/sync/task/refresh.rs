@@ -93,13 +93,31 @@ impl SyncTask {
     /// `refresh_delay`: a leader that died or lags behind the log cannot publish a clean one),
     /// so that clean checkpoints are at most about two intervals apart while any member keeps up.
     pub(super) fn schedule_refresh(&mut self) {
-        let interval = self.opts.state_refresh_interval;
         self.refresh.checkpoint_waiting = None;
+        self.refresh.refresh_at = self.refresh_due();
+    }
+
+    /// When this task's next checkpoint falls due: its turn (see `refresh_delay`) after the
+    /// leader's, an interval after the last clean checkpoint it saw.
+    fn refresh_due(&self) -> Option<u64> {
+        let interval = self.opts.state_refresh_interval;
         let first = self
             .refresh
             .checkpoint_seen
             .map_or(self.now, |t| t.saturating_add(interval));
-        self.refresh.refresh_at = self.refresh_delay().map(|d| first.saturating_add(d));
+        self.refresh_delay().map(|d| first.saturating_add(d))
+    }
+
+    /// A task that holds the epoch without being its member learns that it leads a generation
+    /// none of the epoch's members is in: its checkpoint falls due at the leader's turn, not an
+    /// interval later (see `refresh_delay`).
+    pub(super) fn refresh_sooner(&mut self) {
+        if self.view.in_epoch || self.refresh.refresh_at.is_none() {
+            return;
+        }
+        if let Some(at) = self.refresh_due() {
+            self.refresh.refresh_at = self.refresh.refresh_at.map(|t| t.min(at));
+        }
     }
 
     /// How much later than the leader this task steps in with a checkpoint: `r` slots for the
@@ -118,8 +136,15 @@ impl SyncTask {
         let interval = self.opts.state_refresh_interval;
         if !self.view.in_epoch {
             // a task that holds the epoch without being its member yet (a new task replaying
-            // the log, waiting to join) steps in last: the members may all be gone
-            return self.view.epoch.as_ref().map(|_| interval);
+            // the log, waiting to join) steps in last: the members may all be gone. When it
+            // leads a generation that none of them is in, they are: nobody else will step in
+            self.view.epoch.as_ref()?;
+            let orphaned = self
+                .leading
+                .pending
+                .as_ref()
+                .is_some_and(|p| p.members.iter().all(|m| !self.view.members.contains(m)));
+            return Some(if orphaned { 0 } else { interval });
         }
         let (r, n) = self.place_after_leader()?;
         let slot = self.opts.epoch_ack_timeout.max(1);
