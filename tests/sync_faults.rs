@@ -5,7 +5,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use partkit::sync::{
-    PartitionSpec, PartitionStatus, RebalanceEvent, SyncMessage, SyncOptions, SyncOutput, SyncTask,
+    MessageType, PartitionSpec, PartitionStatus, RebalanceEvent, SyncMessage, SyncOptions,
+    SyncOutput, SyncTask,
 };
 
 /// One totally ordered log and a group of tasks reading it, with the faults these tests need:
@@ -25,6 +26,13 @@ struct World {
     members: Vec<String>,
     now: u64,
     violations: Vec<String>,
+    /// Per slow task: how long its records take to land (a producer with a backlog).
+    lag: BTreeMap<String, u64>,
+    /// Records of slow tasks in flight: when each lands.
+    flight: Vec<(u64, SyncMessage)>,
+    /// Whether the records tasks publish in one tick land interleaved (one of each in turn), as
+    /// concurrent producers' do, rather than each output whole.
+    interleave: bool,
 }
 
 impl World {
@@ -42,6 +50,9 @@ impl World {
             members: Vec::new(),
             now: 1_000,
             violations: Vec::new(),
+            lag: BTreeMap::new(),
+            flight: Vec::new(),
+            interleave: false,
         };
         for id in ids {
             w.spawn(id, opts.clone());
@@ -67,9 +78,13 @@ impl World {
     /// task read is not started again).
     fn act(&mut self, id: &str, out: SyncOutput, what: &str) {
         assert!(out.fenced.is_none(), "{id} fenced: {:?}", out.fenced);
-        match self.held.get_mut(id) {
-            Some(h) => h.extend(out.publish),
-            None => self.append(out.publish),
+        if let Some(h) = self.held.get_mut(id) {
+            h.extend(out.publish);
+        } else if let Some(lag) = self.lag.get(id) {
+            let at = self.now + lag;
+            self.flight.extend(out.publish.into_iter().map(|m| (at, m)));
+        } else {
+            self.append(out.publish);
         }
         for t in &out.stop {
             self.running.get_mut(id).unwrap().remove(t);
@@ -121,6 +136,31 @@ impl World {
         v
     }
 
+    /// The checkpoints in the log a task can start at, clean or not (it applies one first and
+    /// reads on from the record after the one it names), by when they were appended: the
+    /// record they name is in the log before them, and so are their chunks, in order.
+    fn usable_checkpoints(&self) -> Vec<u64> {
+        let mut v = Vec::new();
+        for (i, m) in self.log.iter().enumerate() {
+            let Some(named) = &m.checkpoint else { continue };
+            let count = m.chunk.as_ref().map_or(1, |c| c.count);
+            if m.chunk.as_ref().is_some_and(|c| c.index + 1 < c.count) {
+                continue; // stands complete at its last chunk
+            }
+            let chunks = self.log[..=i]
+                .iter()
+                .filter(|r| r.task_id == m.task_id && r.checkpoint.as_ref() == Some(named))
+                .count() as u64;
+            let names = self.log[..i].iter().any(|r| {
+                r.task_id == named.after_task_id && r.message_seq == Some(named.after_seq)
+            });
+            if names && chunks >= u64::from(count) {
+                v.push(self.log_at[i]);
+            }
+        }
+        v
+    }
+
     fn input(&mut self, id: &str, f: impl FnOnce(&mut SyncTask, u64) -> SyncOutput, what: &str) {
         self.now += 10;
         let now = self.now;
@@ -156,6 +196,12 @@ impl World {
 
     /// Every live task whose reader is not stalled reads the log to its end, round-robin.
     fn settle(&mut self) {
+        let now = self.now;
+        let (due, later) = std::mem::take(&mut self.flight)
+            .into_iter()
+            .partition(|(at, _)| *at <= now);
+        self.flight = later;
+        self.append(due.into_iter().map(|(_, m)| m).collect());
         loop {
             let mut moved = false;
             let ids: Vec<String> = self.live.iter().cloned().collect();
@@ -202,11 +248,22 @@ impl World {
         for _ in 0..n {
             self.now += dt;
             let ids: Vec<String> = self.live.iter().cloned().collect();
+            let mut outputs = Vec::new();
             for id in ids {
                 let now = self.now;
-                let out = self.tasks.get_mut(&id).unwrap().tick(now);
+                let mut out = self.tasks.get_mut(&id).unwrap().tick(now);
+                if self.interleave {
+                    outputs.push(std::mem::take(&mut out.publish));
+                }
                 self.act(&id, out, "tick");
             }
+            // concurrent producers: one record of each in turn
+            let longest = outputs.iter().map(Vec::len).max().unwrap_or(0);
+            let mut turns = Vec::new();
+            for k in 0..longest {
+                turns.extend(outputs.iter().filter_map(|o| o.get(k).cloned()));
+            }
+            self.append(turns);
             self.settle();
         }
     }
@@ -221,6 +278,22 @@ impl World {
     fn land(&mut self, id: &str) {
         let held = self.held.remove(id).unwrap_or_default();
         self.append(held);
+    }
+
+    /// `id`'s records land `lag` after it publishes them, in order.
+    fn slow(&mut self, id: &str, lag: u64) {
+        self.lag.insert(id.to_string(), lag);
+    }
+
+    /// When each checkpoint (its first record) was appended, and by whom.
+    fn checkpoints(&self) -> Vec<(u64, String)> {
+        let first = |m: &SyncMessage| m.chunk.as_ref().is_none_or(|c| c.index == 0);
+        self.log
+            .iter()
+            .zip(&self.log_at)
+            .filter(|(m, _)| m.checkpoint.is_some() && first(m))
+            .map(|(m, at)| (*at, m.task_id.clone()))
+            .collect()
     }
 
     fn leave(&mut self, id: &str) {
@@ -545,4 +618,282 @@ fn a_departed_tasks_late_finish_of_what_it_left_as_a_share_is_no_new_work() {
             .is_none_or(|p| p.state == PartitionStatus::Finished),
         "{p:?}"
     );
+}
+
+/// The longest time from `from` to `until` without a clean checkpoint in `clean`.
+fn longest_gap(clean: &[u64], from: u64, until: u64) -> u64 {
+    let mut at = from;
+    let mut longest = 0;
+    for &t in clean.iter().filter(|t| **t > from && **t <= until) {
+        longest = longest.max(t - at);
+        at = t;
+    }
+    longest.max(until - at)
+}
+
+/// A leader whose producer has a backlog (its records land 300 ms after it publishes them) and
+/// that changes its own state every few milliseconds always has records of its own not read
+/// back. Before, its checkpoint waited for those and never went out: a lone busy task left the
+/// log without a checkpoint for as long as it stayed busy. Now a due checkpoint waits for the
+/// own records published before it fell due (and for own epochs, answers and checkpoints), not
+/// for the own `Regular` records published while it waits: it goes out over those (not clean,
+/// as they land before it, but a task can start at it: they are older than what it holds),
+/// one per interval.
+#[test]
+fn a_busy_leader_with_a_backlog_still_checkpoints() {
+    let interval = 2_000;
+    let opts = SyncOptions {
+        state_refresh_interval: interval,
+        ..SyncOptions::default()
+    };
+    let mut w = World::new(&["l"], opts);
+    w.rebalance(1, "l", &["l"]);
+    let specs: Vec<PartitionSpec> = (0..400)
+        .map(|i| PartitionSpec::new(&format!("p{i:03}"), &[]))
+        .collect();
+    w.input(
+        "l",
+        |t, now| t.add_partitions(&specs, now).unwrap(),
+        "addPartitions",
+    );
+    w.settle();
+    w.slow("l", 300);
+    let begin = w.now;
+    for i in 0..400 {
+        let token = format!("p{i:03}");
+        w.run("l", &token);
+        w.input("l", |t, now| t.tick(now), "tick");
+        w.settle();
+        w.finish("l", &token);
+        w.input("l", |t, now| t.tick(now), "tick");
+        w.settle();
+    }
+    let end = w.now;
+    assert!(end - begin >= 8 * interval, "busy for {} ms", end - begin);
+    let usable = w.usable_checkpoints();
+    let gap = longest_gap(&usable, begin, end);
+    assert!(
+        gap <= 2 * interval,
+        "{gap} ms without a usable checkpoint while busy (interval {interval})"
+    );
+    // one per interval, not one per retry
+    let published = w.checkpoints().iter().filter(|(t, _)| *t > begin).count() as u64;
+    assert!(
+        published <= (end - begin) / interval + 1,
+        "{published} checkpoints"
+    );
+    // a task starting at the last one, once the records in flight landed, holds the state of
+    // the busy task
+    w.ticks(1, 1_000);
+    let last = w.log.iter().rposition(|m| m.checkpoint.is_some()).unwrap();
+    let named = w.log[last].checkpoint.clone().unwrap();
+    let from = 1 + w.log[..last]
+        .iter()
+        .position(|r| r.task_id == named.after_task_id && r.message_seq == Some(named.after_seq))
+        .unwrap();
+    let mut n = SyncTask::with_options("n", w.task("l").options().clone()).unwrap();
+    let mut cp = w.log[last].clone();
+    cp.message_seq = None;
+    n.on_message(&cp, w.now).unwrap();
+    for m in w.log[from..].to_vec() {
+        n.on_message(&m, w.now).unwrap();
+    }
+    let view = |t: &SyncTask| -> Vec<(String, PartitionStatus)> {
+        let st = t
+            .known_tasks()
+            .into_iter()
+            .find(|s| s.task_id == "l")
+            .unwrap();
+        st.data
+            .partitions
+            .iter()
+            .map(|p| (p.token.clone(), p.state))
+            .collect()
+    };
+    let own: Vec<_> = w
+        .task("l")
+        .owned_partitions()
+        .iter()
+        .map(|p| (p.token.clone(), p.state))
+        .collect();
+    assert!(
+        view(&n) == own,
+        "the view of a task starting at the checkpoint differs"
+    );
+    assert!(w.violations.is_empty(), "{:?}", w.violations);
+}
+
+/// The members step in with a checkpoint when the leader publishes none (it lags, or died), one
+/// after another. Before, with `epochAckTimeout` at least `stateRefreshInterval / n`... every
+/// successor's slot was capped at one interval: with the leader's reader stuck, the three others
+/// published their checkpoints at the same moment, their chunks interleaved in the log, and
+/// none was clean, every interval. Now the successors' turns are distinct (the ones the
+/// `epochAckTimeout` spacing does not fit in the interval share what is left of it): the first
+/// successor's checkpoint is read before the next one's turn.
+#[test]
+fn successors_step_in_one_at_a_time_when_the_leader_lags() {
+    let interval = 4_000;
+    let opts = SyncOptions {
+        rebalance_timeout: 2_000,
+        epoch_ack_timeout: 2 * interval,
+        state_refresh_interval: interval,
+        max_record_bytes: 1_024,
+        ..SyncOptions::default()
+    };
+    let mut w = World::new(&["a", "b", "c", "d"], opts);
+    w.interleave = true;
+    w.rebalance(1, "a", &["a", "b", "c", "d"]);
+    for id in ["a", "b", "c", "d"] {
+        let specs: Vec<PartitionSpec> = (0..10)
+            .map(|i| PartitionSpec::new(&format!("{id}-partition-with-a-long-token-{i:03}"), &[]))
+            .collect();
+        w.input(
+            id,
+            |t, now| t.add_partitions(&specs, now).unwrap(),
+            "addPartitions",
+        );
+    }
+    w.ticks(8, interval / 8);
+    // the leader's reader gets stuck (it stays in the group)
+    w.stalled.insert("a".to_string());
+    let begin = w.now;
+    w.ticks(64, interval / 8);
+    let end = w.now;
+    let published: Vec<_> = w
+        .checkpoints()
+        .into_iter()
+        .filter(|(t, _)| *t > begin)
+        .collect();
+    let gap = longest_gap(&w.clean_checkpoints(), begin, end);
+    assert!(
+        gap <= 2 * interval,
+        "{gap} ms without a clean checkpoint (interval {interval}); published: {published:?}"
+    );
+    // about one per interval, not one per member
+    let intervals = (end - begin) / interval;
+    assert!(
+        published.len() as u64 <= intervals + 2,
+        "{} checkpoints in {intervals} intervals: {published:?}",
+        published.len()
+    );
+    assert!(w.violations.is_empty(), "{:?}", w.violations);
+}
+
+/// Two generations race: `a`, told only of generation 2 (itself alone), leads it; `b`, told of
+/// generation 3 (both), leads it and publishes first. `a` misses `b`'s NewEpoch and applies its
+/// own; `b`'s epoch, built on the same base, gave `b` partitions `a`'s gives `a`. When `b`
+/// reads `a`'s re-publication, it learns that everyone else applied `a`'s epoch, rolls back to
+/// it and computes generation 3 again on top. Before, what its fork gave it (never started:
+/// nobody acknowledged the fork) stayed `b`'s own word through the rollback, and once both
+/// applied the recomputed epoch, `b` and `a` owned the same partitions. Now a rolled-back
+/// leader gives up what its fork gave it where the epoch everyone applied gives it to another.
+#[test]
+fn a_leader_rolling_back_its_fork_gives_up_what_the_fork_gave_it() {
+    let o = SyncOptions {
+        rebalance_timeout: 500,
+        epoch_ack_timeout: 200,
+        ..SyncOptions::default()
+    };
+    // `c` runs the connector alone, then is gone; `a` and `b` start
+    let mut w = World::new(&["c"], o.clone());
+    w.rebalance(1, "c", &["c"]);
+    w.ticks(2, 300);
+    for k in 0..8 {
+        let t = format!("q{k}");
+        w.add("c", &t, &[]);
+        w.run("c", &t);
+        w.finish("c", &t);
+    }
+    w.add("c", "live", &[]);
+    w.settle();
+    w.leave("c");
+    w.spawn("a", o.clone());
+    w.spawn("b", o.clone());
+    w.settle();
+    // generation 2: `a` alone (a is told of it, b is not); generation 3: both, `b` leads (b is
+    // told of it, a is not yet); `a` reads nothing meanwhile
+    w.stalled.insert("a".into());
+    let ev = |g, members: &[&str]| RebalanceEvent {
+        generation: g,
+        leader: true,
+        members: Some(members.iter().map(|m| m.to_string()).collect()),
+    };
+    let g2 = ev(2, &["a"]);
+    w.input(
+        "a",
+        |t, now| t.on_rebalance(&g2, now).unwrap(),
+        "onRebalance",
+    );
+    let g3 = ev(3, &["a", "b"]);
+    w.members = vec!["a".into(), "b".into()];
+    w.input(
+        "b",
+        |t, now| t.on_rebalance(&g3, now).unwrap(),
+        "onRebalance",
+    );
+    w.settle();
+    w.ticks(3, 400);
+    let fork = w
+        .log
+        .iter()
+        .position(|m| m.sync_epoch == "3-b" && m.kind == MessageType::NewEpoch)
+        .expect("b published its epoch");
+    assert_eq!(w.task("b").epoch(), Some("3-b"));
+    // `a` misses b's NewEpoch (and b's answer before it: it has heard nothing of b, so no
+    // counter of b's tells it)
+    assert!(w.pos["a"] < fork);
+    while w.task("a").epoch() != Some("2-a") {
+        let at = w.pos["a"];
+        assert!(at < w.log.len(), "a published no epoch");
+        *w.pos.get_mut("a").unwrap() += 1;
+        let msg = w.log[at].clone();
+        if msg.task_id == "a" {
+            w.input("a", |t, now| t.on_message(&msg, now).unwrap(), "onMessage");
+        }
+    }
+    w.stalled.remove("a");
+    // now `a` is told of generation 3 too, and answers from its epoch
+    let g3a = RebalanceEvent {
+        generation: 3,
+        leader: false,
+        members: None,
+    };
+    w.input(
+        "a",
+        |t, now| t.on_rebalance(&g3a, now).unwrap(),
+        "onRebalance",
+    );
+    for _ in 0..20 {
+        w.ticks(1, 300);
+        let confirmed: Vec<&str> = ["a", "b"]
+            .into_iter()
+            .filter(|id| w.task(id).epoch_confirmed())
+            .collect();
+        if confirmed.len() == 2 && w.task("a").epoch() == w.task("b").epoch() {
+            let mine = |id: &str| -> BTreeSet<String> {
+                w.task(id)
+                    .owned_partitions()
+                    .iter()
+                    .map(|p| p.token.clone())
+                    .collect()
+            };
+            let both: Vec<String> = mine("a").intersection(&mine("b")).cloned().collect();
+            assert!(
+                both.is_empty(),
+                "owned by a and b in {:?}: {both:?}",
+                w.task("a").epoch()
+            );
+        }
+    }
+    let epochs: Vec<&str> = w
+        .log
+        .iter()
+        .filter(|m| m.kind == MessageType::NewEpoch)
+        .map(|m| m.sync_epoch.as_str())
+        .collect();
+    assert!(
+        epochs.contains(&"3-b-1"),
+        "b rolled back and led again: {epochs:?}"
+    );
+    assert!(w.violations.is_empty(), "{:?}", w.violations);
 }

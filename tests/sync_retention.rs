@@ -537,11 +537,13 @@ fn a_new_task_starts_from_an_overtaken_checkpoint() {
 }
 
 /// In a large group, members step in with a checkpoint of their own one slot apart after the
-/// leader's turn, a slot being `1 / n` of the interval but never shorter than `epochAckTimeout`
-/// (and the last at most one interval after the leader): a member that lags behind the log by
-/// less than that reads the leader's checkpoint before its turn comes. (With slots of `1 / n`
+/// leader's turn, a slot being `1 / n` of the interval but never shorter than `epochAckTimeout`:
+/// a member that lags behind the log by less than that reads the leader's checkpoint before its
+/// turn comes. The successors whose slot would end after the interval share what is left of it,
+/// each a turn of its own, the last within one interval of the leader. (With slots of `1 / n`
 /// interval, here 500 ms, a member lagging by more than its slot published a checkpoint of its
-/// own, which could not be clean.)
+/// own, which could not be clean; with every successor past the interval stepping in at the
+/// interval, their checkpoints' chunks interleaved and none was clean.)
 #[test]
 fn members_step_in_a_slot_apart_never_sooner_than_the_ack_timeout() {
     let o = SyncOptions {
@@ -559,12 +561,23 @@ fn members_step_in_a_slot_apart_never_sooner_than_the_ack_timeout() {
     w.rebalance(1, "t00", &members);
     let until = w.now + 25_000;
     w.run_until(until, None);
-    // the leader's next checkpoint falls due at `due`; member r steps in r slots later
+    // the leader's next checkpoint falls due at `due`; member r steps in r slots later (the
+    // first 9 fit before the interval ends), the other 11 share the last 1,000 ms
     let due = w.tasks["t00"].0.poll_timeout().unwrap();
+    let mut turns = BTreeSet::new();
     for (r, id) in ids.iter().enumerate().skip(1) {
+        let r = r as u64;
         let at = w.tasks[id].0.poll_timeout().unwrap();
-        assert_eq!(at, due + (r as u64 * 1_000).min(10_000), "{id}");
+        let turn = if r <= 9 {
+            r * 1_000
+        } else {
+            9_000 + 1_000 * (r - 9) / 11
+        };
+        assert_eq!(at, due + turn, "{id}");
+        assert!(turn < 10_000, "{id}");
+        turns.insert(at);
     }
+    assert_eq!(turns.len(), ids.len() - 1, "every member a turn of its own");
     let authors: BTreeSet<&str> = w
         .log
         .iter()
@@ -659,4 +672,47 @@ fn a_stop_shorter_than_the_retention_after_a_clean_close_loses_nothing() {
         .iter()
         .any(|q| q.token == "p");
     assert!(finished || own, "n does not know p");
+}
+
+/// A task that holds the epoch without being its member steps in with a checkpoint an interval
+/// after the members' turns: they may still be there. Once it leads a generation that none of the
+/// epoch's members is in, they are all gone and nobody else will: its checkpoint falls due at the
+/// leader's turn. (With the extra interval, a replacement of a connector whose tasks all died
+/// waited two intervals after the last checkpoint, and a chain of replacements dying after it
+/// let the newest usable checkpoint age past the retention.)
+#[test]
+fn a_new_leader_of_a_group_without_the_epochs_members_checkpoints_at_the_leaders_turn() {
+    let interval = opts().state_refresh_interval;
+    // the deadline of `n`'s next checkpoint before and after it is told of generation 2
+    let deadlines = |members: &[&str]| {
+        let mut w = World::new();
+        w.spawn("a", 0);
+        w.spawn("b", 0);
+        w.rebalance(1, "a", &["a", "b"]);
+        let until = w.now + interval / 2;
+        w.run_until(until, None);
+        w.kill("a");
+        w.kill("b");
+        let start = w.start();
+        w.spawn_at("n", start);
+        let before = w.task("n").poll_timeout().expect("a checkpoint deadline");
+        let ev = RebalanceEvent {
+            generation: 2,
+            leader: true,
+            members: Some(members.iter().map(|m| m.to_string()).collect()),
+        };
+        let now = w.now + 1;
+        w.task("n").on_rebalance(&ev, now).unwrap();
+        let after = w.task("n").poll_timeout().expect("a checkpoint deadline");
+        (before, after)
+    };
+    let (before, after) = deadlines(&["n"]);
+    assert_eq!(
+        before - after,
+        interval,
+        "the leader's turn, an interval sooner"
+    );
+    // with a member of the epoch in the group, it keeps its turn after theirs
+    let (before, after) = deadlines(&["b", "n"]);
+    assert_eq!(after, before);
 }

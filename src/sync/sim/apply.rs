@@ -153,6 +153,10 @@ impl Sim {
                 );
                 self.note(l);
             }
+            if let Some(at) = self.in_flight_until(i) {
+                self.in_flight.push((at, m));
+                continue;
+            }
             match self.divert {
                 Some(due) => self.delayed.push((due, m)),
                 None => {
@@ -173,5 +177,17 @@ impl Sim {
             self.note(l);
         }
         Ok(())
+    }
+
+    /// When a record task `i` publishes now lands, for a producer with a backlog (or with
+    /// records still in flight: it never overtakes them); `None`: as usual.
+    fn in_flight_until(&mut self, i: usize) -> Option<u64> {
+        let now = self.now;
+        let n = &mut self.nodes[i];
+        if n.lag == 0 && !self.in_flight.iter().any(|(_, m)| m.task_id == n.id) {
+            return None;
+        }
+        n.landing = n.landing.max(now + n.lag);
+        Some(n.landing)
     }
 }

@@ -110,6 +110,7 @@ impl Sim {
             && !alive.is_empty()
             && self.change_at.is_none()
             && self.delayed.is_empty()
+            && self.in_flight.is_empty()
             && alive == self.members
             && alive.iter().all(|&i| {
                 let n = &self.nodes[i];

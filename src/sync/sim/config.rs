@@ -33,6 +33,21 @@ pub struct Faults {
     /// Every task of the connector stops cleanly (`close`, as `KafkaTaskSync.close()` does),
     /// and the connector starts again after a stop shorter than the retention.
     pub whole_stop: u64,
+    /// A random live task's producer gets a backlog (its records land up to a few hundred
+    /// steps after it publishes them, in order), or loses it.
+    pub backlog: u64,
+}
+
+/// When the harness calls a task's `tick`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Driver {
+    /// At `pollTimeout()`, as `KafkaTaskSync`'s timer re-armed after every call.
+    Timeout,
+    /// Every `period` time units, whatever `pollTimeout()` says (a fixed-rate loop): a timer
+    /// fires up to a period late, and most ticks find nothing due.
+    Periodic(u64),
+    /// At `pollTimeout()`, and after every record fed (a loop that ticks after each input).
+    EveryInput,
 }
 
 /// One simulation run.
@@ -78,6 +93,8 @@ pub struct SimConfig {
     /// retention (on in ordinary runs; a scale run only measures it,
     /// [`SimReport::longest_without_usable`]).
     pub check_usable: bool,
+    /// How the tasks are driven.
+    pub driver: Driver,
 }
 
 impl SimConfig {
@@ -104,6 +121,7 @@ impl SimConfig {
                 leave: 0,
                 chunk_death: 0,
                 whole_stop: 0,
+                backlog: 0,
             },
             options: SyncOptions {
                 rebalance_timeout: r.range(50, 400),
@@ -120,6 +138,7 @@ impl SimConfig {
             max_skew: 0,
             per_task: 0,
             check_usable: true,
+            driver: Driver::Timeout,
         };
         // drawn after the rest, so that older seeds keep their other settings
         // (as in production, several times the rebalance and acknowledgement timeouts)
@@ -152,6 +171,20 @@ impl SimConfig {
         if r.chance(100) {
             cfg.faults.whole_stop = r.range(1, 4);
         }
+        // (drawn last too) producers with a backlog in 10% of the runs
+        if r.chance(100) {
+            cfg.faults.backlog = r.range(5, 40);
+        }
+        // (drawn last too) a fixed-rate driver in 10% of the runs, one that ticks after every
+        // input in another 10%; the period within half of what a producer may lag
+        // (`min(epochAckTimeout, stateRefreshInterval / 4)`)
+        let o = &cfg.options;
+        let most = o.epoch_ack_timeout.min(o.state_refresh_interval / 4) / 2;
+        cfg.driver = match r.below(10) {
+            0 => Driver::Periodic(r.range(1, most.max(2))),
+            1 => Driver::EveryInput,
+            _ => Driver::Timeout,
+        };
         cfg
     }
 
@@ -199,6 +232,7 @@ impl SimConfig {
                 leave: r.range(0, 2),
                 chunk_death: r.range(300, 600),
                 whole_stop: 0,
+                backlog: 0,
             },
             options,
             full_trace: false,
@@ -208,6 +242,7 @@ impl SimConfig {
             max_skew: r.range(0, 50),
             per_task: per_task.max(1),
             check_usable: false,
+            driver: Driver::Timeout,
         }
     }
 

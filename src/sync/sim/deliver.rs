@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 use crate::sync::{MessageType, SyncMessage};
 
-use super::{Check, Sim};
+use super::{Check, Driver, Sim};
 
 impl Sim {
     pub(super) fn deliver(&mut self, faults: bool) -> Check {
@@ -72,6 +72,25 @@ impl Sim {
         Ok(())
     }
 
+    /// A task that keeps up reads every record within `min(epochAckTimeout,
+    /// stateRefreshInterval / 4)` of its landing (what docs/sync.md's retention rule asks of
+    /// it): one that fell further behind reads to the end of the log now. (Delivery picks one
+    /// task per step, and time jumps to the next timer: without this, a task that kept up could
+    /// go an interval without reading while the slow ones were picked.)
+    pub(super) fn keep_up(&mut self) -> Check {
+        let most = self.max_lag();
+        for i in self.alive() {
+            let n = &self.nodes[i];
+            if !n.alive || n.slow || n.cursor >= self.log.len() {
+                continue;
+            }
+            if self.log_time[n.cursor].saturating_add(most) < self.now {
+                self.deliver_to(i, u64::MAX, self.chaos)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Up to `burst` records of the log to task `i`, with the delivery faults when `faults`.
     pub(super) fn deliver_to(&mut self, i: usize, burst: u64, faults: bool) -> Check {
         for _ in 0..burst {
@@ -96,6 +115,7 @@ impl Sim {
                 );
                 self.note(l);
                 self.nodes[i].hole = self.cfg.check_offsets;
+                self.nodes[i].skipped = Some(k);
                 continue;
             }
             if self.nodes[i].hole {
@@ -117,6 +137,7 @@ impl Sim {
                 && k > 0
                 && !self.cfg.check_offsets
                 && self.rng.chance(self.cfg.faults.duplicate)
+                && self.nodes[i].skipped != Some(k - 1)
             {
                 let dup = Rc::clone(&self.log[k - 1]);
                 self.feed(i, k - 1, &dup)?;
@@ -172,7 +193,21 @@ impl Sim {
             &owned_before,
             &format!("#{k} {:?} from {}", msg.kind, msg.task_id),
         );
-        self.apply(i, out)
+        self.apply(i, out)?;
+        if self.cfg.driver == Driver::EveryInput && self.nodes[i].alive {
+            // a loop that ticks after every record it feeds, due or not
+            let owned_before = self.owned_set(i);
+            let out = self.nodes[i].task.tick(now);
+            self.note_owned(i, &owned_before, "tick");
+            self.apply(i, out)?;
+            if let Some(t) = self.nodes[i].task.poll_timeout().filter(|&t| t <= now) {
+                return Err(format!(
+                    "timers: {} has pollTimeout {t} <= now {now} after tick",
+                    self.nodes[i].id
+                ));
+            }
+        }
+        Ok(())
     }
 
     pub(super) fn deliver_event(&mut self) -> Check {

@@ -100,6 +100,8 @@ impl Sim {
         let chaos = std::mem::replace(&mut self.chaos, false);
         let from = self.log.len();
         for &i in &alive {
+            // (a producer flushes what it holds when its task closes)
+            self.nodes[i].lag = 0;
             let now = self.clock(i);
             let out = self.nodes[i].task.close(now);
             self.apply(i, out)?;
@@ -108,7 +110,7 @@ impl Sim {
         let mut rounds = 0;
         while !closed(self) {
             rounds += 1;
-            if rounds > 1_000 {
+            if rounds > 3_000 {
                 let open: Vec<&str> = alive
                     .iter()
                     .filter(|&&i| !self.nodes[i].task.closed())
@@ -146,8 +148,15 @@ impl Sim {
         // checkpoint, after a rebalance, before the final ones age out)
         let r = self.cfg.retention.max(1);
         let interval = self.cfg.options.state_refresh_interval;
+        // (less the longest producer lag drawn: the restarted task's first checkpoint lands
+        // that much later)
+        let lag = if self.cfg.faults.backlog > 0 {
+            self.max_lag()
+        } else {
+            0
+        };
         let d = if clean {
-            self.rng.range(r / 2, r - interval)
+            self.rng.range(r / 2, r - interval - lag)
         } else {
             self.rng.range(1, interval)
         };
@@ -156,6 +165,31 @@ impl Sim {
         self.expire()?;
         self.restart();
         Ok(())
+    }
+
+    /// A random live task's producer gets a backlog, or loses it: its records land later, in
+    /// order (a busy producer, a slow broker). Its own records come back late, so its
+    /// checkpoints and epochs wait for them.
+    pub(super) fn backlog(&mut self) {
+        let alive = self.alive();
+        let Some(i) = self.pick(&alive) else { return };
+        // (within what docs/sync.md asks of a transport: a record lands within
+        // `min(epochAckTimeout, stateRefreshInterval / 4)` of being published)
+        let most = self.max_lag();
+        let lag = if self.nodes[i].lag > 0 {
+            0
+        } else {
+            self.rng.range(1, most.max(2))
+        };
+        self.nodes[i].lag = lag;
+        let l = format!("{} producer lag={lag}", self.nodes[i].id);
+        self.note(l);
+    }
+
+    /// The longest a producer with a backlog takes to deliver a record.
+    pub(super) fn max_lag(&self) -> u64 {
+        let o = &self.cfg.options;
+        o.epoch_ack_timeout.min(o.state_refresh_interval / 4)
     }
 
     /// One message of a new task's replay (what goes wrong is noted, not a failure).

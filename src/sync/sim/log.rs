@@ -157,6 +157,17 @@ impl Sim {
             self.note(format!("delayed record of {} lands", m.task_id));
             self.append(m);
         }
+        let now = self.now;
+        let (due, later): (Vec<_>, Vec<_>) = std::mem::take(&mut self.in_flight)
+            .into_iter()
+            .partition(|(at, _)| *at <= now);
+        self.in_flight = later;
+        if !due.is_empty() {
+            self.note(format!("{} records in flight land", due.len()));
+        }
+        for (_, m) in due {
+            self.append(m);
+        }
     }
 
     /// Retention deletes the records older than `retention`; a live task that had not read

@@ -40,7 +40,7 @@ use std::rc::Rc;
 
 use super::{RebalanceEvent, SyncMessage, SyncTask};
 
-pub use config::{Faults, SimConfig, SimFailure, SimReport};
+pub use config::{Driver, Faults, SimConfig, SimFailure, SimReport};
 pub use rng::Rng;
 
 use world::{build_dag, flat_dag};
@@ -72,6 +72,14 @@ struct Node {
     skew: u64,
     /// The first record this task read (where its transport started it).
     read_from: usize,
+    /// The last record this task missed (a consumer re-delivers what it delivered, never a
+    /// record it skipped).
+    skipped: Option<usize>,
+    /// A producer with a backlog: what this task publishes lands this long later (in the
+    /// simulation's time), in order (0: at once).
+    lag: u64,
+    /// When the latest of its records in flight lands: the later ones land after it.
+    landing: u64,
 }
 
 impl Node {
@@ -119,6 +127,8 @@ struct Sim {
     retained_from: usize,
     /// Records of tasks that left the group, landing at a later step.
     delayed: Vec<(usize, SyncMessage)>,
+    /// Records of producers with a backlog, landing at a later time, in order.
+    in_flight: Vec<(u64, SyncMessage)>,
     /// While set, what a task publishes is delayed to that step (a clean leave racing its records).
     divert: Option<usize>,
     /// Faults are on (the chaos phase).
@@ -190,6 +200,7 @@ impl Sim {
             log_time: Vec::new(),
             retained_from: 0,
             delayed: Vec::new(),
+            in_flight: Vec::new(),
             divert: None,
             chaos: true,
             last_clean: None,
@@ -203,13 +214,14 @@ impl Sim {
         };
         let o = &sim.cfg.options;
         let line = format!(
-            "config: {tasks} tasks, {} partitions, rebalanceTimeout {}, epochAckTimeout {}, stateRefreshInterval {}, retention {}, maxRecordBytes {}",
+            "config: {tasks} tasks, {} partitions, rebalanceTimeout {}, epochAckTimeout {}, stateRefreshInterval {}, retention {}, maxRecordBytes {}, driver {:?}",
             sim.cfg.partitions,
             o.rebalance_timeout,
             o.epoch_ack_timeout,
             o.state_refresh_interval,
             sim.cfg.retention,
-            o.max_record_bytes
+            o.max_record_bytes,
+            sim.cfg.driver
         );
         sim.note(line);
         for _ in 0..tasks {
@@ -262,6 +274,9 @@ impl Sim {
             running: BTreeMap::new(),
             hole: false,
             read_from: 0,
+            skipped: None,
+            lag: 0,
+            landing: 0,
         });
         self.report.tasks_started += 1;
         self.note(format!("spawn {id}"));

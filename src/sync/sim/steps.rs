@@ -31,6 +31,7 @@ impl Sim {
         self.chaos = false;
         for n in &mut self.nodes {
             n.slow = false;
+            n.lag = 0;
         }
         if self.scale() {
             // long-running partitions, no more work: the group converges with every partition
@@ -76,6 +77,7 @@ impl Sim {
         self.now += self.rng.range(0, 3);
         self.land_delayed();
         self.expire()?;
+        self.keep_up()?;
         // one task at least keeps up with the log (with every task behind by more than the
         // retention, no task could keep a complete state in it): after a crash took the last
         // one, another catches up
@@ -90,6 +92,10 @@ impl Sim {
         // (no draw in the runs without whole stops: their other draws stay as they were)
         if f.whole_stop > 0 && self.rng.chance(f.whole_stop) {
             return self.whole_stop();
+        }
+        if f.backlog > 0 && self.rng.chance(f.backlog) {
+            self.backlog();
+            return Ok(());
         }
         if self.rng.chance(f.leave) {
             return self.leave();
@@ -133,6 +139,7 @@ impl Sim {
         self.now += self.rng.range(0, 3);
         self.land_delayed();
         self.expire()?;
+        self.keep_up()?;
         if self.alive().is_empty() {
             self.restart_capped(usize::MAX);
         }

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::sync::{PartitionSpec, RebalanceEvent};
 
-use super::{Check, Part, Phase, Rng, Sim};
+use super::{Check, Driver, Part, Phase, Rng, Sim};
 
 pub(super) fn build_dag(rng: &mut Rng, n: usize) -> (BTreeMap<String, Part>, Vec<String>) {
     let mut dag: BTreeMap<String, Part> = BTreeMap::new();
@@ -219,14 +219,20 @@ impl Sim {
         // (never past what a reader that keeps up could lag by: a quiet stretch of time in which
         // no task reads would fence every reader at once)
         let most = self.now + (self.cfg.retention / 64).max(1);
-        match next {
-            Some(t) if t > self.now => self.now = t.min(most),
-            Some(_) => {}
-            None => self.now += self.rng.range(1, 60),
+        let periodic = match self.cfg.driver {
+            Driver::Periodic(p) => Some(p.max(1)),
+            _ => None,
+        };
+        match (periodic, next) {
+            // a fixed-rate loop: the next period's boundary, whatever is due
+            (Some(p), _) => self.now = ((self.now / p + 1) * p).min(most),
+            (None, Some(t)) if t > self.now => self.now = t.min(most),
+            (None, Some(_)) => {}
+            (None, None) => self.now += self.rng.range(1, 60),
         }
         for i in self.alive() {
             let now = self.clock(i);
-            if self.nodes[i].task.poll_timeout().is_none_or(|t| t > now) {
+            if periodic.is_none() && self.nodes[i].task.poll_timeout().is_none_or(|t| t > now) {
                 continue;
             }
             // a task that keeps up has mostly read the log to its end when its timer fires (a

@@ -17,6 +17,9 @@ pub(super) struct Cursor {
     /// Own messages read back (the highest own `messageSeq` read, or a count where the
     /// transport dropped it).
     pub(super) own_read: u64,
+    /// The `messageSeq` of the newest own record other than a `Regular` one (an epoch, an
+    /// answer, a checkpoint: see `checkpoint_waits`).
+    pub(super) last_not_regular: u64,
     /// The last record read (its sender and `messageSeq`): what a checkpoint published now is
     /// computed after.
     pub(super) last_read: Option<CheckpointRef>,

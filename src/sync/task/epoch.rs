@@ -131,6 +131,7 @@ impl SyncTask {
             return false;
         }
         let (generation, attempt, members) = (e.generation, e.attempt + 1, l.members.clone());
+        self.yield_unstarted_to(msg);
         self.apply_epoch(msg, base, false, out);
         // leading a newer generation already: that epoch builds on the rolled-back one
         if self
@@ -150,6 +151,31 @@ impl SyncTask {
             });
         }
         true
+    }
+
+    /// Rolling back: what the rolled-back epoch gave this task and it never started (nobody
+    /// acknowledged that epoch) is no claim of its own where the epoch everyone applied gives
+    /// it to another task, a done one included (a tombstone has one owner too), unless only
+    /// this task knows it is done. (Kept as this task's word, it stayed this task's through the
+    /// rollback and the generation computed again on top, while the other member owned it too.)
+    fn yield_unstarted_to(&mut self, msg: &SyncMessage) {
+        let elsewhere: HashMap<&str, bool> = msg
+            .connector_state
+            .iter()
+            .filter(|s| s.task_id != self.id)
+            .flat_map(|s| &s.data.partitions)
+            .map(|p| (p.token.as_str(), p.state.is_done()))
+            .collect();
+        let parts = &mut self.own.state.data.partitions;
+        let before = parts.len();
+        parts.retain(|p| match elsewhere.get(p.token.as_str()) {
+            _ if p.state.is_active() => true,
+            Some(&done) => p.state.is_done() && !done,
+            None => true,
+        });
+        if parts.len() != before {
+            self.own.reshape();
+        }
     }
 
     /// Whether the epoch in force was an attempt its leader found stale and replaced with `msg`:

@@ -59,6 +59,7 @@ impl SyncTask {
             republished: 0,
             attempt: 0,
         });
+        self.refresh_sooner();
         self.settle(&mut out);
         self.publish_own(MessageType::RebalanceAnswer, &mut out);
         self.maybe_lead(&mut out);
@@ -233,9 +234,14 @@ impl SyncTask {
             (Some(c), Some(b)) => c.names_same_record(b),
             _ => false,
         };
+        let own = msg.task_id == self.id;
         if names_before && !interleaved && msg.sync_epoch == self.cur_id() {
             self.checkpoint_read(msg);
-        } else if msg.task_id == self.id {
+        } else if own && self.refresh.checkpoint_over_own && msg.sync_epoch == self.cur_id() {
+            // published while own Regular records were in flight (see `checkpoint_waits`): not
+            // clean, but a task can start at it, and another would be no cleaner
+            self.checkpoint_read(msg);
+        } else if own {
             // another record landed between the one it was computed after and itself: no
             // reader can start at it, so publish another one soon
             let retry = self.now.saturating_add(
@@ -389,6 +395,9 @@ impl SyncTask {
         for m in &mut out.publish {
             self.cursor.seq += 1;
             m.message_seq = Some(self.cursor.seq);
+            if m.kind != MessageType::Regular {
+                self.cursor.last_not_regular = self.cursor.seq;
+            }
         }
         self.view.behind_since = if self.view.behind {
             Some(self.view.behind_since.unwrap_or(self.now))

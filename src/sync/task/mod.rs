@@ -424,7 +424,7 @@ impl SyncTask {
 
     /// Common tail of every input: settle the own state, lead, publish changes.
     fn finish(&mut self, out: &mut SyncOutput) {
-        if self.refresh.checkpoint_waiting && !self.checkpoint_waits() {
+        if self.refresh.checkpoint_waiting.is_some() && !self.checkpoint_waits() {
             self.checkpoint(out);
         }
         self.settle(out);

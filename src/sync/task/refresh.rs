@@ -93,13 +93,31 @@ impl SyncTask {
     /// `refresh_delay`: a leader that died or lags behind the log cannot publish a clean one),
     /// so that clean checkpoints are at most about two intervals apart while any member keeps up.
     pub(super) fn schedule_refresh(&mut self) {
+        self.refresh.checkpoint_waiting = None;
+        self.refresh.refresh_at = self.refresh_due();
+    }
+
+    /// When this task's next checkpoint falls due: its turn (see `refresh_delay`) after the
+    /// leader's, an interval after the last clean checkpoint it saw.
+    fn refresh_due(&self) -> Option<u64> {
         let interval = self.opts.state_refresh_interval;
-        self.refresh.checkpoint_waiting = false;
         let first = self
             .refresh
             .checkpoint_seen
             .map_or(self.now, |t| t.saturating_add(interval));
-        self.refresh.refresh_at = self.refresh_delay().map(|d| first.saturating_add(d));
+        self.refresh_delay().map(|d| first.saturating_add(d))
+    }
+
+    /// A task that holds the epoch without being its member learns that it leads a generation
+    /// none of the epoch's members is in: its checkpoint falls due at the leader's turn, not an
+    /// interval later (see `refresh_delay`).
+    pub(super) fn refresh_sooner(&mut self) {
+        if self.view.in_epoch || self.refresh.refresh_at.is_none() {
+            return;
+        }
+        if let Some(at) = self.refresh_due() {
+            self.refresh.refresh_at = self.refresh.refresh_at.map(|t| t.min(at));
+        }
     }
 
     /// How much later than the leader this task steps in with a checkpoint: `r` slots for the
@@ -107,25 +125,38 @@ impl SyncTask {
     /// interval; one interval for a task that is not a member; `None` before it has an epoch.
     /// A slot is `1 / n` of the interval, but never shorter than `epochAckTimeout`, the time a
     /// member is expected to take to read what the leader publishes: a member that lags by less
-    /// reads the leader's checkpoint before its turn. (With slots of `1 / n` interval, every
-    /// member lagging by more than its slot stepped in with a checkpoint of its own, which could
-    /// not be clean, as it had not read the log to its end: in a large group, lagging members
-    /// added whole views to the log they lagged behind.)
+    /// reads the leader's checkpoint before its turn. When `n` such slots do not fit in the
+    /// interval, the successors whose slot would end after it share the rest of the interval
+    /// evenly: every member has a turn of its own (successors stepping in at one moment
+    /// interleave their checkpoints' chunks, and none is clean). (With slots of `1 / n`
+    /// interval, every member lagging by more than its slot stepped in with a checkpoint of its
+    /// own, which could not be clean, as it had not read the log to its end: in a large group,
+    /// lagging members added whole views to the log they lagged behind.)
     pub(super) fn refresh_delay(&self) -> Option<u64> {
         let interval = self.opts.state_refresh_interval;
         if !self.view.in_epoch {
             // a task that holds the epoch without being its member yet (a new task replaying
-            // the log, waiting to join) steps in last: the members may all be gone
-            return self.view.epoch.as_ref().map(|_| interval);
+            // the log, waiting to join) steps in last: the members may all be gone. When it
+            // leads a generation that none of them is in, they are: nobody else will step in
+            self.view.epoch.as_ref()?;
+            let orphaned = self
+                .leading
+                .pending
+                .as_ref()
+                .is_some_and(|p| p.members.iter().all(|m| !self.view.members.contains(m)));
+            return Some(if orphaned { 0 } else { interval });
         }
         let (r, n) = self.place_after_leader()?;
-        let slot = self.opts.epoch_ack_timeout;
-        let delay = if slot.saturating_mul(n) > interval {
-            slot.saturating_mul(r)
-        } else {
-            interval.saturating_mul(r) / n.max(1)
-        };
-        Some(delay.min(interval))
+        let slot = self.opts.epoch_ack_timeout.max(1);
+        if slot.saturating_mul(n) <= interval {
+            return Some(interval.saturating_mul(r) / n.max(1));
+        }
+        // the first `k` successors (as many as fit before the interval ends) step in
+        // `epochAckTimeout` apart; the others share what is left of the interval
+        let k = (interval.saturating_sub(1) / slot).min(r);
+        let rest = interval.saturating_sub(k.saturating_mul(slot));
+        let later = rest.saturating_mul(r - k) / n.saturating_sub(k).max(1);
+        Some(k.saturating_mul(slot).saturating_add(later).min(interval))
     }
 
     /// This member's place after the leader of the epoch in force, in id order, and the number
@@ -172,10 +203,12 @@ impl SyncTask {
         // like an epoch, a checkpoint is computed from a view that holds everything its author
         // published (one of its own records not read back yet may be a newer epoch): it goes
         // out once they are read back (see `finish`)
-        self.refresh.checkpoint_waiting = self.checkpoint_waits();
-        if self.refresh.checkpoint_waiting {
+        let upto = self.refresh.checkpoint_waiting.unwrap_or(self.cursor.seq);
+        self.refresh.checkpoint_waiting = Some(upto);
+        if self.checkpoint_waits() {
             return;
         }
+        self.refresh.checkpoint_waiting = None;
         if let Some(until) = self.chunks_wait_until() {
             // it would name a record in the middle of a message: try again once the message
             // is complete, or abandoned
@@ -201,12 +234,23 @@ impl SyncTask {
         let newest = self.view.forks.iter().rev().take(MAX_REJECTED);
         m.rejected = newest.map(|(_, e)| e.clone()).collect();
         out.publish.push(m);
+        self.refresh.checkpoint_over_own = self.cursor.own_read < self.cursor.seq;
         true
     }
 
-    /// Whether a checkpoint waits for own records to be read back (see `checkpoint`).
+    /// Whether a due checkpoint waits for own records to be read back: for every own record
+    /// published before it fell due, and for the own epochs, answers and checkpoints published
+    /// since, not for the own `Regular` records published while it waits. A checkpoint
+    /// published while some of those are in flight holds the own state they carry and lands
+    /// after them: a task that starts at it applies it and reads them as older than what it
+    /// holds (their `stateVersion`), so they change nothing. (Waiting for every own record, a
+    /// task whose producer had a backlog and that changed its state faster than its records
+    /// came back never checkpointed.)
     pub(super) fn checkpoint_waits(&self) -> bool {
-        self.cursor.own_read < self.cursor.seq
+        let Some(upto) = self.refresh.checkpoint_waiting else {
+            return false;
+        };
+        self.cursor.own_read < upto.max(self.cursor.last_not_regular)
     }
 
     /// How long a task may stay behind before it fences itself: the resends that let a task

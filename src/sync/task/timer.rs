@@ -21,9 +21,14 @@ pub(super) struct Refresh {
     /// next one `stateRefreshInterval` after it, however often epochs change, and a task that
     /// started at an old checkpoint does not wait a whole interval more.
     pub(super) checkpoint_seen: Option<u64>,
-    /// A checkpoint fell due while own records were not read back yet: it goes out once they
-    /// are.
-    pub(super) checkpoint_waiting: bool,
+    /// A checkpoint fell due while own records were not read back yet: the newest own
+    /// `messageSeq` when it did. It goes out once that record and every own epoch, answer and
+    /// checkpoint are read back (see `checkpoint_waits`).
+    pub(super) checkpoint_waiting: Option<u64>,
+    /// Whether the last checkpoint this task published went out while own `Regular` records
+    /// were not read back yet: it cannot be clean (they land between the record it names and
+    /// itself), and is not retried for that (see `checkpoint_in`).
+    pub(super) checkpoint_over_own: bool,
     /// Whether the task was told to stop cleanly, and whether its final checkpoint went out.
     pub(super) closing: Closing,
     /// The answers from an older epoch this task showed the epoch in force for, once each
