@@ -43,7 +43,11 @@
 //! NewEpoch it had skipped after the record that followed it, a reordering no transport makes:
 //! the simulation no longer does) and 67243 (the usable age: a new task leading a group with none
 //! of the epoch's members waited an extra interval to checkpoint, then a chain of replacements
-//! died half-way through their checkpoints).
+//! died half-way through their checkpoints). With offset checking, 92492 (the same, the new
+//! leader learning of its generation two intervals late: a task that keeps up is now told of a
+//! rebalance within `rebalanceTimeout`) and 87123 (a group that applied its first epoch only as
+//! the faults stopped added its roots in the balance phase, which counted them as balance work:
+//! the roots now come before it).
 //! A check added later (a task that read a record saying a partition is done never starts it
 //! again) failed 69, 823, 1163, 1216, 1563 and 2687, and with offset checking 320, 838, 1233,
 //! 1251, 2086 and 2094: a reader learned a finish from a departed task's late record, then the
@@ -116,6 +120,7 @@ fn simulation_with_an_offset_checking_transport() {
     run_seeds(
         (0..seed_count()).chain([
             55122, 62223, 69498, 60640, 61651, 58579, 65201, 320, 838, 1233, 1251, 2086, 2094,
+            87123, 92492,
         ]),
         true,
     );

@@ -72,18 +72,27 @@ unsafe impl GlobalAlloc for GrowAhead {
 
 #[cfg(not(all(
     feature = "bucketing",
-    not(any(feature = "objects", feature = "imports", feature = "lifecycle", feature = "sync"))
+    not(any(
+        feature = "objects",
+        feature = "imports",
+        feature = "lifecycle",
+        feature = "sync"
+    ))
 )))]
 #[global_allocator]
 static ALLOC: GrowAhead = GrowAhead {
     pages: Cell::new(0),
 };
 
-
 /// The bucketing module's allocator (the module built with no other domain).
 #[cfg(all(
     feature = "bucketing",
-    not(any(feature = "objects", feature = "imports", feature = "lifecycle", feature = "sync"))
+    not(any(
+        feature = "objects",
+        feature = "imports",
+        feature = "lifecycle",
+        feature = "sync"
+    ))
 ))]
 mod size_classes {
     use std::alloc::{GlobalAlloc, Layout};
@@ -148,7 +157,8 @@ mod size_classes {
                 {
                     return core::ptr::null_mut();
                 }
-                self.end.set(core::arch::wasm32::memory_size(0) as u64 * PAGE);
+                self.end
+                    .set(core::arch::wasm32::memory_size(0) as u64 * PAGE);
             }
             self.next.set(end);
             start as usize as *mut u8

@@ -74,12 +74,20 @@ impl Sim {
 
     /// A task that keeps up reads every record within `min(epochAckTimeout,
     /// stateRefreshInterval / 4)` of its landing (what docs/sync.md's retention rule asks of
-    /// it): one that fell further behind reads to the end of the log now. (Delivery picks one
-    /// task per step, and time jumps to the next timer: without this, a task that kept up could
-    /// go an interval without reading while the slow ones were picked.)
+    /// it), and is told of a rebalance within `rebalanceTimeout`: one that fell further behind
+    /// reads to the end of the log, or gets its event, now. (Delivery picks one task per step,
+    /// and time jumps to the next timer: without this, a task that kept up could go an interval
+    /// without reading, or without learning that it leads, while the slow ones were picked.)
     pub(super) fn keep_up(&mut self) -> Check {
         let most = self.max_lag();
         for i in self.alive() {
+            // and is told of a rebalance within `rebalanceTimeout` (a consumer that polls
+            // learns its assignment within the group's rebalance)
+            let n = &self.nodes[i];
+            let timeout = self.cfg.options.rebalance_timeout;
+            if !n.slow && !n.events.is_empty() && n.event_at.saturating_add(timeout) < self.now {
+                self.deliver_event_to(i)?;
+            }
             let n = &self.nodes[i];
             if !n.alive || n.slow || n.cursor >= self.log.len() {
                 continue;
@@ -219,6 +227,11 @@ impl Sim {
         let Some(i) = self.pick(&with) else {
             return self.tick();
         };
+        self.deliver_event_to(i)
+    }
+
+    /// Task `i`'s pending rebalance event.
+    fn deliver_event_to(&mut self, i: usize) -> Check {
         let ev = self.nodes[i].events.pop_front().expect("non-empty");
         let now = self.clock(i);
         let out = self.nodes[i]

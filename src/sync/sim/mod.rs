@@ -65,6 +65,8 @@ struct Node {
     cursor: usize,
     slow: bool,
     events: VecDeque<RebalanceEvent>,
+    /// When its pending rebalance event was queued.
+    event_at: u64,
     running: BTreeMap<String, Phase>,
     /// The transport skipped a message (offset checking finds it at the next one).
     hole: bool,
@@ -271,6 +273,7 @@ impl Sim {
             cursor: 0,
             slow: false,
             events: VecDeque::new(),
+            event_at: 0,
             running: BTreeMap::new(),
             hole: false,
             read_from: 0,

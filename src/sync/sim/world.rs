@@ -114,6 +114,7 @@ impl Sim {
             // like Kafka, a member only ever learns the group's latest generation
             self.nodes[i].events.clear();
             self.nodes[i].events.push_back(ev);
+            self.nodes[i].event_at = self.now;
         }
         Ok(())
     }
