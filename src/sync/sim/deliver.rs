@@ -79,6 +79,10 @@ impl Sim {
     /// and time jumps to the next timer: without this, a task that kept up could go an interval
     /// without reading, or without learning that it leads, while the slow ones were picked.)
     pub(super) fn keep_up(&mut self) -> Check {
+        if self.scale() {
+            // (a scale run's tasks read side by side every step already: `deliver_all`)
+            return Ok(());
+        }
         let most = self.max_lag();
         for i in self.alive() {
             // and is told of a rebalance within `rebalanceTimeout` (a consumer that polls
