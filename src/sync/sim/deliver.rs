@@ -208,16 +208,7 @@ impl Sim {
         self.apply(i, out)?;
         if self.cfg.driver == Driver::EveryInput && self.nodes[i].alive {
             // a loop that ticks after every record it feeds, due or not
-            let owned_before = self.owned_set(i);
-            let out = self.nodes[i].task.tick(now);
-            self.note_owned(i, &owned_before, "tick");
-            self.apply(i, out)?;
-            if let Some(t) = self.nodes[i].task.poll_timeout().filter(|&t| t <= now) {
-                return Err(format!(
-                    "timers: {} has pollTimeout {t} <= now {now} after tick",
-                    self.nodes[i].id
-                ));
-            }
+            self.tick_node(i, now)?;
         }
         Ok(())
     }

@@ -205,6 +205,21 @@ impl Sim {
         self.apply(i, out)
     }
 
+    /// Task `i` ticks at `now`; none may have a deadline at or before `now` afterwards.
+    pub(super) fn tick_node(&mut self, i: usize, now: u64) -> Check {
+        let owned_before = self.owned_set(i);
+        let out = self.nodes[i].task.tick(now);
+        self.note_owned(i, &owned_before, "tick");
+        self.apply(i, out)?;
+        if let Some(t) = self.nodes[i].task.poll_timeout().filter(|&t| t <= now) {
+            return Err(format!(
+                "timers: {} has pollTimeout {t} <= now {now} after tick",
+                self.nodes[i].id
+            ));
+        }
+        Ok(())
+    }
+
     /// Time goes to the next wake-up of a task (`poll_timeout`, as quinn's test `Pair` steps
     /// to the next timeout), or on a little when no task has one; the tasks that are due tick,
     /// and none may have a deadline at or before its `now` afterwards.
@@ -244,16 +259,7 @@ impl Sim {
                     continue;
                 }
             }
-            let owned_before = self.owned_set(i);
-            let out = self.nodes[i].task.tick(now);
-            self.note_owned(i, &owned_before, "tick");
-            self.apply(i, out)?;
-            if let Some(t) = self.nodes[i].task.poll_timeout().filter(|&t| t <= now) {
-                return Err(format!(
-                    "timers: {} has pollTimeout {t} <= now {now} after tick",
-                    self.nodes[i].id
-                ));
-            }
+            self.tick_node(i, now)?;
         }
         // roots: added once, by the first task that applies an epoch
         if !self.roots_added {
