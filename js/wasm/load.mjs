@@ -1,12 +1,12 @@
 // How partkit's WebAssembly is found: by the module system, as data. Each domain's wasm is
-// deflated and written as a base64 JSON string, dist/wasm/<domain>.json, which the domain's
-// code imports (`require` from dist/index.cjs, `import … with {type: 'json'}` from
-// dist/browser/); the first call of one of that domain's functions inflates and compiles it,
+// compressed with LZMA and written as a base64 JSON string, dist/wasm/<domain>.json, which the
+// domain's code imports (`require` from dist/index.cjs, `import … with {type: 'json'}` from
+// dist/browser/); the first call of one of that domain's functions unpacks and compiles it,
 // synchronously. No file path to compute, no fetch, no top-level await: the same code runs in
 // Node, in browsers, in every bundler and in jest's jsdom environment without configuration,
 // and a page or process pays only for the domains it calls (docs/wasm.md, "Bundlers and test
 // runners").
-import {inflate} from './inflate.mjs';
+import {unlzmaWasm} from '../../pkg/unlzma/index.mjs';
 
 /** The bytes of `base64` (standard alphabet, padded). */
 function base64Bytes(base64) {
@@ -22,20 +22,34 @@ function base64Bytes(base64) {
   return bytes;
 }
 
-/** Node's own inflate where there is one (found without a static import bundlers would follow). */
-function nativeInflate() {
+const malformed = () => new Error('partkit: malformed wasm data');
+/** The LZMA decoder's compiled module (crates/unlzma, carried inline: about 4 KB). */
+let decoder;
+
+/**
+ * The `size` bytes that `packed` (LZMA: a properties byte, then the range coder's stream)
+ * unpacks to. Each call gets an instance of its own, whose memory (the decoder's table, the
+ * input, the output) is garbage once the output is copied out.
+ */
+export function unlzma(packed, size) {
+  decoder ??= new WebAssembly.Module(base64Bytes(unlzmaWasm));
+  const {memory, input: inputAt, decode} = new WebAssembly.Instance(decoder).exports;
+  const input = inputAt();
+  const output = input + packed.length;
+  const grow = output + size - memory.buffer.byteLength;
+  if (grow > 0) memory.grow(Math.ceil(grow / 65536));
+  new Uint8Array(memory.buffer, input, packed.length).set(packed);
+  let ok;
   try {
-    return globalThis.process?.getBuiltinModule?.('node:zlib')?.inflateRawSync;
+    ok = decode(packed.length, size);
   } catch {
-    return undefined;
+    ok = 0;
   }
+  if (!ok) throw malformed();
+  return new Uint8Array(memory.buffer, output, size).slice();
 }
 
-/** The compiled module of a domain's wasm of `size` bytes, given deflated as base64. */
+/** The compiled module of a domain's wasm of `size` bytes, given packed as base64. */
 export function wasmModule(base64, size) {
-  const deflated = base64Bytes(base64);
-  const native = nativeInflate();
-  const bytes = native ? native(deflated) : inflate(deflated, size);
-  if (bytes.length !== size) throw new Error('partkit: malformed wasm data');
-  return new WebAssembly.Module(bytes);
+  return new WebAssembly.Module(unlzma(base64Bytes(base64), size));
 }
