@@ -93,6 +93,13 @@ for (const f of tarball.files) {
   if (f.startsWith('pkg/') || f.endsWith('.wasm')) failures.push(`tarball: ${f} (the wasm is in dist/wasm/, once)`);
   if (f.startsWith('js/') && !(f === 'js/cli.mjs' || f.startsWith('js/cli/'))) failures.push(`tarball: ${f} (bundled into dist/; only the CLI runs from js/)`);
 }
+// what docs/wasm.md says of the packed modules: gzipped, each weighs less than its wasm would
+// with gzip or brotli, so a page gains nothing from how its server compresses
+for (const d of DOMAINS) {
+  const packed = rows[`dist/wasm/${d}.json`].gzip;
+  const wasm = rows[`wasm: ${d}`];
+  if (packed >= Math.min(wasm.gzip, wasm.brotli)) failures.push(`dist/wasm/${d}.json: ${packed} B gzipped, not less than its wasm with gzip (${wasm.gzip} B) and brotli (${wasm.brotli} B)`);
+}
 if (tarball.packed > budgets.tarball.packed) failures.push(`tarball: ${tarball.packed} B packed, over its budget of ${budgets.tarball.packed} B`);
 if (tarball.unpacked > budgets.tarball.unpacked) failures.push(`tarball: ${tarball.unpacked} B unpacked, over its budget of ${budgets.tarball.unpacked} B`);
 
@@ -111,6 +118,7 @@ const table = (names) => ['| what | raw | gzip | brotli |', '| --- | ---: | ---:
 const tables = {
   validator: table(['validator page, bucketing (first result)', 'validator page, with object partitioning', 'whole browser build (dist/browser/index.mjs)']),
   wasm: table([...DOMAINS.map((d) => `wasm: ${d}`), 'wasm: LZMA decoder']),
+  packed: table(DOMAINS.map((d) => `dist/wasm/${d}.json`)),
   tarball: [`The tarball: ${n(tarball.packed)} B packed, ${n(tarball.unpacked)} B unpacked, ${tarball.files.length} files:`, '',
     listing(tarball.files)].join('\n'),
   // README.md is in the tarball: its packed size moves with the figures written into it, so
