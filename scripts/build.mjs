@@ -10,6 +10,16 @@ import {fileURLToPath, pathToFileURL} from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const run = (cmd, args, opts = {}) => execFileSync(cmd, args, {cwd: root, stdio: 'inherit', ...opts});
 const quiet = process.argv.includes('--quiet');
+if (process.argv.includes('--help') || process.argv.includes('-h')) {
+  console.log(`usage: node scripts/build.mjs [--quiet]
+
+Builds the package into pkg/ and dist/: the npm dependencies and Rust toolchain pieces when
+missing, one WebAssembly module per domain, the LZMA decoder, dist/index.cjs, dist/browser/ and
+the Node-only subpaths. Every step is skipped when its output is current.
+
+  --quiet   no progress lines on standard error`);
+  process.exit(0);
+}
 const log = (msg) => quiet || console.error(`build: ${msg}`);
 
 function newest(paths) {
