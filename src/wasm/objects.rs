@@ -109,9 +109,10 @@ impl PartitionerArgs {
         // Optional: absent, `undefined` or `null` is none.
         let partition_index = match field(value, "partitionIndex") {
             Ok(v) if v.is_null() => None,
-            Ok(v) => Some(v.as_f64().ok_or_else(|| {
-                invalid("options: `partitionIndex` must be a number")
-            })?),
+            Ok(v) => Some(
+                v.as_f64()
+                    .ok_or_else(|| invalid("options: `partitionIndex` must be a number"))?,
+            ),
             Err(_) if value.is_object() => None,
             Err(e) => return Err(e),
         };
