@@ -34,6 +34,9 @@ function boundedJson(text, what, bound) {
 /** A time in integer milliseconds, like event timestamps: a safe integer >= 0. */
 const requireMillis = (name, value) => kit.requireMillis(value, name);
 
+/** A view the wasm side wrote as JSON text, or `undefined` (none). */
+const parsed = (text) => (text === undefined ? undefined : JSON.parse(text));
+
 /** Calls wasm, rethrowing its errors as LifecycleError and keeping `eventIndex` (replay). */
 function run(fn) {
   try {
@@ -201,19 +204,19 @@ export class BuildState {
   /** The canonical (current) instance of a partition ref, if any job run built it. */
   canonicalPartition(ref) {
     requireString('ref', ref);
-    return this.#call((inner) => inner.canonicalPartition(ref));
+    return parsed(this.#call((inner) => inner.canonicalPartition(ref)));
   }
 
   /** The partition instance with this UUID (any case). */
   partition(uuid) {
     requireString('uuid', uuid);
-    return this.#call((inner) => inner.partition(uuid));
+    return parsed(this.#call((inner) => inner.partition(uuid)));
   }
 
   /** Every instance of a ref, oldest first; the canonical one is last. */
   partitionHistory(ref) {
     requireString('ref', ref);
-    return this.#call((inner) => inner.partitionHistory(ref));
+    return JSON.parse(this.#call((inner) => inner.partitionHistory(ref)));
   }
 
   /** The want with this id. */
@@ -231,7 +234,7 @@ export class BuildState {
   /** The job run with this id. */
   jobRun(jobRunId) {
     requireString('jobRunId', jobRunId);
-    return this.#call((inner) => inner.jobRun(jobRunId));
+    return parsed(this.#call((inner) => inner.jobRun(jobRunId)));
   }
 
   /** The taint with this id. */

@@ -1,12 +1,11 @@
 //! Object-partitioning bindings. Argument types are checked by `js/objects.mjs`, which passes
-//! configs and constructor options as plain data objects (decoded here with
-//! serde-wasm-bindgen); numbers are checked again here (finite safe integers), values by the
+//! configs and constructor options as plain data objects (read here property by property);
+//! numbers are checked again here (finite safe integers), values by the
 //! core. Keys cross packed: a
 //! [`PackedStrings`] (UTF-16 code units and lengths, written by `js/packed.mjs`) and one
 //! directory flag byte per key (0 file, 1 directory, 2 decide by a trailing `/`; no flags: 2
 //! for every key).
 
-use serde::Deserialize;
 use wasm_bindgen::prelude::*;
 
 use super::error::{error_value, headroom, out_of_memory, BoundaryError};
@@ -41,10 +40,7 @@ pub(super) fn int(value: f64, name: &str) -> Result<i64> {
 }
 
 /// A `PartitionConfig` as `js/objects.mjs` builds it: a fresh plain object of checked values.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
 struct ConfigArgs {
-    #[serde(rename = "type")]
     key_type: String,
     pattern: String,
     start_index: f64,
@@ -53,20 +49,80 @@ struct ConfigArgs {
 }
 
 /// The options of the two constructors, built by `js/objects.mjs` as plain data.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
 struct PartitionerArgs {
     total_partitions: f64,
     /// `PartitionSelector` only.
-    #[serde(default)]
     partition_index: Option<f64>,
     source_key: String,
     partition: ConfigArgs,
 }
 
-/// Decodes the plain data `js/objects.mjs` built; a value of another shape is `INVALID_ARGUMENT`.
-fn args<T: serde::de::DeserializeOwned>(value: JsValue) -> Result<T> {
-    serde_wasm_bindgen::from_value(value).map_err(|e| invalid(&format!("options: {e}")))
+// The plain data `js/objects.mjs` built, read property by property; a value of another shape
+// is `INVALID_ARGUMENT`. (Not serde: its messages print an `f64`, and Rust's float printing with
+// its tables was 14 KB of this module.)
+
+/// `value.name`, which must be there (`undefined` is missing).
+#[inline(never)]
+fn field(value: &JsValue, name: &str) -> Result<JsValue> {
+    let v = if value.is_object() {
+        js_sys::Reflect::get(value, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED)
+    } else {
+        return Err(invalid("options: expected an object"));
+    };
+    if v.is_undefined() {
+        return Err(invalid(&format!("options: missing field `{name}`")));
+    }
+    Ok(v)
+}
+
+#[inline(never)]
+fn string_field(value: &JsValue, name: &str) -> Result<String> {
+    field(value, name)?
+        .as_string()
+        .ok_or_else(|| invalid(&format!("options: `{name}` must be a string")))
+}
+
+#[inline(never)]
+fn number_field(value: &JsValue, name: &str) -> Result<f64> {
+    field(value, name)?
+        .as_f64()
+        .ok_or_else(|| invalid(&format!("options: `{name}` must be a number")))
+}
+
+impl ConfigArgs {
+    #[inline(never)]
+    fn read(value: &JsValue) -> Result<ConfigArgs> {
+        Ok(ConfigArgs {
+            key_type: string_field(value, "type")?,
+            pattern: string_field(value, "pattern")?,
+            start_index: number_field(value, "startIndex")?,
+            end_index: number_field(value, "endIndex")?,
+            date_format: string_field(value, "dateFormat")?,
+        })
+    }
+}
+
+impl PartitionerArgs {
+    #[inline(never)]
+    fn read(value: &JsValue) -> Result<PartitionerArgs> {
+        let total_partitions = number_field(value, "totalPartitions")?;
+        // Optional: absent, `undefined` or `null` is none.
+        let partition_index = match field(value, "partitionIndex") {
+            Ok(v) if v.is_null() => None,
+            Ok(v) => Some(
+                v.as_f64()
+                    .ok_or_else(|| invalid("options: `partitionIndex` must be a number"))?,
+            ),
+            Err(_) if value.is_object() => None,
+            Err(e) => return Err(e),
+        };
+        Ok(PartitionerArgs {
+            total_partitions,
+            partition_index,
+            source_key: string_field(value, "sourceKey")?,
+            partition: ConfigArgs::read(&field(value, "partition")?)?,
+        })
+    }
 }
 
 fn config(c: ConfigArgs) -> Result<PartitionConfig> {
@@ -103,7 +159,7 @@ fn each_key(
 /// Go's `PartitionConfig.Validate`.
 #[wasm_bindgen(js_name = validatePartitionConfig)]
 pub fn validate_partition_config(partition: JsValue) -> Result<()> {
-    Ok(config(args(partition)?)?.validate()?)
+    Ok(config(ConfigArgs::read(&partition)?)?.validate()?)
 }
 
 /// Go's `PartitionObjects` for one partition: the constructor validates as Go does (config,
@@ -119,7 +175,7 @@ impl PartitionSelector {
     /// `options`: `{totalPartitions, partitionIndex, sourceKey, partition}`.
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue) -> Result<PartitionSelector> {
-        let a: PartitionerArgs = args(options)?;
+        let a = PartitionerArgs::read(&options)?;
         let cfg = config(a.partition)?;
         let (total, index) = (
             int(a.total_partitions, "totalPartitions")?,
@@ -183,7 +239,7 @@ impl WasmObjectPartitioner {
     /// `options`: `{totalPartitions, sourceKey, partition}`.
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue) -> Result<WasmObjectPartitioner> {
-        let a: PartitionerArgs = args(options)?;
+        let a = PartitionerArgs::read(&options)?;
         let cfg = config(a.partition)?;
         let total = int(a.total_partitions, "totalPartitions")?;
         let p = ObjectPartitioner::new(total, &a.source_key, &cfg)?;
