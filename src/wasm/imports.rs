@@ -1,6 +1,6 @@
 //! Import-bucket bindings. Argument types (array, object, string) are checked by
 //! `js/imports.mjs`, which reads every caller value and hands over plain data (strings, numbers,
-//! kinds, typed arrays; a batch call's as one options object decoded by serde-wasm-bindgen);
+//! kinds, typed arrays; a batch call's as one options object read here property by property);
 //! every value rule lives in `crate::imports`.
 //!
 //! A batch crosses packed: the distinct dataset names and the distinct raw bucket strings, each
@@ -10,7 +10,6 @@
 //! string", `2 + i` the `i`-th raw bucket string.
 
 use js_sys::{Array, Uint32Array};
-use serde::Deserialize;
 use wasm_bindgen::prelude::*;
 
 use super::error::{error_value, headroom, out_of_memory, BoundaryError};
@@ -141,38 +140,96 @@ pub fn check_import_buckets(kind: u8, number: f64, text: Option<String>) -> Resu
 
 /// A packed batch and the field names, as `js/imports.mjs` builds it: plain data (strings
 /// and `Uint32Array`s, the arrays handed over as they are and copied once).
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
 struct BatchArgs {
     dataset_field: String,
     bucket_field: String,
     datasets_joined: String,
-    #[serde(deserialize_with = "serde_wasm_bindgen::preserve::deserialize")]
     dataset_lens: Uint32Array,
-    #[serde(deserialize_with = "serde_wasm_bindgen::preserve::deserialize")]
     dataset_refs: Uint32Array,
     buckets_joined: String,
-    #[serde(deserialize_with = "serde_wasm_bindgen::preserve::deserialize")]
     bucket_lens: Uint32Array,
-    #[serde(deserialize_with = "serde_wasm_bindgen::preserve::deserialize")]
     bucket_refs: Uint32Array,
 }
 
 /// The options of `assignImportBuckets`: N (already checked by `checkImportBuckets`, checked
 /// again), the import id, the batch.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
 struct AssignArgs {
     buckets: f64,
-    #[serde(default)]
     import_id: Option<String>,
     batch: BatchArgs,
 }
 
-/// Decodes the plain data `js/imports.mjs` built; another shape is `INVALID_ARGUMENT`.
-fn args<T: serde::de::DeserializeOwned>(value: JsValue) -> Result<T> {
-    serde_wasm_bindgen::from_value(value)
-        .map_err(|e| ImportBucketError::invalid_argument(format!("options: {e}")).into())
+// The plain data `js/imports.mjs` built, read property by property; a value of another shape
+// is `INVALID_ARGUMENT`. (Not serde-wasm-bindgen: serde's messages print an `f64`, and Rust's
+// float printing with its tables was 14 KB of this module.)
+
+fn invalid(message: &str) -> BoundaryError {
+    ImportBucketError::invalid_argument(message).into()
+}
+
+/// `value.name`, which must be there (`undefined` is missing).
+#[inline(never)]
+fn field(value: &JsValue, name: &str) -> Result<JsValue> {
+    if !value.is_object() {
+        return Err(invalid("options: expected an object"));
+    }
+    let v = js_sys::Reflect::get(value, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED);
+    if v.is_undefined() {
+        return Err(invalid(&format!("options: missing field `{name}`")));
+    }
+    Ok(v)
+}
+
+#[inline(never)]
+fn string_field(value: &JsValue, name: &str) -> Result<String> {
+    field(value, name)?
+        .as_string()
+        .ok_or_else(|| invalid(&format!("options: `{name}` must be a string")))
+}
+
+#[inline(never)]
+fn u32_array_field(value: &JsValue, name: &str) -> Result<Uint32Array> {
+    field(value, name)?
+        .dyn_into::<Uint32Array>()
+        .map_err(|_| invalid(&format!("options: `{name}` must be a Uint32Array")))
+}
+
+impl BatchArgs {
+    #[inline(never)]
+    fn read(value: &JsValue) -> Result<BatchArgs> {
+        Ok(BatchArgs {
+            dataset_field: string_field(value, "datasetField")?,
+            bucket_field: string_field(value, "bucketField")?,
+            datasets_joined: string_field(value, "datasetsJoined")?,
+            dataset_lens: u32_array_field(value, "datasetLens")?,
+            dataset_refs: u32_array_field(value, "datasetRefs")?,
+            buckets_joined: string_field(value, "bucketsJoined")?,
+            bucket_lens: u32_array_field(value, "bucketLens")?,
+            bucket_refs: u32_array_field(value, "bucketRefs")?,
+        })
+    }
+}
+
+impl AssignArgs {
+    fn read(value: &JsValue) -> Result<AssignArgs> {
+        let buckets = field(value, "buckets")?
+            .as_f64()
+            .ok_or_else(|| invalid("options: `buckets` must be a number"))?;
+        // Optional: absent, `undefined` or `null` is none.
+        let import_id = match js_sys::Reflect::get(value, &JsValue::from_str("importId")) {
+            Ok(v) if v.is_undefined() || v.is_null() => None,
+            Ok(v) => Some(
+                v.as_string()
+                    .ok_or_else(|| invalid("options: `importId` must be a string"))?,
+            ),
+            Err(_) => None,
+        };
+        Ok(AssignArgs {
+            buckets,
+            import_id,
+            batch: BatchArgs::read(&field(value, "batch")?)?,
+        })
+    }
 }
 
 /// The batch's strings unpacked and its references copied, the call's memory reserved first.
@@ -205,7 +262,7 @@ fn unpack_batch(b: &BatchArgs) -> Result<Unpacked> {
 /// Uint32Array with each item's index into it. `options`: `{buckets, importId, batch}`.
 #[wasm_bindgen(js_name = assignImportBuckets)]
 pub fn assign_import_buckets(options: JsValue) -> Result<Array> {
-    let a: AssignArgs = args(options)?;
+    let a = AssignArgs::read(&options)?;
     let n = BucketCount::from_f64(a.buckets)?;
     let u = unpack_batch(&a.batch)?;
     let batch = batch(&u.datasets, &u.dataset_refs, &u.raw, &u.bucket_refs)?;
@@ -229,7 +286,7 @@ pub fn assign_import_buckets(options: JsValue) -> Result<Array> {
 /// 36 characters each), per item its group. `batch`: as `assignImportBuckets`' `batch`.
 #[wasm_bindgen(js_name = groupByPartitionKey)]
 pub fn group_by_partition_key(batch_args: JsValue) -> Result<Array> {
-    let b: BatchArgs = args(batch_args)?;
+    let b = BatchArgs::read(&batch_args)?;
     let u = unpack_batch(&b)?;
     let batch = batch(&u.datasets, &u.dataset_refs, &u.raw, &u.bucket_refs)?;
     let fields = FieldNames {
