@@ -14,8 +14,8 @@ use wasm_bindgen::prelude::*;
 
 use super::error::{error_value, headroom, out_of_memory, BoundaryError};
 use crate::imports::{
-    self as core, BucketCount, BucketRef, BucketValue, DatasetRef, DatasetValue, FieldNames,
-    ImportBucketError, ImportOptions, ItemValue, OsRandom, PackedItem, PackedItems,
+    self as core, display_from_js, BucketCount, BucketRef, BucketValue, DatasetRef, DatasetValue,
+    FieldNames, ImportBucketError, ImportOptions, ItemValue, OsRandom, PackedItem, PackedItems,
 };
 use crate::packed::PackedSplitter;
 
@@ -102,11 +102,23 @@ use super::kinds::{
     STRING as N_STRING, TRUE, UNDEFINED as N_UNDEFINED,
 };
 
+/// N from a JS number. A message writes the number as Rust's `{}` does, made from JavaScript's
+/// `String(n)` (the module carries no float printing: 14 KB with its tables).
+fn bucket_count_of(n: f64) -> Result<BucketCount> {
+    Ok(BucketCount::from_f64_with(n, |n| {
+        let js: String = js_sys::Number::from(n)
+            .to_string_with_radix(10)
+            .map(String::from)
+            .unwrap_or_default();
+        display_from_js(&js, n)
+    })?)
+}
+
 /// N from the kind of a JS value: a number goes to the core's check; anything else is rejected
 /// here, described by its kind (a string by its first 40 characters).
 fn bucket_count(kind: u8, number: f64, text: Option<String>) -> Result<BucketCount> {
     let described = match kind {
-        N_NUMBER => return Ok(BucketCount::from_f64(number)?),
+        N_NUMBER => return bucket_count_of(number),
         N_STRING => {
             let s = text.unwrap_or_default();
             let head: String = s.chars().take(40).collect();
@@ -263,7 +275,7 @@ fn unpack_batch(b: &BatchArgs) -> Result<Unpacked> {
 #[wasm_bindgen(js_name = assignImportBuckets)]
 pub fn assign_import_buckets(options: JsValue) -> Result<Array> {
     let a = AssignArgs::read(&options)?;
-    let n = BucketCount::from_f64(a.buckets)?;
+    let n = bucket_count_of(a.buckets)?;
     let u = unpack_batch(&a.batch)?;
     let batch = batch(&u.datasets, &u.dataset_refs, &u.raw, &u.bucket_refs)?;
     let options = ImportOptions {
