@@ -169,10 +169,29 @@ fn render_f64(n: f64, shortest: impl FnOnce(f64) -> String) -> String {
     } else if n == 0.0 {
         "0".to_owned()
     } else if n.fract() == 0.0 && n.abs() < 1e21 {
-        // Exact: |n| < 1e21 < 2^70.
-        (n as i128).to_string()
+        integer(n)
     } else {
         shortest(n)
+    }
+}
+
+/// An integral `n` with |`n`| < 1e21 (< 2^70) in full, as `{n:.0}` writes it: |`n`| = `hi`·2^32 +
+/// `lo` (both exact), then in base 10^9 with `u64`s (no 128-bit formatting in the module).
+fn integer(n: f64) -> String {
+    const SHIFT: f64 = 4_294_967_296.0;
+    const BASE: u64 = 1_000_000_000;
+    let a = n.abs();
+    let hi = (a / SHIFT).floor();
+    let lo = (a - hi * SHIFT) as u64;
+    let hi = hi as u64;
+    // |n| = (hi / BASE)·2^32·BASE + ((hi % BASE)·2^32 + lo): the second term < 2^62.
+    let low = (hi % BASE) * (1 << 32) + lo;
+    let upper = (hi / BASE) * (1 << 32) + low / BASE;
+    let sign = if n < 0.0 { "-" } else { "" };
+    if upper > 0 {
+        format!("{sign}{upper}{:09}", low % BASE)
+    } else {
+        format!("{sign}{low}")
     }
 }
 
