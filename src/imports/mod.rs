@@ -37,6 +37,7 @@
 mod config;
 mod error;
 mod rng;
+mod sha1;
 mod uuid;
 
 use std::collections::HashMap;

@@ -112,7 +112,10 @@ impl Uuid {
     /// );
     /// ```
     pub fn new_v5(namespace: &Uuid, name: &[u8]) -> Self {
-        Uuid(uuid::Uuid::new_v5(&namespace.0, name))
+        let hash = super::sha1::sha1(namespace.0.as_bytes(), name);
+        let mut bytes = [0u8; 16];
+        bytes.copy_from_slice(&hash[..16]);
+        Uuid(uuid::Builder::from_sha1_bytes(bytes).into_uuid())
     }
 
     /// The version nibble (the high 4 bits of byte 6).
