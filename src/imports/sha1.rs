@@ -20,7 +20,7 @@ pub(super) fn sha1(a: &[u8], b: &[u8]) -> [u8; 20] {
     let padding = 1 + (119 - (len % 64) as usize) % 64;
     let tail = [0x80u8]
         .into_iter()
-        .chain(std::iter::repeat(0).take(padding - 1));
+        .chain(std::iter::repeat_n(0, padding - 1));
     for byte in a.iter().chain(b).copied().chain(tail).chain(bits) {
         block[fill] = byte;
         fill += 1;
