@@ -141,8 +141,9 @@ function packItems(items, datasetField, bucketField) {
   }
   const [datasetsJoined, datasetLens] = packStrings(datasets);
   const [bucketsJoined, bucketLens] = packStrings(buckets);
-  // Plain data for wasm (src/wasm/imports.rs `BatchArgs`).
-  const batch = {datasetField, bucketField, datasetsJoined, datasetLens, datasetRefs, bucketsJoined, bucketLens, bucketRefs};
+  // Plain data for wasm, in the order of src/wasm/imports.rs `BatchArgs` (an array: read by index,
+  // no property names to pass per call).
+  const batch = [datasetField, bucketField, datasetsJoined, datasetLens, datasetRefs, bucketsJoined, bucketLens, bucketRefs];
   return {datasets, batch};
 }
 
@@ -179,7 +180,7 @@ export function assignImportBuckets(items, options) {
   items = readItems(items);
   const {datasetField, bucketField, importId, buckets} = readOptions(options, true);
   const p = pack(items, datasetField, bucketField);
-  const [tableJoined, indices] = call(() => wasm.assignImportBuckets({buckets, importId, batch: p.batch}));
+  const [tableJoined, indices] = call(() => wasm.assignImportBuckets([buckets, importId, p.batch]));
   const table = splitUuids(tableJoined);
   const protoField = bucketField === '__proto__';
   const out = new Array(items.length);

@@ -1,6 +1,6 @@
 //! Import-bucket bindings. Argument types (array, object, string) are checked by
 //! `js/imports.mjs`, which reads every caller value and hands over plain data (strings, numbers,
-//! kinds, typed arrays; a batch call's as one options object read here property by property);
+//! kinds, typed arrays; a batch call's as one array of plain values read here by index);
 //! every value rule lives in `crate::imports`.
 //!
 //! A batch crosses packed: the distinct dataset names and the distinct raw bucket strings, each
@@ -171,21 +171,22 @@ struct AssignArgs {
     batch: BatchArgs,
 }
 
-// The plain data `js/imports.mjs` built, read property by property; a value of another shape
-// is `INVALID_ARGUMENT`. (Not serde-wasm-bindgen: serde's messages print an `f64`, and Rust's
-// float printing with its tables was 14 KB of this module.)
+// The plain data `js/imports.mjs` built: arrays of values in the order of the fields above, read
+// by index (no property name crosses per call); a value of another shape is `INVALID_ARGUMENT`.
+// (Not serde-wasm-bindgen: serde's messages print an `f64`, and Rust's float printing with its
+// tables was 14 KB of this module.)
 
 fn invalid(message: &str) -> BoundaryError {
     ImportBucketError::invalid_argument(message).into()
 }
 
-/// `value.name`, which must be there (`undefined` is missing).
+/// Element `i` of the array `value`, the field `name` (`undefined` is missing).
 #[inline(never)]
-fn field(value: &JsValue, name: &str) -> Result<JsValue> {
-    if !value.is_object() {
-        return Err(invalid("options: expected an object"));
+fn field(value: &JsValue, i: u32, name: &str) -> Result<JsValue> {
+    if !Array::is_array(value) {
+        return Err(invalid("options: expected an array"));
     }
-    let v = js_sys::Reflect::get(value, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED);
+    let v = value.unchecked_ref::<Array>().get(i);
     if v.is_undefined() {
         return Err(invalid(&format!("options: missing field `{name}`")));
     }
@@ -193,53 +194,57 @@ fn field(value: &JsValue, name: &str) -> Result<JsValue> {
 }
 
 #[inline(never)]
-fn string_field(value: &JsValue, name: &str) -> Result<String> {
-    field(value, name)?
+fn string_field(value: &JsValue, i: u32, name: &str) -> Result<String> {
+    field(value, i, name)?
         .as_string()
         .ok_or_else(|| invalid(&format!("options: `{name}` must be a string")))
 }
 
 #[inline(never)]
-fn u32_array_field(value: &JsValue, name: &str) -> Result<Uint32Array> {
-    field(value, name)?
+fn u32_array_field(value: &JsValue, i: u32, name: &str) -> Result<Uint32Array> {
+    field(value, i, name)?
         .dyn_into::<Uint32Array>()
         .map_err(|_| invalid(&format!("options: `{name}` must be a Uint32Array")))
 }
 
 impl BatchArgs {
+    /// `[datasetField, bucketField, datasetsJoined, datasetLens, datasetRefs, bucketsJoined,
+    /// bucketLens, bucketRefs]`.
     #[inline(never)]
     fn read(value: &JsValue) -> Result<BatchArgs> {
         Ok(BatchArgs {
-            dataset_field: string_field(value, "datasetField")?,
-            bucket_field: string_field(value, "bucketField")?,
-            datasets_joined: string_field(value, "datasetsJoined")?,
-            dataset_lens: u32_array_field(value, "datasetLens")?,
-            dataset_refs: u32_array_field(value, "datasetRefs")?,
-            buckets_joined: string_field(value, "bucketsJoined")?,
-            bucket_lens: u32_array_field(value, "bucketLens")?,
-            bucket_refs: u32_array_field(value, "bucketRefs")?,
+            dataset_field: string_field(value, 0, "datasetField")?,
+            bucket_field: string_field(value, 1, "bucketField")?,
+            datasets_joined: string_field(value, 2, "datasetsJoined")?,
+            dataset_lens: u32_array_field(value, 3, "datasetLens")?,
+            dataset_refs: u32_array_field(value, 4, "datasetRefs")?,
+            buckets_joined: string_field(value, 5, "bucketsJoined")?,
+            bucket_lens: u32_array_field(value, 6, "bucketLens")?,
+            bucket_refs: u32_array_field(value, 7, "bucketRefs")?,
         })
     }
 }
 
 impl AssignArgs {
+    /// `[buckets, importId, batch]`, `importId` `undefined` or `null` when there is none.
     fn read(value: &JsValue) -> Result<AssignArgs> {
-        let buckets = field(value, "buckets")?
+        let buckets = field(value, 0, "buckets")?
             .as_f64()
             .ok_or_else(|| invalid("options: `buckets` must be a number"))?;
-        // Optional: absent, `undefined` or `null` is none.
-        let import_id = match js_sys::Reflect::get(value, &JsValue::from_str("importId")) {
-            Ok(v) if v.is_undefined() || v.is_null() => None,
-            Ok(v) => Some(
-                v.as_string()
+        let import_id = value.unchecked_ref::<Array>().get(1);
+        let import_id = if import_id.is_undefined() || import_id.is_null() {
+            None
+        } else {
+            Some(
+                import_id
+                    .as_string()
                     .ok_or_else(|| invalid("options: `importId` must be a string"))?,
-            ),
-            Err(_) => None,
+            )
         };
         Ok(AssignArgs {
             buckets,
             import_id,
-            batch: BatchArgs::read(&field(value, "batch")?)?,
+            batch: BatchArgs::read(&field(value, 2, "batch")?)?,
         })
     }
 }
@@ -271,7 +276,7 @@ fn unpack_batch(b: &BatchArgs) -> Result<Unpacked> {
 }
 
 /// `[table, indices]`: `table` is the distinct buckets joined (36 characters each), `indices` a
-/// Uint32Array with each item's index into it. `options`: `{buckets, importId, batch}`.
+/// Uint32Array with each item's index into it. `options`: `[buckets, importId, batch]`.
 #[wasm_bindgen(js_name = assignImportBuckets)]
 pub fn assign_import_buckets(options: JsValue) -> Result<Array> {
     let a = AssignArgs::read(&options)?;
