@@ -232,9 +232,12 @@ await esbuild.build({
   format: 'cjs',
   platform: 'node',
   target: 'node18',
-  // whitespace and syntax only: names stay as written, for stack traces (46 -> 32 kB gzipped)
+  // whitespace and syntax only: names stay as written, for stack traces (46 -> 32 kB gzipped);
+  // lines broken from 160 characters on, since Node prints the source line of an uncaught
+  // error's throw site (on one line, that was the whole file)
   minifyWhitespace: true,
   minifySyntax: true,
+  lineLimit: 160,
   plugins: [testHook, wasmDomains('cjs')],
   // wasm-bindgen's async `init`, which reads import.meta.url, is never imported (tree-shaken)
   logOverride: {'empty-import-meta': 'silent'},
