@@ -2,7 +2,6 @@
 // Builds the package: toolchain check, npm dependencies when missing, the wasm for Node and
 // for browsers, then the JS entry points. Every step is skipped when its output is current.
 import {execFileSync} from 'node:child_process';
-import {createRequire} from 'node:module';
 import {existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync} from 'node:fs';
 import {dirname, join, relative, resolve, sep} from 'node:path';
 import {fileURLToPath, pathToFileURL} from 'node:url';
@@ -36,7 +35,7 @@ function newest(paths) {
 const mtime = (p) => (existsSync(join(root, p)) ? statSync(join(root, p)).mtimeMs : 0);
 
 // 1. npm dependencies (a fresh clone has none).
-if (['esbuild', 'commander', 'binaryen', 'typescript', 'lzma'].some((m) => !existsSync(join(root, 'node_modules', m)))) {
+if (['esbuild', 'commander', 'binaryen', 'typescript'].some((m) => !existsSync(join(root, 'node_modules', m)))) {
   log('installing npm dependencies');
   run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error']);
 }
@@ -50,6 +49,9 @@ run('bash', [join(root, 'scripts', 'ensure-toolchain.sh')]);
 // wasm-opt (the npm package `binaryen`, a devDependency), and wrapped in pkg/<domain>/index.mjs,
 // which carries the wasm as base64 and compiles it on the first call (js/wasm/load.mjs).
 const DOMAINS = ['bucketing', 'objects', 'imports', 'lifecycle', 'sync'];
+// The domains packed against the shared dictionary (dist/wasm/shared.json): all but bucketing,
+// whose validator page stays one module (docs/wasm.md).
+const SHARED_DOMAINS = DOMAINS.filter((d) => d !== 'bucketing');
 // Features of the wasm rustc emits by default (Rust >= 1.87), which wasm-opt must be told of.
 const WASM_FEATURES = ['--enable-bulk-memory', '--enable-nontrapping-float-to-int', '--enable-sign-ext',
   '--enable-mutable-globals', '--enable-reference-types', '--enable-multivalue'];
@@ -93,42 +95,55 @@ if (!(mtime(`${unlzmaOut}/index.mjs`) > newest(['crates/unlzma/src', 'crates/unl
     `export const unlzmaWasm = ${JSON.stringify(readFileSync(wasmFile).toString('base64'))};`,
     ''].join('\n'));
 }
+// The LZMA encoder (crates/lzmapack: liblzma, built from the sources lzma-sys carries), a
+// native program run only here.
+const lzmapack = join(root, 'target', 'lzmapack', 'release', 'partkit-lzmapack');
+if (!(mtime(relative(root, lzmapack)) > newest(['crates/lzmapack/src', 'crates/lzmapack/Cargo.toml', 'crates/lzmapack/Cargo.lock']))) {
+  log('LZMA encoder: cargo build');
+  run('cargo', ['build', '--quiet', '--release', '--manifest-path', 'crates/lzmapack/Cargo.toml', '--target-dir', 'target/lzmapack'], {env});
+}
 const {unlzma} = await import(pathToFileURL(join(root, 'js', 'wasm', 'load.mjs')).href + `?${Date.now()}`);
+const {sharedDictionary} = await import(pathToFileURL(join(root, 'scripts', 'shared-dictionary.mjs')).href);
 rmSync(join(root, 'dist'), {recursive: true, force: true});
 mkdirSync(join(root, 'dist', 'wasm'), {recursive: true});
+const wasmFile = (domain) => join(root, 'pkg', domain, 'partkit_bg.wasm');
+log('shared dictionary, lzma');
+const dictionaryFile = join(root, 'pkg', 'shared', 'dictionary.bin');
+const dictionary = sharedDictionary(SHARED_DOMAINS.map((d) => readFileSync(wasmFile(d))));
+mkdirSync(dirname(dictionaryFile), {recursive: true});
+writeFileSync(dictionaryFile, dictionary);
+const writePacked = (name, packed) => writeFileSync(join(root, 'dist', 'wasm', `${name}.json`), JSON.stringify(packed.toString('base64')) + '\n');
+writePacked('shared', pack(dictionaryFile));
+// what the dictionary saves, for `npm run test:size`'s table: each module packed alone and against it
+const saving = {};
 for (const domain of DOMAINS) {
-  writeFileSync(join(root, 'pkg', domain, 'index.mjs'), await lazyModule(domain, `pkg/${domain}`));
-  const wasm = readFileSync(join(root, 'pkg', domain, 'partkit_bg.wasm'));
-  const packed = pack(domain, wasm, unlzma);
-  writeFileSync(join(root, 'dist', 'wasm', `${domain}.json`), JSON.stringify(packed.toString('base64')) + '\n');
+  const shared = SHARED_DOMAINS.includes(domain);
+  writeFileSync(join(root, 'pkg', domain, 'index.mjs'), await lazyModule(domain, `pkg/${domain}`, shared && dictionary.length));
+  const packed = pack(wasmFile(domain), shared ? dictionaryFile : undefined);
+  writePacked(domain, packed);
+  if (shared) saving[domain] = {alone: pack(wasmFile(domain)).length, againstDictionary: packed.length};
 }
+writeFileSync(join(root, 'pkg', 'shared', 'saving.json'), JSON.stringify(saving, null, 2) + '\n');
 
 /**
- * `wasm` compressed for js/wasm/load.mjs: LZMA (the npm package `lzma`, a devDependency, at its
- * level 9: lc 3, lp 0, pb 2), 20 to 25% smaller than zopfli's DEFLATE of the same bytes, as the
- * .lzma format's properties byte and range coder stream (its dictionary size and length, which
- * the decoder does not need, dropped). It takes seconds per module, so the result is kept in
- * pkg/<domain>/partkit_bg.wasm.lzma and made again only when the wasm changes; either way the
- * decoder that pages run must give the wasm back.
+ * The file at `path` compressed for js/wasm/load.mjs by crates/lzmapack (liblzma, preset 9
+ * extreme, lc 3, lp 0, pb 0), against the preset dictionary in `dictPath` if given: a properties
+ * byte, then the range coder's stream. The decoder that pages run must give the file back, which
+ * is checked here.
  */
-function pack(domain, wasm, unlzma) {
-  const cache = join(root, 'pkg', domain, 'partkit_bg.wasm.lzma');
-  const gives = (packed) => {
-    try {
-      return Buffer.compare(Buffer.from(unlzma(packed, wasm.length)), wasm) === 0;
-    } catch {
-      return false;
-    }
-  };
-  if (mtime(`pkg/${domain}/partkit_bg.wasm.lzma`) >= mtime(`pkg/${domain}/partkit_bg.wasm`)) {
-    const cached = readFileSync(cache);
-    if (gives(cached)) return cached;
+function pack(path, dictPath) {
+  const out = join(root, 'pkg', 'shared', 'packed.lzma');
+  run(lzmapack, [path, out, ...(dictPath ? [dictPath] : [])]);
+  const packed = readFileSync(out);
+  rmSync(out);
+  const original = readFileSync(path);
+  let back = null;
+  try {
+    back = unlzma(packed, original.length, dictPath ? readFileSync(dictPath) : undefined);
+  } catch {}
+  if (!back || Buffer.compare(Buffer.from(back), original) !== 0) {
+    throw new Error(`build: the LZMA decoder does not give ${relative(root, path)} back`);
   }
-  log(`wasm of ${domain}: lzma`);
-  const lzma = Buffer.from(createRequire(import.meta.url)('lzma').compress(wasm, 9));
-  const packed = Buffer.concat([lzma.subarray(0, 1), lzma.subarray(13)]);
-  if (!gives(packed)) throw new Error(`build: the LZMA decoder does not give ${domain}'s wasm back`);
-  writeFileSync(cache, packed);
   return packed;
 }
 
@@ -137,7 +152,7 @@ function pack(domain, wasm, unlzma) {
  * and instantiates the wasm (carried as base64) and rebinds every export to the glue's own, so
  * that later calls go straight to wasm-bindgen's functions and classes.
  */
-async function lazyModule(domain, out) {
+async function lazyModule(domain, out, dictionarySize) {
   const glue = await import(pathToFileURL(join(root, out, 'partkit.js')).href + `?${Date.now()}`);
   const names = Object.keys(glue).filter((n) => n !== 'default' && n !== 'initSync').sort();
   const bytes = readFileSync(join(root, out, 'partkit_bg.wasm'));
@@ -160,11 +175,14 @@ async function lazyModule(domain, out) {
     `import {initSync, ${names.map((n) => `${n} as glue${n}`).join(', ')}} from './partkit.js';`,
     "import {wasmModule} from '../../js/wasm/load.mjs';",
     `import {wasmData} from '#wasm-data/${domain}';`,
+    ...(dictionarySize ? ["import {wasmData as sharedData} from '#wasm-data/shared';"] : []),
     '',
     'let ready = false;',
     'function load() {',
     '  if (ready) return;',
-    `  initSync({module: wasmModule(wasmData(), ${bytes.length})});`,
+    dictionarySize
+      ? `  initSync({module: wasmModule(wasmData(), ${bytes.length}, [sharedData(), ${dictionarySize}])});`
+      : `  initSync({module: wasmModule(wasmData(), ${bytes.length})});`,
     '  ready = true;',
     ...names.map((n) => `  ${n} = glue${n};`),
     '}',
@@ -191,7 +209,7 @@ const wasmDomains = (format) => ({
   setup(build) {
     const domainOf = (path, prefix) => {
       const domain = path.slice(prefix.length);
-      if (!DOMAINS.includes(domain)) throw new Error(`build: no wasm domain ${domain}`);
+      if (!DOMAINS.includes(domain) && domain !== 'shared') throw new Error(`build: no wasm domain ${domain}`);
       return domain;
     };
     build.onResolve({filter: /^#wasm\//}, ({path}) => ({path: join(root, 'pkg', domainOf(path, '#wasm/'), 'index.mjs')}));

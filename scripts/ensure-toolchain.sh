@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building partkit needs, skipping whatever is already present at the right version:
-# the wasm32 target, wasm-pack, and the wasm-bindgen CLI matching the version pinned in Cargo.toml.
+# a C compiler, the wasm32 target, wasm-pack, and the wasm-bindgen CLI matching the version pinned
+# in Cargo.toml.
 # Safe to run on every build; on a machine that has everything it does nothing and takes < 1 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +20,15 @@ log() { echo "ensure-toolchain: $*" >&2; }
 if ! command -v cargo >/dev/null 2>&1; then
   log "cargo not found: install Rust with rustup first (https://rustup.rs)"
   exit 1
+fi
+
+# A C compiler: cargo links build scripts with it, and crates/lzmapack (the build's LZMA encoder)
+# compiles liblzma's C sources.
+if ! command -v cc >/dev/null 2>&1; then
+  log "installing a C compiler (gcc)"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -q >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q gcc libc6-dev >/dev/null
 fi
 
 if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then

@@ -6,11 +6,22 @@ const {join} = require('node:path');
 
 const report = JSON.parse(execFileSync(process.execPath, [join(__dirname, 'support', 'unlzma-check.mjs')], {encoding: 'utf8'}));
 
-test('every domain unpacks to valid WebAssembly, at most 40% of its size', () => {
+test('every domain unpacks to valid WebAssembly, packed in at most 40% of its size', () => {
   for (const domain of ['bucketing', 'objects', 'imports', 'lifecycle', 'sync']) {
     const {size, packed, valid} = report.domains[domain];
     expect({domain, valid}).toEqual({domain, valid: true});
     expect(packed).toBeLessThan(size * 0.4);
+  }
+});
+
+test('the shared dictionary unpacks to itself; the modules packed against it need it', () => {
+  expect(report.shared.same).toBe(true);
+  const packedAgainst = Object.keys(report.domains).filter((d) => report.domains[d].dictionary);
+  expect(packedAgainst.sort()).toEqual(['imports', 'lifecycle', 'objects', 'sync']);
+  for (const domain of packedAgainst) {
+    const {without, otherDictionary} = report.domains[domain];
+    expect({domain, without}).toEqual({domain, without: 'refused'});
+    expect(['refused', 'different']).toContain(otherDictionary);
   }
 });
 

@@ -71,7 +71,9 @@ const rows = {
   ...Object.fromEntries(DOMAINS.map((d) => [`wasm: ${d}`, sizeOf(readFileSync(join(root, 'pkg', d, 'partkit_bg.wasm')))])),
   // the decoder that unpacks the others (crates/unlzma), in the shared chunk of every page
   'wasm: LZMA decoder': sizeOf(readFileSync(join(root, 'pkg', 'unlzma', 'unlzma.wasm'))),
-  ...Object.fromEntries(DOMAINS.map((d) => [`dist/wasm/${d}.json`, sizeOf(readFileSync(join(root, 'dist', 'wasm', `${d}.json`)))])),
+  // what several modules have in common (scripts/shared-dictionary.mjs), raw and as packed
+  'shared dictionary': sizeOf(readFileSync(join(root, 'pkg', 'shared', 'dictionary.bin'))),
+  ...Object.fromEntries([...DOMAINS, 'shared'].map((d) => [`dist/wasm/${d}.json`, sizeOf(readFileSync(join(root, 'dist', 'wasm', `${d}.json`)))])),
   'dist/index.cjs': sizeOf(readFileSync(join(root, 'dist', 'index.cjs'))),
 };
 
@@ -117,8 +119,18 @@ const table = (names) => ['| what | raw | gzip | brotli |', '| --- | ---: | ---:
   ...names.map((k) => `| ${k} | ${n(rows[k].raw)} B | ${n(rows[k].gzip)} B | ${n(rows[k].brotli)} B |`)].join('\n');
 const tables = {
   validator: table(['validator page, bucketing (first result)', 'validator page, with object partitioning', 'whole browser build (dist/browser/index.mjs)']),
-  wasm: table([...DOMAINS.map((d) => `wasm: ${d}`), 'wasm: LZMA decoder']),
-  packed: table(DOMAINS.map((d) => `dist/wasm/${d}.json`)),
+  wasm: table([...DOMAINS.map((d) => `wasm: ${d}`), 'wasm: LZMA decoder', 'shared dictionary']),
+  packed: table([...DOMAINS, 'shared'].map((d) => `dist/wasm/${d}.json`)),
+  dictionary: (() => {
+    const saving = JSON.parse(readFileSync(join(root, 'pkg', 'shared', 'saving.json'), 'utf8'));
+    const names = Object.keys(saving);
+    const sum = (k) => names.reduce((t, d) => t + saving[d][k], 0);
+    const dict = Buffer.from(JSON.parse(readFileSync(join(root, 'dist', 'wasm', 'shared.json'), 'utf8')), 'base64').length;
+    return ['| module | packed alone | packed against the dictionary |', '| --- | ---: | ---: |',
+      ...names.map((d) => `| ${d} | ${n(saving[d].alone)} B | ${n(saving[d].againstDictionary)} B |`),
+      `| the dictionary itself (${n(rows['shared dictionary'].raw)} B) | | ${n(dict)} B |`,
+      `| all | ${n(sum('alone'))} B | ${n(sum('againstDictionary') + dict)} B |`].join('\n');
+  })(),
   tarball: [`The tarball: ${n(tarball.packed)} B packed, ${n(tarball.unpacked)} B unpacked, ${tarball.files.length} files:`, '',
     listing(tarball.files)].join('\n'),
   // README.md is in the tarball: its packed size moves with the figures written into it, so
