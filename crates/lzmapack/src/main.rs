@@ -79,3 +79,88 @@ fn main() -> ExitCode {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::pack;
+    use partkit_unlzma::{decode_into, PROBS};
+
+    /// Bytes that compress like code: repeated runs with changes, and some noise.
+    fn sample(seed: u32, len: usize) -> Vec<u8> {
+        let mut x = seed;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x
+        };
+        let mut out = Vec::with_capacity(len);
+        while out.len() < len {
+            let r = next();
+            if r % 3 == 0 && out.len() > 64 {
+                let back = (next() as usize % out.len().min(4096)) + 1;
+                let n = (next() % 40 + 3) as usize;
+                for _ in 0..n {
+                    out.push(out[out.len() - back]);
+                }
+            } else {
+                out.push((r >> 8) as u8 % 32);
+            }
+        }
+        out.truncate(len);
+        out
+    }
+
+    fn unpack(packed: &[u8], dict: &[u8], size: usize) -> Option<Vec<u8>> {
+        let mut out = dict.to_vec();
+        out.resize(dict.len() + size, 0);
+        let mut probs = Box::new([0u16; PROBS]);
+        decode_into(packed, &mut out, dict.len(), &mut probs).then(|| out.split_off(dict.len()))
+    }
+
+    #[test]
+    fn round_trips_with_and_without_a_dictionary() {
+        for (seed, len) in [(1, 0), (2, 1), (3, 100), (4, 70_000), (5, 300_000)] {
+            let data = sample(seed, len);
+            let dict = sample(seed + 100, 50_000);
+            for d in [&[][..], &dict[..]] {
+                let packed = pack(&data, d).unwrap();
+                assert_eq!(unpack(&packed, d, data.len()).as_deref(), Some(&data[..]), "seed {seed}, dict {}", d.len());
+            }
+        }
+    }
+
+    #[test]
+    fn a_dictionary_is_used_and_needed() {
+        let dict = sample(7, 60_000);
+        // data made mostly of the dictionary's bytes
+        let data: Vec<u8> = dict[10_000..40_000].iter().chain(&sample(8, 2_000)).chain(&dict[..20_000]).copied().collect();
+        let alone = pack(&data, &[]).unwrap();
+        let against = pack(&data, &dict).unwrap();
+        assert!(against.len() * 4 < alone.len(), "{} against {}", against.len(), alone.len());
+        // without it, or with another, the stream does not give the data back
+        assert_ne!(unpack(&against, &[], data.len()).as_deref(), Some(&data[..]));
+        let other = sample(9, 60_000);
+        assert_ne!(unpack(&against, &other, data.len()).as_deref(), Some(&data[..]));
+    }
+
+    #[test]
+    fn malformed_streams_are_refused() {
+        let data = sample(11, 20_000);
+        let packed = pack(&data, &[]).unwrap();
+        assert_eq!(unpack(&packed[..packed.len() / 2], &[], data.len()), None);
+        assert_eq!(unpack(&packed, &[], data.len() + 1), None);
+        assert_eq!(unpack(&packed, &[], data.len() - 1), None);
+        let mut longer = packed.clone();
+        longer.push(0);
+        assert_eq!(unpack(&longer, &[], data.len()), None);
+        // every single corrupted byte: refused or the full length, never a panic
+        for i in 1..packed.len() {
+            let mut bad = packed.clone();
+            bad[i] ^= 0x55;
+            if let Some(out) = unpack(&bad, &[], data.len()) {
+                assert_eq!(out.len(), data.len());
+            }
+        }
+    }
+}
