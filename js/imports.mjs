@@ -18,9 +18,8 @@ const BUCKET_NOT_STRING = 1;
 const UUID_LEN = 36;
 
 const kit = argumentKit(ImportBucketError, {base: PartkitError, maxString: MAX_STRING});
-const argError = kit.fail;
-/** Runs `read` (reads of caller values); a foreign exception becomes INVALID_ARGUMENT. */
-const reading = (read, name) => kit.reading(read, name);
+/** `reading(read, name)` runs `read` (reads of caller values); a foreign exception becomes INVALID_ARGUMENT. */
+const {fail: argError, reading} = kit;
 /** The option keys of assignImportBuckets, and of partitionKeyOf and groupByPartitionKey. */
 const ASSIGN_OPTIONS = ['buckets', 'importId', 'datasetField', 'bucketField'];
 const FIELD_OPTIONS = ['datasetField', 'bucketField'];
