@@ -44,12 +44,13 @@ export function rethrow(error, Class = PartkitError) {
   throw error;
 }
 
-/** The `OUT_OF_MEMORY` error of a call that trapped. */
+/**
+ * The `OUT_OF_MEMORY` error of a call that trapped (`trap`, whose message ends it), or of a
+ * reservation of wasm memory that failed (no `trap`).
+ */
 export function outOfMemory(Class, trap) {
-  return new Class(
-    `partkit: out of WebAssembly memory (wasm32 has at most 4 GiB); free objects or pass a smaller batch (${trap?.message})`,
-    'OUT_OF_MEMORY',
-  );
+  const message = 'partkit: out of WebAssembly memory (wasm32 has at most 4 GiB); free objects or pass a smaller batch';
+  return new Class(trap === undefined ? message : `${message} (${trap?.message})`, 'OUT_OF_MEMORY');
 }
 
 /** Whether `error` is a wasm trap (see `rethrow`). */
