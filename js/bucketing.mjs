@@ -12,12 +12,10 @@ const STATE_KEY = '__bucket_execution_state';
 const MAX_LISTED_BUCKETS = 10000000;
 
 const kit = argumentKit(BucketingError, {base: PartkitError, maxString: MAX_STRING});
-const argError = kit.fail;
+/** `reading(read, name)` runs `read` (reads of caller values); a foreign exception becomes INVALID_ARGUMENT. */
+const {fail: argError, reading, requireString} = kit;
 const totalError = () =>
   new BucketingError('bucket_total must be a positive integer', 'BUCKET_TOTAL_INVALID');
-/** Runs `read` (reads of caller values); a foreign exception becomes INVALID_ARGUMENT. */
-const reading = (read, name) => kit.reading(read, name);
-const requireString = (value, name) => kit.requireString(value, name);
 function requireTotal(value) {
   if (typeof value !== 'number') throw totalError();
 }

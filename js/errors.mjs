@@ -1,5 +1,5 @@
 // Error classes of the package, and the one place wasm errors become them.
-import {errorText} from './kit/args.mjs';
+import {readingAs, tooLargeError} from './kit/args.mjs';
 
 /** Base class of every error partkit throws on purpose: a stable `message` and a `code`. */
 export class PartkitError extends Error {
@@ -44,12 +44,13 @@ export function rethrow(error, Class = PartkitError) {
   throw error;
 }
 
-/** The `OUT_OF_MEMORY` error of a call that trapped. */
+/**
+ * The `OUT_OF_MEMORY` error of a call that trapped (`trap`, whose message ends it), or of a
+ * reservation of wasm memory that failed (no `trap`).
+ */
 export function outOfMemory(Class, trap) {
-  return new Class(
-    `partkit: out of WebAssembly memory (wasm32 has at most 4 GiB); free objects or pass a smaller batch (${trap?.message})`,
-    'OUT_OF_MEMORY',
-  );
+  const message = 'partkit: out of WebAssembly memory (wasm32 has at most 4 GiB); free objects or pass a smaller batch';
+  return new Class(trap === undefined ? message : `${message} (${trap?.message})`, 'OUT_OF_MEMORY');
 }
 
 /** Whether `error` is a wasm trap (see `rethrow`). */
@@ -71,19 +72,10 @@ export function call(fn, Class) {
  * revoked proxy run here, in JS, before wasm is entered). Anything it throws that is not a
  * partkit error becomes `fail(message)`: an `INVALID_ARGUMENT` of the caller's domain.
  */
-export function readArgs(fail, read, name) {
-  try {
-    return read();
-  } catch (error) {
-    if (error instanceof PartkitError) throw error;
-    throw fail(`${name ? `${name} could not be read` : 'the arguments could not be read'}: ${errorText(error)}`);
-  }
-}
+export const readArgs = (fail, read, name) => readingAs(fail, PartkitError, read, name);
 
 /** `INPUT_TOO_LARGE` of `Class`: `what` is over `bound` (its unit in `unit`). */
-export function tooLarge(Class, what, size, bound, unit) {
-  return new Class(`${what} has ${size} ${unit}, more than the bound of ${bound} ${unit}`, 'INPUT_TOO_LARGE');
-}
+export {tooLargeError as tooLarge};
 
 /** `OBJECT_FREED` of `Class`: a method of `name` called after `free()`. */
 export function freed(Class, name) {

@@ -18,9 +18,8 @@ const BUCKET_NOT_STRING = 1;
 const UUID_LEN = 36;
 
 const kit = argumentKit(ImportBucketError, {base: PartkitError, maxString: MAX_STRING});
-const argError = kit.fail;
-/** Runs `read` (reads of caller values); a foreign exception becomes INVALID_ARGUMENT. */
-const reading = (read, name) => kit.reading(read, name);
+/** `reading(read, name)` runs `read` (reads of caller values); a foreign exception becomes INVALID_ARGUMENT. */
+const {fail: argError, reading, requireString} = kit;
 /** The option keys of assignImportBuckets, and of partitionKeyOf and groupByPartitionKey. */
 const ASSIGN_OPTIONS = ['buckets', 'importId', 'datasetField', 'bucketField'];
 const FIELD_OPTIONS = ['datasetField', 'bucketField'];
@@ -48,20 +47,14 @@ function readOptions(options, forAssign) {
     else if (!isPlainObject(options)) throw argError(`options must be an object, got ${describe(options)}`);
     kit.knownKeys(options, forAssign ? ASSIGN_OPTIONS : FIELD_OPTIONS, 'options');
     const {datasetField = 'datasetName', bucketField = 'bucket'} = options;
-    if (typeof datasetField !== 'string') {
-      throw argError(`options.datasetField must be a string, got ${describe(datasetField)}`);
-    }
-    if (typeof bucketField !== 'string') {
-      throw argError(`options.bucketField must be a string, got ${describe(bucketField)}`);
-    }
-    bounded(datasetField, 'options.datasetField');
-    bounded(bucketField, 'options.bucketField');
+    // both types are checked before either length
+    if (typeof datasetField !== 'string') requireString(datasetField, 'options.datasetField');
+    if (typeof bucketField !== 'string') requireString(bucketField, 'options.bucketField');
+    requireString(datasetField, 'options.datasetField');
+    requireString(bucketField, 'options.bucketField');
     if (!forAssign) return {datasetField, bucketField};
     const {importId, buckets} = options;
-    if (importId !== undefined && typeof importId !== 'string') {
-      throw argError(`options.importId must be a string, got ${describe(importId)}`);
-    }
-    if (importId !== undefined) bounded(importId, 'options.importId');
+    if (importId !== undefined) requireString(importId, 'options.importId');
     return {datasetField, bucketField, importId, buckets: buckets === undefined ? undefined : bucketsKind(buckets)};
   }, 'options');
   if (!forAssign) return o;

@@ -5,7 +5,7 @@ import {LifecycleError, PartkitError, describe, freeWasm, freed, isTrap, readArg
 import {MAX_BATCH_ITEMS, MAX_JSON, MAX_SNAPSHOT_JSON, MAX_STRING} from './limits.mjs';
 import {packedFor} from './packed.mjs';
 import {argumentKit, isPlainObject as isObject} from './kit/args.mjs';
-import {reword} from './kit/serde.mjs';
+import {inJsWords} from './kit/serde.mjs';
 
 const {reserveUnits} = packedFor(wasm);
 
@@ -15,15 +15,6 @@ const INTERNAL = Symbol('partkit.lifecycle.internal');
 const REPLAY_CHUNK = 10_000;
 
 const requireString = (name, value) => kit.requireString(value, name);
-
-/**
- * `error` (from the core) with serde's words about JSON `text` (the value at `path`) in JS
- * words: the field path, what was expected, what was given.
- */
-function inJsWords(error, text, path) {
-  if (error instanceof LifecycleError && typeof text === 'string') error.message = reword(error.message, text, path);
-  return error;
-}
 
 /** JSON `text` of `what`, bounded by `bound` code units. */
 function boundedJson(text, what, bound) {
@@ -157,7 +148,7 @@ export class BuildState {
           } catch {
             throw error;
           }
-          throw inJsWords(error, event, `events[${i}]`);
+          throw inJsWords(LifecycleError, error, event, `events[${i}]`);
         }
       }
     } catch (error) {
@@ -183,7 +174,7 @@ export class BuildState {
     try {
       return new BuildState(INTERNAL, run(() => wasm.BuildState.fromSnapshotJson(text)));
     } catch (error) {
-      throw inJsWords(error, text, 'snapshot');
+      throw inJsWords(LifecycleError, error, text, 'snapshot');
     }
   }
 
@@ -197,7 +188,7 @@ export class BuildState {
     try {
       return this.#call((inner) => inner.applyJson(text), text);
     } catch (error) {
-      throw inJsWords(error, text, 'event');
+      throw inJsWords(LifecycleError, error, text, 'event');
     }
   }
 

@@ -21,12 +21,9 @@ const AUTO = 2; // a directory when the key ends in '/'
 const NO_FLAGS = new Uint8Array(0); // every key: AUTO
 
 const kit = argumentKit(PartitionError, {base: PartkitError, maxString: MAX_STRING});
-const argError = kit.fail;
-/** Runs `read` (reads of caller values); a foreign exception becomes INVALID_ARGUMENT. */
-const reading = (read, name) => kit.reading(read, name);
+/** `reading(read, name)` runs `read` (reads of caller values); a foreign exception becomes INVALID_ARGUMENT. */
+const {fail: argError, reading, requireString, requireInteger} = kit;
 const call = (fn) => callWasm(fn, PartitionError);
-const requireString = (value, name) => kit.requireString(value, name);
-const requireInteger = (value, name) => kit.requireInteger(value, name);
 
 /** The keys of a partition config (Go's PartitionConfig, as JSON). */
 const CONFIG_KEYS = ['type', 'pattern', 'startIndex', 'endIndex', 'dateFormat'];

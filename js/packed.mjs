@@ -4,7 +4,7 @@
 // U+FFFD). Large batches go in chunks, so the buffer stays small and cache-resident.
 // Each domain has its own wasm instance (js/wasm/load.mjs): `packedFor(wasm)` gives the helpers
 // that write into that instance's memory.
-import {describe, isTrap, readArgs, rethrow, tooLarge} from './errors.mjs';
+import {describe, isTrap, outOfMemory, readArgs, rethrow, tooLarge} from './errors.mjs';
 import {MAX_BATCH_ITEMS, MAX_BATCH_UNITS, MAX_STRING} from './limits.mjs';
 
 /** Code units per wasm call. */
@@ -71,12 +71,7 @@ export function packedFor(wasm) {
    * throws `OUT_OF_MEMORY` of `Class`.
    */
   function reserveUnits(Class, units) {
-    if (!wasm.reserveMemory(units * 3 + (1 << 20))) {
-      throw new Class(
-        'partkit: out of WebAssembly memory (wasm32 has at most 4 GiB); free objects or pass a smaller batch',
-        'OUT_OF_MEMORY',
-      );
-    }
+    if (!wasm.reserveMemory(units * 3 + (1 << 20))) throw outOfMemory(Class);
   }
 
   function dropShared() {

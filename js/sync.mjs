@@ -9,7 +9,7 @@ import {PartkitError, SyncError, call as callWasm, describe, freeWasm, freed, is
 import {MAX_BATCH_ITEMS, MAX_JSON, MAX_SNAPSHOT_JSON, MAX_STRING} from './limits.mjs';
 import {packedFor} from './packed.mjs';
 import {argumentKit, isPlainObject, unknownKey} from './kit/args.mjs';
-import {reword} from './kit/serde.mjs';
+import {inJsWords} from './kit/serde.mjs';
 
 const {reserveUnits} = packedFor(wasm);
 
@@ -82,12 +82,6 @@ function readRebalance(event) {
     }
     return copy;
   }, 'event');
-}
-
-/** A SyncError of the core with serde's words about JSON `text` (the value at `path`) in JS words. */
-function inJsWords(error, text, path) {
-  if (error instanceof SyncError && typeof text === 'string') error.message = reword(error.message, text, path);
-  return error;
 }
 
 /** JSON text of `value`, or a SyncError with `code` saying why JSON cannot carry it (passed to
@@ -192,7 +186,7 @@ export class SyncTask {
     try {
       this.#inner = call(() => new wasm.SyncTask(taskId, bytes, records));
     } catch (error) {
-      throw inJsWords(error, text, 'options');
+      throw inJsWords(SyncError, error, text, 'options');
     }
     this.#records = records;
   }
@@ -212,7 +206,7 @@ export class SyncTask {
     try {
       return this.#output((inner, bytes) => inner.onRebalanceJson(bytes, now), text);
     } catch (error) {
-      throw inJsWords(error, text, 'event');
+      throw inJsWords(SyncError, error, text, 'event');
     }
   }
 
@@ -228,7 +222,7 @@ export class SyncTask {
       try {
         return this.#output((inner, bytes) => inner.onMessageJson(bytes, now), message);
       } catch (error) {
-        throw inJsWords(error, message, 'message');
+        throw inJsWords(SyncError, error, message, 'message');
       }
     }
     // (a Proxy's traps run in `instanceof` and in the copy: both before wasm is entered)
@@ -248,7 +242,7 @@ export class SyncTask {
             text = ''; // not UTF-8: no field to name, the syntax error is worded all the same
           }
         }
-        throw inJsWords(error, text, 'message');
+        throw inJsWords(SyncError, error, text, 'message');
       }
     }
     if (!isObject(message, 'message')) {
@@ -258,7 +252,7 @@ export class SyncTask {
     try {
       return this.#output((inner, bytes) => inner.onMessageJson(bytes, now), text);
     } catch (error) {
-      throw inJsWords(error, text, 'message');
+      throw inJsWords(SyncError, error, text, 'message');
     }
   }
 
@@ -282,7 +276,7 @@ export class SyncTask {
     try {
       return this.#output((inner, bytes) => inner.addPartitionsJson(bytes, now), text);
     } catch (error) {
-      throw inJsWords(error, text, 'partitions');
+      throw inJsWords(SyncError, error, text, 'partitions');
     }
   }
 
@@ -484,7 +478,7 @@ function syncOptions(options) {
   try {
     return JSON.parse(call(() => wasm.syncOptionsJson(bytes)));
   } catch (error) {
-    throw inJsWords(error, text, 'options');
+    throw inJsWords(SyncError, error, text, 'options');
   }
 }
 
@@ -577,6 +571,6 @@ export function checkpointMessage(messages) {
   try {
     return JSON.parse(call(() => wasm.checkpointMessageJson(bytes)));
   } catch (error) {
-    throw inJsWords(error, text, 'messages');
+    throw inJsWords(SyncError, error, text, 'messages');
   }
 }

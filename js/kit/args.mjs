@@ -70,16 +70,8 @@ export function argumentKit(Class, {base = Class, maxString = 1 << 20} = {}) {
   const MAX_STRING = maxString;
   const fail = (message) => new Class(message, 'INVALID_ARGUMENT');
   /** Runs `read` (reads of caller values); a foreign exception becomes INVALID_ARGUMENT. */
-  const reading = (read, name) => {
-    try {
-      return read();
-    } catch (error) {
-      if (error instanceof base) throw error;
-      throw fail(`${name ? `${name} could not be read` : 'the arguments could not be read'}: ${errorText(error)}`);
-    }
-  };
-  const tooLarge = (what, size, bound, unit) =>
-    new Class(`${what} has ${size} ${unit}, more than the bound of ${bound} ${unit}`, 'INPUT_TOO_LARGE');
+  const reading = (read, name) => readingAs(fail, base, read, name);
+  const tooLarge = (what, size, bound, unit) => tooLargeError(Class, what, size, bound, unit);
   return {
     fail,
     reading,
@@ -115,6 +107,25 @@ export function argumentKit(Class, {base = Class, maxString = 1 << 20} = {}) {
       }
     },
   };
+}
+
+/**
+ * Runs `read`, which reads and copies caller values (getters, proxies and `Array.isArray` on a
+ * revoked proxy run here, in JS, before wasm is entered). Anything it throws that is not a
+ * `base` (an error of partkit's own) becomes `fail(message)`: an `INVALID_ARGUMENT`.
+ */
+export function readingAs(fail, base, read, name) {
+  try {
+    return read();
+  } catch (error) {
+    if (error instanceof base) throw error;
+    throw fail(`${name ? `${name} could not be read` : 'the arguments could not be read'}: ${errorText(error)}`);
+  }
+}
+
+/** `INPUT_TOO_LARGE` of `Class`: `what` is over `bound` (its unit in `unit`). */
+export function tooLargeError(Class, what, size, bound, unit) {
+  return new Class(`${what} has ${size} ${unit}, more than the bound of ${bound} ${unit}`, 'INPUT_TOO_LARGE');
 }
 
 /** The message of a thrown value, without running more user code than a string read. */

@@ -181,6 +181,15 @@ export function reword(message, text, base) {
   }
 }
 
+/**
+ * `error`, when it is a `Class` from the core, with serde's words about JSON `text` (the value at
+ * `path`) in JS words (`reword`): the field path, what was expected, what was given.
+ */
+export function inJsWords(Class, error, text, path) {
+  if (error instanceof Class && typeof text === 'string') error.message = reword(error.message, text, path);
+  return error;
+}
+
 /** The path inside the value at `range` of `text` of the one object that has own key `key`. */
 function ownerOf(text, range, key) {
   let object;
