@@ -8,6 +8,13 @@
 // runners").
 import {unlzmaWasm} from '../../pkg/unlzma/index.mjs';
 
+/** The bytes of `text`, one per character (each below 256: pkg/unlzma/index.mjs). */
+function latin1Bytes(text) {
+  const bytes = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+  return bytes;
+}
+
 /** The bytes of `base64` (standard alphabet, padded). */
 function base64Bytes(base64) {
   if (typeof Uint8Array.fromBase64 === 'function') return Uint8Array.fromBase64(base64);
@@ -23,7 +30,7 @@ function base64Bytes(base64) {
 }
 
 const malformed = () => new Error('partkit: malformed wasm data');
-/** The LZMA decoder's compiled module (crates/unlzma, carried inline: about 4 KB). */
+/** The LZMA decoder's compiled module (crates/unlzma, carried inline, a character per byte: about 4 KB). */
 let decoder;
 
 /**
@@ -33,7 +40,7 @@ let decoder;
  * table, the input, the dictionary, the output) is garbage once the output is copied out.
  */
 export function unlzma(packed, size, dict = new Uint8Array(0)) {
-  decoder ??= new WebAssembly.Module(base64Bytes(unlzmaWasm));
+  decoder ??= new WebAssembly.Module(latin1Bytes(unlzmaWasm));
   const {memory, input: inputAt, decode} = new WebAssembly.Instance(decoder).exports;
   const input = inputAt();
   const output = input + packed.length;
