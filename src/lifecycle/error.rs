@@ -204,6 +204,9 @@ mod tests {
         }
         let uuid = Some(derive_partition_uuid("job", "data/p"));
         assert_eq!(OptionText(uuid).to_string(), format!("{uuid:?}"));
-        assert_eq!(OptionText(uuid).to_string(), format!("Some({})", uuid.unwrap()));
+        assert_eq!(
+            OptionText(uuid).to_string(),
+            format!("Some({})", uuid.unwrap())
+        );
     }
 }
