@@ -177,3 +177,36 @@ impl fmt::Display for LifecycleError {
 }
 
 impl std::error::Error for LifecycleError {}
+
+/// `{:?}` of an `Option` whose value's `Debug` is its `Display` (`u64`, a partition UUID):
+/// `Some(x)` or `None`, the same text, written without `Option`'s derived `Debug` and the
+/// formatter's tuple builder that it brings into the wasm.
+pub(crate) struct OptionText<T>(pub(crate) Option<T>);
+
+impl<T: fmt::Display> fmt::Display for OptionText<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            Some(x) => write!(f, "Some({x})"),
+            None => f.write_str("None"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::OptionText;
+    use crate::lifecycle::derive_partition_uuid;
+
+    #[test]
+    fn option_text_is_options_debug() {
+        for v in [None, Some(0u64), Some(9_007_199_254_740_991)] {
+            assert_eq!(OptionText(v).to_string(), format!("{v:?}"));
+        }
+        let uuid = Some(derive_partition_uuid("job", "data/p"));
+        assert_eq!(OptionText(uuid).to_string(), format!("{uuid:?}"));
+        assert_eq!(
+            OptionText(uuid).to_string(),
+            format!("Some({})", uuid.unwrap())
+        );
+    }
+}

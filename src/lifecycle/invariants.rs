@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use super::error::LifecycleError;
+use super::error::{LifecycleError, OptionText};
 use super::state::{BuildState, InstState, Ix};
 use super::types::{JobRunState, JobRunStatus, PartitionStatus, WantState};
 use super::uuid::derive_partition_uuid;
@@ -114,9 +114,9 @@ impl BuildState {
         let latest = self.latest_recorded_time();
         ensure!(
             self.last_event_at == latest,
-            "the last applied event's time is {:?}, but the latest time recorded is {:?}",
-            self.last_event_at,
-            latest
+            "the last applied event's time is {}, but the latest time recorded is {}",
+            OptionText(self.last_event_at),
+            OptionText(latest)
         );
         Ok(())
     }

@@ -2,7 +2,7 @@
 
 use std::collections::HashSet;
 
-use super::error::LifecycleError;
+use super::error::{LifecycleError, OptionText};
 use super::event::{check_id, check_ref_list, MAX_SAFE_INTEGER};
 use super::state::{BuildState, InstState, Instance, Ix, JobRec, RefEntry, TaintRec, WantRec};
 use super::types::{JobRunState, PartitionState, Snapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION};
@@ -179,8 +179,10 @@ impl BuildState {
             let previous_uuid = previous.map(|x| st.instances[x as usize].uuid);
             if previous_uuid != p.previous_uuid {
                 return Err(bad(format!(
-                    "partition {} has previousUuid {:?}, but the instance before it is {:?}",
-                    p.uuid, p.previous_uuid, previous_uuid
+                    "partition {} has previousUuid {}, but the instance before it is {}",
+                    p.uuid,
+                    OptionText(p.previous_uuid),
+                    OptionText(previous_uuid)
                 )));
             }
             let state = match &p.state {

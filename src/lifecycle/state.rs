@@ -16,6 +16,49 @@ mod views;
 /// index is stable for the life of the state.
 pub(crate) type Ix = u32;
 
+/// Sorts table indexes in increasing order: insertion sort for short lists (the usual case:
+/// the wants of the refs one event touched, runs already in order), heapsort beyond. The module's only sort:
+/// `sort_unstable`'s pattern-defeating quicksort with its helpers was 4 KB of wasm.
+pub(crate) fn sort_ix(v: &mut [Ix]) {
+    if v.len() <= 64 {
+        for i in 1..v.len() {
+            let x = v[i];
+            let mut j = i;
+            while j > 0 && v[j - 1] > x {
+                v[j] = v[j - 1];
+                j -= 1;
+            }
+            v[j] = x;
+        }
+        return;
+    }
+    // Sift `v[root]` down within `v[..end]` (a max-heap).
+    fn sift(v: &mut [Ix], mut root: usize, end: usize) {
+        loop {
+            let mut child = 2 * root + 1;
+            if child >= end {
+                return;
+            }
+            if child + 1 < end && v[child + 1] > v[child] {
+                child += 1;
+            }
+            if v[root] >= v[child] {
+                return;
+            }
+            v.swap(root, child);
+            root = child;
+        }
+    }
+    let n = v.len();
+    for i in (0..n / 2).rev() {
+        sift(v, i, n);
+    }
+    for end in (1..n).rev() {
+        v.swap(0, end);
+        sift(v, 0, end);
+    }
+}
+
 /// The event-sourced build state: wants (by ref), job runs (by partition UUID), partition
 /// instances (one canonical per ref, older ones kept as history) and taints.
 ///
@@ -435,5 +478,36 @@ impl BuildEvent {
     ) -> Result<BuildEvent, LifecycleError> {
         serde::Deserialize::deserialize(value)
             .map_err(|e: serde_json::Error| LifecycleError::invalid_event(e.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod sort_tests {
+    use super::{sort_ix, Ix};
+
+    #[test]
+    fn sort_ix_is_sort_unstable() {
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        for len in (0..=64).chain([100, 257, 1000]) {
+            for range in [3u64, 50, u64::from(u32::MAX)] {
+                let v: Vec<Ix> = (0..len)
+                    .map(|_| {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        (x % range) as Ix
+                    })
+                    .collect();
+                let mut a = v.clone();
+                let mut b = v.clone();
+                sort_ix(&mut a);
+                b.sort_unstable();
+                assert_eq!(a, b, "{v:?}");
+                let mut desc = b.clone();
+                desc.reverse();
+                sort_ix(&mut desc);
+                assert_eq!(desc, b);
+            }
+        }
     }
 }

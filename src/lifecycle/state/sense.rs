@@ -126,7 +126,7 @@ impl BuildState {
                 .range((ts.saturating_add(1), 0)..);
             wants.extend(within_ttl.map(|&(_, w)| w));
         }
-        wants.sort_unstable();
+        super::sort_ix(&mut wants);
         wants.dedup();
         for w in wants {
             let want = &self.wants[w as usize];

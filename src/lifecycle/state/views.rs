@@ -124,7 +124,7 @@ impl BuildState {
                 .collect(),
             None => self.sla_open_wants.iter().map(|&(_, w)| w).collect(),
         };
-        due.sort_unstable();
+        super::sort_ix(&mut due);
         due.into_iter().map(|w| self.want_view(w)).collect()
     }
 
