@@ -1233,11 +1233,11 @@ fn emit(re: &Node, out: &mut String) {
     }
 }
 
-/// Whether a character has other case variants (so `(?i:…)` changes its meaning).
+/// Whether a character may have other case variants (so `(?i:…)` changes its meaning): an
+/// ASCII letter, or any non-ASCII character. (Not `char::to_lowercase`/`to_uppercase`: for
+/// ASCII they change exactly the letters, and their tables were 27 KB of the module.)
 fn has_case(c: char) -> bool {
-    c.to_lowercase().ne(std::iter::once(c))
-        || c.to_uppercase().ne(std::iter::once(c))
-        || !c.is_ascii()
+    !c.is_ascii() || c.is_ascii_alphabetic()
 }
 
 fn emit_ranges(ranges: &[(u32, u32)], out: &mut String) {

@@ -214,6 +214,16 @@ fn goregex_literal_semantics() {
     assert_eq!(m(r"a|b|", "c").as_deref(), Some(""));
 }
 
+#[test]
+fn has_case_is_the_case_mappings_or_non_ascii() {
+    for c in (0..=0x10FFFF).filter_map(char::from_u32) {
+        let mapped = c.to_lowercase().ne(std::iter::once(c))
+            || c.to_uppercase().ne(std::iter::once(c))
+            || !c.is_ascii();
+        assert_eq!(super::has_case(c), mapped, "{c:?}");
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
 
