@@ -370,12 +370,11 @@ impl SyncTask {
                 .iter()
                 .any(|s| !self.view.members.contains(&s.assignee))
         {
-            let mut loads: BTreeMap<String, usize> = self
-                .view
-                .members
-                .iter()
-                .map(|m| (m.clone(), self.load_of(m)))
-                .collect();
+            // (inserted one by one, as in `place_new`: collecting sorts, one more sort in the wasm)
+            let mut loads: BTreeMap<String, usize> = BTreeMap::new();
+            for m in &self.view.members {
+                loads.insert(m.clone(), self.load_of(m));
+            }
             self.own.reshape();
             let mut shares = std::mem::take(&mut self.own.state.share.partitions);
             for sh in &mut shares {
