@@ -739,7 +739,7 @@ impl SyncTask {
         // bookkeeping of generations this epoch closed is no longer needed (bounded memory)
         let closed = msg.epoch_generation;
         self.leading.answers.retain(|_, a| a.generation > closed);
-        self.refresh.resent_to.retain(|(_, g)| *g > closed);
+        self.refresh.resent_to.retain(|(g, _)| *g > closed);
         self.refresh.resent_for_forks.clear();
         for st in &replay {
             self.merge(st);
