@@ -16,7 +16,6 @@ pub use start::{
     LogRecord, MessageValue, RecordHeader, MAX_START_RECORDS,
 };
 pub use task::{SyncTask, MAX_CHUNKS, MAX_SAFE_INTEGER, MIN_RECORD_BYTES};
-pub(crate) use types::JsonSink;
 pub use types::{
     CheckpointRef, ChunkRef, Delta, MessageType, PartitionSpec, PartitionState, PartitionStatus,
     RebalanceEvent, SharedPartition, SyncMessage, SyncOptions, SyncOutput, TaskData, TaskShare,

@@ -187,32 +187,6 @@ pub struct TaskState {
     pub share: TaskShare,
 }
 
-/// The one writer of JSON text in the sync core and its binding: it counts the bytes (the
-/// length of a record to publish) or, `buf` given, also keeps them, growing fallibly (a write it
-/// has no memory for fails, `OutOfMemory`, instead of trapping). One writer type means one copy
-/// of the serialization code of every wire type, not one per writer.
-pub(crate) struct JsonSink {
-    /// Where the text goes, if kept.
-    pub(crate) buf: Option<Vec<u8>>,
-    /// The bytes written so far.
-    pub(crate) len: usize,
-}
-
-impl std::io::Write for JsonSink {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        if let Some(buf) = &mut self.buf {
-            buf.try_reserve(bytes.len())
-                .map_err(|_| std::io::Error::from(std::io::ErrorKind::OutOfMemory))?;
-            buf.extend_from_slice(bytes);
-        }
-        self.len += bytes.len();
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 /// Sorts states by task id, ties in their order.
 pub(crate) fn sort_by_task_id(states: &mut [&TaskState]) {
     let sorted = sort_by_text(states.to_vec(), |s| s.task_id.as_str());

@@ -30,15 +30,28 @@ impl From<SyncError> for BoundaryError {
     }
 }
 
+/// A byte buffer that grows fallibly: a write it has no memory for fails instead of trapping.
+struct TryVec(Vec<u8>);
+
+impl std::io::Write for TryVec {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .try_reserve(buf.len())
+            .map_err(|_| std::io::Error::from(std::io::ErrorKind::OutOfMemory))?;
+        self.0.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// `value` as JSON text, written in one pass into a buffer that grows fallibly (an allocation
 /// failure is an `OUT_OF_MEMORY` error, not a trap).
 fn to_json<T: Serialize + ?Sized>(value: &T) -> Result<String> {
     let internal =
         |e: &dyn std::fmt::Display| BoundaryError(error_value("sync", "INTERNAL", &e.to_string()));
-    let mut buf = sync::JsonSink {
-        buf: Some(Vec::new()),
-        len: 0,
-    };
+    let mut buf = TryVec(Vec::new());
     serde_json::to_writer(&mut buf, value).map_err(|e| {
         if e.is_io() {
             out_of_memory("sync")
@@ -46,7 +59,7 @@ fn to_json<T: Serialize + ?Sized>(value: &T) -> Result<String> {
             internal(&e)
         }
     })?;
-    String::from_utf8(buf.buf.unwrap_or_default()).map_err(|e| internal(&e))
+    String::from_utf8(buf.0).map_err(|e| internal(&e))
 }
 
 /// Parses JSON bytes made in JS, after reserving memory for the call up front (an allocation

@@ -8,8 +8,18 @@ use crate::sync::types::{CheckpointRef, ChunkRef, SyncMessage, TaskState};
 
 /// Length of a value's JSON, as the transport publishes it (counted, not written out).
 pub(super) fn json_len<T: serde::Serialize>(v: &T) -> usize {
-    let mut n = crate::sync::JsonSink { buf: None, len: 0 };
-    serde_json::to_writer(&mut n, v).map_or(0, |()| n.len)
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut n = Count(0);
+    serde_json::to_writer(&mut n, v).map_or(0, |()| n.0)
 }
 
 /// A message read chunk by chunk: what its chunks carried so far.
