@@ -221,8 +221,7 @@ impl<'a> Placing<'a> {
         if self.pool.is_empty() || self.members.is_empty() {
             return;
         }
-        let mut pool = std::mem::take(&mut self.pool);
-        pool.sort_by(|a, b| a.token.cmp(&b.token));
+        let pool = super::types::sort_by_text(std::mem::take(&mut self.pool), |p| p.token.as_str());
         let mut heap: BinaryHeap<Reverse<(usize, &str, usize)>> = self
             .out
             .iter()

@@ -187,9 +187,33 @@ pub struct TaskState {
     pub share: TaskShare,
 }
 
-/// Sorts states by task id, ties in their order (one instance of the sort for every caller).
+/// Sorts states by task id, ties in their order.
 pub(crate) fn sort_by_task_id(states: &mut [&TaskState]) {
-    states.sort_by(|a, b| a.task_id.cmp(&b.task_id));
+    let sorted = sort_by_text(states.to_vec(), |s| s.task_id.as_str());
+    states.copy_from_slice(&sorted);
+}
+
+/// `items` in the order of a stable sort by `key`, ties in their order. Every sort by a text
+/// (task ids, tokens, ids) is this one: an unstable sort of plain `(key, position)` pairs (the
+/// positions make the keys distinct, so it is stable), one instance of the sort code for every
+/// caller and item type instead of a stable sort per type.
+pub(crate) fn sort_by_text<T>(items: Vec<T>, key: impl Fn(&T) -> &str) -> Vec<T> {
+    let order: Vec<usize> = {
+        let mut keys: Vec<(&str, usize)> =
+            items.iter().enumerate().map(|(i, t)| (key(t), i)).collect();
+        sort_text_keys(&mut keys);
+        keys.into_iter().map(|(_, i)| i).collect()
+    };
+    let mut slots: Vec<Option<T>> = items.into_iter().map(Some).collect();
+    order
+        .into_iter()
+        .filter_map(|i| slots.get_mut(i).and_then(Option::take))
+        .collect()
+}
+
+#[inline(never)]
+fn sort_text_keys(keys: &mut [(&str, usize)]) {
+    keys.sort_unstable();
 }
 
 /// `pairs` of a generation and a state in the order of a stable sort by generation, then the

@@ -2,6 +2,7 @@
 //! read of every sender, the last record read, and the messages it is reading chunk by chunk.
 
 use std::collections::BTreeMap;
+use std::fmt;
 
 use super::chunk;
 use crate::sync::types::CheckpointRef;
@@ -24,5 +25,47 @@ pub(super) struct Cursor {
     /// computed after.
     pub(super) last_read: Option<CheckpointRef>,
     /// Messages read chunk by chunk, per sender, not complete yet.
-    pub(super) partials: BTreeMap<String, chunk::Partial>,
+    pub(super) partials: Partials,
+}
+
+/// The messages being read in chunks, by sender, in sender order: a handful at most (a sender
+/// publishes its chunks in one go), so a sorted vector, not a B-tree of its own in the wasm.
+#[derive(Clone, Default)]
+pub(super) struct Partials(Vec<(String, chunk::Partial)>);
+
+impl Partials {
+    fn at(&self, sender: &str) -> Result<usize, usize> {
+        self.0.binary_search_by(|(s, _)| s.as_str().cmp(sender))
+    }
+
+    pub(super) fn get_mut(&mut self, sender: &str) -> Option<&mut chunk::Partial> {
+        let i = self.at(sender).ok()?;
+        Some(&mut self.0[i].1)
+    }
+
+    pub(super) fn remove(&mut self, sender: &str) -> Option<chunk::Partial> {
+        let i = self.at(sender).ok()?;
+        Some(self.0.remove(i).1)
+    }
+
+    pub(super) fn insert(&mut self, sender: String, p: chunk::Partial) {
+        match self.at(&sender) {
+            Ok(i) => self.0[i].1 = p,
+            Err(i) => self.0.insert(i, (sender, p)),
+        }
+    }
+
+    pub(super) fn iter_mut(&mut self) -> impl Iterator<Item = (&String, &mut chunk::Partial)> {
+        self.0.iter_mut().map(|(s, p)| (&*s, p))
+    }
+
+    pub(super) fn values(&self) -> impl Iterator<Item = &chunk::Partial> {
+        self.0.iter().map(|(_, p)| p)
+    }
+}
+
+impl fmt::Debug for Partials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.0.iter().map(|(s, p)| (s, p))).finish()
+    }
 }

@@ -157,13 +157,13 @@ fn diff<T: Item>(
         .cloned()
         .collect();
     let kept: HashSet<&str> = now.iter().map(|p| p.token()).collect();
-    let mut dropped: Vec<String> = before
+    let dropped: Vec<String> = before
         .iter()
         .map(|p| p.token())
         .filter(|t| !kept.contains(t))
         .map(str::to_string)
         .collect();
-    dropped.sort();
+    let dropped = crate::sync::types::sort_by_text(dropped, |s| s.as_str());
     *before = now.to_vec();
     (changed, dropped)
 }

@@ -304,13 +304,13 @@ impl SyncTask {
     /// The epoch's members are the members; those that left (and those it says departed) are
     /// remembered as departed, the latest `MAX_DEPARTED`.
     fn take_members(&mut self, msg: &SyncMessage) {
-        let before = std::mem::replace(
-            &mut self.view.members,
-            msg.connector_state
-                .iter()
-                .map(|s| s.task_id.clone())
-                .collect(),
-        );
+        // (inserted one by one: a BTreeSet collected or made from an array sorts its input, a
+        // stable sort of String in the wasm that nothing else needs)
+        let mut members = BTreeSet::new();
+        for s in &msg.connector_state {
+            members.insert(s.task_id.clone());
+        }
+        let before = std::mem::replace(&mut self.view.members, members);
         let told = msg
             .departed
             .iter()
@@ -328,7 +328,7 @@ impl SyncTask {
         self.view.acked = if msg.resend {
             self.view.members.clone()
         } else {
-            BTreeSet::from([self.id.clone()])
+            only(&self.id)
         };
     }
 
@@ -739,7 +739,7 @@ impl SyncTask {
         // bookkeeping of generations this epoch closed is no longer needed (bounded memory)
         let closed = msg.epoch_generation;
         self.leading.answers.retain(|_, a| a.generation > closed);
-        self.refresh.resent_to.retain(|(_, g)| *g > closed);
+        self.refresh.resent_to.retain(|(g, _)| *g > closed);
         self.refresh.resent_for_forks.clear();
         for st in &replay {
             self.merge(st);
@@ -764,7 +764,7 @@ impl SyncTask {
         self.leading.lead = if msg.task_id == self.id && !msg.resend {
             Some(Lead {
                 members: self.view.members.iter().cloned().collect(),
-                acked: BTreeSet::from([self.id.clone()]),
+                acked: only(&self.id),
                 last_publish: self.now,
                 resends: 0,
             })
@@ -786,4 +786,11 @@ impl SyncTask {
             self.publish_own(kind, out);
         }
     }
+}
+
+/// The set of one task id.
+fn only(id: &str) -> BTreeSet<String> {
+    let mut set = BTreeSet::new();
+    set.insert(id.to_string());
+    set
 }

@@ -86,8 +86,7 @@ impl SyncTask {
             if m.iter().any(|x| x.is_empty()) {
                 return Err(bad("a member id is empty"));
             }
-            members = m.clone();
-            members.sort();
+            members = crate::sync::types::sort_by_text(m.clone(), |s| s.as_str());
             members.dedup();
             if !members.contains(&self.id) {
                 return Err(bad("the member list does not contain the leader"));

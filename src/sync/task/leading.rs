@@ -57,5 +57,40 @@ pub(super) struct Leading {
     /// Generations above the epoch in force this task was told of as a member, not the leader
     /// (newest `MAX_DEPARTED` kept): a lone leader that read no NewEpoch of one of them may
     /// have missed it.
-    pub(super) joined: BTreeSet<u64>,
+    pub(super) joined: Generations,
+}
+
+/// A few generations, ascending, once each (`Leading::joined`, at most `MAX_DEPARTED`): a sorted
+/// vector, not a B-tree of u64 of its own in the wasm.
+#[derive(Clone, Default)]
+pub(super) struct Generations(Vec<u64>);
+
+impl Generations {
+    pub(super) fn insert(&mut self, g: u64) {
+        if let Err(i) = self.0.binary_search(&g) {
+            self.0.insert(i, g);
+        }
+    }
+
+    pub(super) fn retain(&mut self, keep: impl FnMut(&u64) -> bool) {
+        self.0.retain(keep);
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub(super) fn pop_first(&mut self) -> Option<u64> {
+        (!self.0.is_empty()).then(|| self.0.remove(0))
+    }
+
+    pub(super) fn iter(&self) -> std::slice::Iter<'_, u64> {
+        self.0.iter()
+    }
+}
+
+impl std::fmt::Debug for Generations {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_set().entries(self.0.iter()).finish()
+    }
 }

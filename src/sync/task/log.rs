@@ -539,7 +539,7 @@ impl SyncTask {
             // at once, another member if the leader is slow or gone)
             if self.view.in_epoch
                 && msg.task_id != self.id
-                && self.refresh.resent_to.insert((msg.task_id.clone(), g))
+                && self.refresh.resent_to.insert((g, msg.task_id.clone()))
             {
                 self.want_resend(out);
             }

@@ -139,10 +139,11 @@ impl SyncTask {
         own_tokens: &HashSet<String>,
     ) {
         let sharing = self.sharing_enabled();
-        let mut loads: BTreeMap<String, usize> = BTreeMap::new();
+        // (loads as u64: the map shares its code with the other maps of a task id to a u64)
+        let mut loads: BTreeMap<String, u64> = BTreeMap::new();
         if sharing {
             for m in &self.view.members {
-                loads.insert(m.clone(), self.load_of(m));
+                loads.insert(m.clone(), self.load_of(m) as u64);
             }
         }
         for s in specs {
@@ -370,12 +371,11 @@ impl SyncTask {
                 .iter()
                 .any(|s| !self.view.members.contains(&s.assignee))
         {
-            let mut loads: BTreeMap<String, usize> = self
-                .view
-                .members
-                .iter()
-                .map(|m| (m.clone(), self.load_of(m)))
-                .collect();
+            // (inserted one by one, as in `place_new`: collecting sorts, one more sort in the wasm)
+            let mut loads: BTreeMap<String, u64> = BTreeMap::new();
+            for m in &self.view.members {
+                loads.insert(m.clone(), self.load_of(m) as u64);
+            }
             self.own.reshape();
             let mut shares = std::mem::take(&mut self.own.state.share.partitions);
             for sh in &mut shares {

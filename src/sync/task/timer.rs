@@ -32,8 +32,9 @@ pub(super) struct Refresh {
     /// Whether the task was told to stop cleanly, and whether its final checkpoint went out.
     pub(super) closing: Closing,
     /// The answers from an older epoch this task showed the epoch in force for, once each
-    /// (their sender and rebalance generation; see `want_resend`).
-    pub(super) resent_to: BTreeSet<(String, u64)>,
+    /// (their rebalance generation and sender, in this order: the set shares its code with the
+    /// other sets of (generation, id); see `want_resend`).
+    pub(super) resent_to: BTreeSet<(u64, String)>,
     /// The epochs built on an epoch older than the one in force (their leader missed it) this
     /// task showed the epoch in force for, once each.
     pub(super) resent_for_forks: BTreeSet<String>,
