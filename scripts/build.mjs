@@ -46,8 +46,10 @@ run('bash', [join(root, 'scripts', 'ensure-toolchain.sh')]);
 // 3. The wasm: one module per domain (cargo feature `<domain>`, src/wasm/<domain>.rs), so that a
 // page or process loads only the domains it calls. Each is built by cargo, bound by wasm-bindgen
 // (`--target web`, whose glue takes the compiled module from us: `initSync`), shrunk by binaryen's
-// wasm-opt (the npm package `binaryen`, a devDependency), and wrapped in pkg/<domain>/index.mjs,
-// which carries the wasm as base64 and compiles it on the first call (js/wasm/load.mjs).
+// wasm-opt (the npm package `binaryen`, a devDependency), packed with LZMA into
+// dist/wasm/<domain>.json (all but bucketing against a shared dictionary, dist/wasm/shared.json),
+// and wrapped in pkg/<domain>/index.mjs, which unpacks and compiles it on the first call
+// (js/wasm/load.mjs).
 const DOMAINS = ['bucketing', 'objects', 'imports', 'lifecycle', 'sync'];
 // The domains packed against the shared dictionary (dist/wasm/shared.json): all but bucketing,
 // whose validator page stays one module (docs/wasm.md).
@@ -149,9 +151,10 @@ function pack(path, dictPath) {
 }
 
 /**
- * pkg/<domain>/index.mjs: the glue's exports, each a stub until the first call, which compiles
- * and instantiates the wasm (carried as base64) and rebinds every export to the glue's own, so
- * that later calls go straight to wasm-bindgen's functions and classes.
+ * pkg/<domain>/index.mjs: the glue's exports, each a stub until the first call, which unpacks
+ * (against the shared dictionary of `dictionarySize` bytes, if given), compiles and instantiates
+ * the wasm and rebinds every export to the glue's own, so that later calls go straight to
+ * wasm-bindgen's functions and classes.
  */
 async function lazyModule(domain, out, dictionarySize) {
   const glue = await import(pathToFileURL(join(root, out, 'partkit.js')).href + `?${Date.now()}`);
@@ -209,13 +212,14 @@ const {slimGluePlugin} = await import('./slim-glue.mjs');
 const wasmDomains = (format) => ({
   name: 'partkit-wasm',
   setup(build) {
-    const domainOf = (path, prefix) => {
+    const domainOf = (path, prefix, also = []) => {
       const domain = path.slice(prefix.length);
-      if (!DOMAINS.includes(domain) && domain !== 'shared') throw new Error(`build: no wasm domain ${domain}`);
+      if (!DOMAINS.includes(domain) && !also.includes(domain)) throw new Error(`build: no wasm domain ${domain}`);
       return domain;
     };
     build.onResolve({filter: /^#wasm\//}, ({path}) => ({path: join(root, 'pkg', domainOf(path, '#wasm/'), 'index.mjs')}));
-    build.onResolve({filter: /^#wasm-data\//}, ({path}) => ({path: domainOf(path, '#wasm-data/'), namespace: 'wasm-data'}));
+    // `#wasm-data/shared`: the shared dictionary
+    build.onResolve({filter: /^#wasm-data\//}, ({path}) => ({path: domainOf(path, '#wasm-data/', ['shared']), namespace: 'wasm-data'}));
     build.onLoad({filter: /.*/, namespace: 'wasm-data'}, ({path: domain}) => ({
       contents: format === 'cjs'
         ? `export const wasmData = () => require('./wasm/${domain}.json');`
