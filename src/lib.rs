@@ -133,6 +133,7 @@
 )]
 
 pub mod bucketing;
+mod heapsort;
 pub mod imports;
 pub mod lifecycle;
 pub mod objects;

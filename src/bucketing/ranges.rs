@@ -151,34 +151,11 @@ fn parse_int(side: &str) -> Result<u64, BucketingError> {
     }))
 }
 
-/// Sorts `v` ascending: an in-place heapsort, the same order as `sort_unstable` (pairs are
-/// totally ordered, equal pairs are equal). Here, not `sort_unstable`, because the standard
-/// library's sort adds about 7.5 kB to the bucketing wasm, and a config's ranges are few.
+/// Sorts `v` ascending, in the order of `sort_unstable` (pairs are totally ordered, equal pairs
+/// are equal): `crate::heapsort`, because the standard library's sort adds about 7.5 kB to the
+/// bucketing wasm, and a config's ranges are few.
 fn sort_pairs(v: &mut [(u32, u32)]) {
-    fn sift_down(v: &mut [(u32, u32)], mut root: usize, end: usize) {
-        loop {
-            let mut child = 2 * root + 1;
-            if child >= end {
-                return;
-            }
-            if child + 1 < end && v[child] < v[child + 1] {
-                child += 1;
-            }
-            if v[root] >= v[child] {
-                return;
-            }
-            v.swap(root, child);
-            root = child;
-        }
-    }
-    let n = v.len();
-    for i in (0..n / 2).rev() {
-        sift_down(v, i, n);
-    }
-    for end in (1..n).rev() {
-        v.swap(0, end);
-        sift_down(v, 0, end);
-    }
+    crate::heapsort::heapsort(v);
 }
 
 #[cfg(test)]

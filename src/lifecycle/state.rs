@@ -17,8 +17,9 @@ mod views;
 pub(crate) type Ix = u32;
 
 /// Sorts table indexes in increasing order: insertion sort for short lists (the usual case:
-/// the wants of the refs one event touched, runs already in order), heapsort beyond. The module's only sort:
-/// `sort_unstable`'s pattern-defeating quicksort with its helpers was 4 KB of wasm.
+/// the wants of the refs one event touched, runs already in order), `crate::heapsort` beyond.
+/// The module's only sort: `sort_unstable`'s pattern-defeating quicksort with its helpers was 4
+/// KB of wasm.
 pub(crate) fn sort_ix(v: &mut [Ix]) {
     if v.len() <= 64 {
         for i in 1..v.len() {
@@ -32,31 +33,7 @@ pub(crate) fn sort_ix(v: &mut [Ix]) {
         }
         return;
     }
-    // Sift `v[root]` down within `v[..end]` (a max-heap).
-    fn sift(v: &mut [Ix], mut root: usize, end: usize) {
-        loop {
-            let mut child = 2 * root + 1;
-            if child >= end {
-                return;
-            }
-            if child + 1 < end && v[child + 1] > v[child] {
-                child += 1;
-            }
-            if v[root] >= v[child] {
-                return;
-            }
-            v.swap(root, child);
-            root = child;
-        }
-    }
-    let n = v.len();
-    for i in (0..n / 2).rev() {
-        sift(v, i, n);
-    }
-    for end in (1..n).rev() {
-        v.swap(0, end);
-        sift(v, 0, end);
-    }
+    crate::heapsort::heapsort(v);
 }
 
 /// The event-sourced build state: wants (by ref), job runs (by partition UUID), partition
