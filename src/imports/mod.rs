@@ -42,7 +42,10 @@ mod uuid;
 
 use std::collections::HashMap;
 
-#[cfg_attr(not(all(target_arch = "wasm32", feature = "imports")), allow(unused_imports))]
+#[cfg_attr(
+    not(all(target_arch = "wasm32", feature = "imports")),
+    allow(unused_imports)
+)]
 pub(crate) use self::config::display_from_js;
 pub use self::config::{
     BucketCount, BUCKETS_DEFAULT_ENV, DEFAULT_BUCKETS, MAX_BUCKETS, MIN_BUCKETS,

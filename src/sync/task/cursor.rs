@@ -66,6 +66,8 @@ impl Partials {
 
 impl fmt::Debug for Partials {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_map().entries(self.0.iter().map(|(s, p)| (s, p))).finish()
+        f.debug_map()
+            .entries(self.0.iter().map(|(s, p)| (s, p)))
+            .finish()
     }
 }
