@@ -1,6 +1,5 @@
 //! The matcher of the `regex` partition type: a small program compiled from a pattern's
-//! [`Hir`] (the Rust syntax [`super::goregex::translate`] produces, parsed by `regex-syntax`,
-//! which resolves Unicode classes and case folding) and run by a bounded backtracker, with a
+//! [`Hir`] (built by [`super::goregex::compile`]) and run by a bounded backtracker, with a
 //! PikeVM for searches too large for the backtracker's budget.
 //!
 //! Semantics are those of a Thompson NFA searched leftmost-first, which is what Go's `regexp`

@@ -1,11 +1,12 @@
-//! Go `regexp` syntax (RE2 as Go's `regexp/syntax` parses it with `syntax.Perl` flags),
-//! translated to an equivalent pattern in the dialect of Rust's `regex` crate, which
-//! `regex-syntax` parses (resolving Unicode classes and case folding) and
-//! [`super::gomatch`] compiles and runs.
+//! Go `regexp` syntax (RE2 as Go's `regexp/syntax` parses it with `syntax.Perl` flags), parsed
+//! and built into `regex-syntax`'s `Hir` ([`compile`]; Unicode classes from the tables in
+//! `goregex/tables.rs`, case folding by `regex-syntax`), which [`super::gomatch`] compiles and
+//! runs. [`translate`] writes the same pattern in the dialect of Rust's `regex` crate: the tests
+//! check that `regex-syntax` makes the same `Hir` of it, and match with the `regex` crate as
+//! the reference.
 //!
 //! Why hand-written: no crate parses Go's syntax — `regex-syntax` parses Rust's dialect, which
-//! differs from Go's in the ways below — and Go's exact errors are part of the contract. So
-//! this module only translates.
+//! differs from Go's in the ways below — and Go's exact errors are part of the contract.
 //!
 //! Go and Rust both implement RE2-family, leftmost-first, linear-time matching, but their
 //! *syntax* differs in ways that would silently change which keys match:
@@ -39,14 +40,19 @@
 //! - Go's other size limits are approximated: Go's instruction-count estimate is computed, and
 //!   the compiled program holds at most 4 Mi instructions; beyond either, Go's `expression too
 //!   large` is reported;
-//! - Unicode tables: Go 1.21+ uses Unicode 15.0, this crate's `regex-syntax` 16.0 (characters first
-//!   assigned in 16.0 differ for `\pL`-style classes and case folding);
+//! - Unicode tables: Go 1.21+ uses Unicode 15.0, this crate 16.0 (`regex-syntax`'s tables; characters
+//!   first assigned in 16.0 differ for `\pL`-style classes and case folding);
 //! - Go 1.25's loose class names (`\p{Letter}`, `\p{Assigned}`, `\p{ASCII}`) are rejected, as
 //!   Go ≤ 1.24 rejects them.
 
 use std::fmt;
 
 use super::gomatch::Matcher;
+
+mod hir;
+mod tables;
+
+use hir::to_hir;
 
 /// Go's `regexp/syntax` error: `Display` is Go's `Error()` verbatim.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -88,7 +94,7 @@ fn err(code: &'static str, expr: &str) -> SyntaxError {
 
 const MAX_REPEAT: i64 = 1000;
 const MAX_HEIGHT: usize = 1000;
-/// Deepest nesting handed to `regex-syntax` and the matcher (the `regex` crate's default nest
+/// Deepest nesting built into a `Hir` and handed to the matcher (the `regex` crate's default nest
 /// limit): the matcher's compiler recurses per level, and in WebAssembly the stack is 1 MiB.
 /// Go allows 1000.
 const RUST_MAX_HEIGHT: usize = 250;
@@ -243,6 +249,28 @@ fn checked(node: Node, s: &str) -> Result<Node, SyntaxError> {
 /// );
 /// ```
 pub fn translate(pattern: &str) -> Result<String, SyntaxError> {
+    let node = parse_bounded(pattern)?;
+    let mut out = String::with_capacity(pattern.len() * 2);
+    emit(&node, &mut out);
+    Ok(out)
+}
+
+/// Compiles a Go pattern into a [`Matcher`] with Go's meaning: the parsed pattern is built into
+/// `regex-syntax`'s `Hir` (Unicode classes from `goregex/tables.rs`, case folding by `regex-syntax`),
+/// the same `Hir` that `regex-syntax` makes of the [`translate`]d pattern (a test checks it),
+/// and compiled by [`super::gomatch`].
+///
+/// # Errors
+/// Go's syntax error for any pattern Go rejects; Go's "expression too large" error when the
+/// compiled program exceeds its bound.
+pub fn compile(pattern: &str) -> Result<Matcher, SyntaxError> {
+    let node = parse_bounded(pattern)?;
+    let hir = to_hir(&node, &mut 0);
+    Matcher::new(&hir).map_err(|_| err(ERR_LARGE, pattern))
+}
+
+/// [`parse`], with the bounds this crate adds to Go's (nesting, size, Unicode class copies).
+fn parse_bounded(pattern: &str) -> Result<Node, SyntaxError> {
     let node = parse(pattern)?;
     if height(&node) > RUST_MAX_HEIGHT {
         return Err(err(ERR_NESTING_DEPTH, pattern));
@@ -250,25 +278,7 @@ pub fn translate(pattern: &str) -> Result<String, SyntaxError> {
     if size(&node) > MAX_SIZE || unicode_copies(&node) > RUST_MAX_UNICODE_CLASSES {
         return Err(err(ERR_LARGE, pattern));
     }
-    let mut out = String::with_capacity(pattern.len() * 2);
-    emit(&node, &mut out);
-    Ok(out)
-}
-
-/// Compiles a Go pattern into a [`Matcher`] with Go's meaning: the translated pattern is parsed
-/// by `regex-syntax` (Unicode classes, case folding) and compiled by [`super::gomatch`].
-///
-/// # Errors
-/// Go's syntax error for any pattern Go rejects; Go's "expression too large" error when the
-/// compiled program exceeds its bound.
-pub fn compile(pattern: &str) -> Result<Matcher, SyntaxError> {
-    let translated = translate(pattern)?;
-    let hir = regex_syntax::ParserBuilder::new()
-        .nest_limit(8 * RUST_MAX_HEIGHT as u32)
-        .build()
-        .parse(&translated)
-        .map_err(|_| err(ERR_LARGE, pattern))?;
-    Matcher::new(&hir).map_err(|_| err(ERR_LARGE, pattern))
+    Ok(node)
 }
 
 fn parse(s: &str) -> Result<Node, SyntaxError> {
@@ -800,181 +810,15 @@ const CATEGORIES: &[&str] = &[
     "Z", "Zl", "Zp", "Zs",
 ];
 
-/// Go's Unicode scripts (`unicode.Scripts` keys, Unicode 15.0).
-const SCRIPTS: &[&str] = &[
-    "Adlam",
-    "Ahom",
-    "Anatolian_Hieroglyphs",
-    "Arabic",
-    "Armenian",
-    "Avestan",
-    "Balinese",
-    "Bamum",
-    "Bassa_Vah",
-    "Batak",
-    "Bengali",
-    "Bhaiksuki",
-    "Bopomofo",
-    "Brahmi",
-    "Braille",
-    "Buginese",
-    "Buhid",
-    "Canadian_Aboriginal",
-    "Carian",
-    "Caucasian_Albanian",
-    "Chakma",
-    "Cham",
-    "Cherokee",
-    "Chorasmian",
-    "Common",
-    "Coptic",
-    "Cuneiform",
-    "Cypriot",
-    "Cypro_Minoan",
-    "Cyrillic",
-    "Deseret",
-    "Devanagari",
-    "Dives_Akuru",
-    "Dogra",
-    "Duployan",
-    "Egyptian_Hieroglyphs",
-    "Elbasan",
-    "Elymaic",
-    "Ethiopic",
-    "Georgian",
-    "Glagolitic",
-    "Gothic",
-    "Grantha",
-    "Greek",
-    "Gujarati",
-    "Gunjala_Gondi",
-    "Gurmukhi",
-    "Han",
-    "Hangul",
-    "Hanifi_Rohingya",
-    "Hanunoo",
-    "Hatran",
-    "Hebrew",
-    "Hiragana",
-    "Imperial_Aramaic",
-    "Inherited",
-    "Inscriptional_Pahlavi",
-    "Inscriptional_Parthian",
-    "Javanese",
-    "Kaithi",
-    "Kannada",
-    "Katakana",
-    "Kawi",
-    "Kayah_Li",
-    "Kharoshthi",
-    "Khitan_Small_Script",
-    "Khmer",
-    "Khojki",
-    "Khudawadi",
-    "Lao",
-    "Latin",
-    "Lepcha",
-    "Limbu",
-    "Linear_A",
-    "Linear_B",
-    "Lisu",
-    "Lycian",
-    "Lydian",
-    "Mahajani",
-    "Makasar",
-    "Malayalam",
-    "Mandaic",
-    "Manichaean",
-    "Marchen",
-    "Masaram_Gondi",
-    "Medefaidrin",
-    "Meetei_Mayek",
-    "Mende_Kikakui",
-    "Meroitic_Cursive",
-    "Meroitic_Hieroglyphs",
-    "Miao",
-    "Modi",
-    "Mongolian",
-    "Mro",
-    "Multani",
-    "Myanmar",
-    "Nabataean",
-    "Nag_Mundari",
-    "Nandinagari",
-    "New_Tai_Lue",
-    "Newa",
-    "Nko",
-    "Nushu",
-    "Nyiakeng_Puachue_Hmong",
-    "Ogham",
-    "Ol_Chiki",
-    "Old_Hungarian",
-    "Old_Italic",
-    "Old_North_Arabian",
-    "Old_Permic",
-    "Old_Persian",
-    "Old_Sogdian",
-    "Old_South_Arabian",
-    "Old_Turkic",
-    "Old_Uyghur",
-    "Oriya",
-    "Osage",
-    "Osmanya",
-    "Pahawh_Hmong",
-    "Palmyrene",
-    "Pau_Cin_Hau",
-    "Phags_Pa",
-    "Phoenician",
-    "Psalter_Pahlavi",
-    "Rejang",
-    "Runic",
-    "Samaritan",
-    "Saurashtra",
-    "Sharada",
-    "Shavian",
-    "Siddham",
-    "SignWriting",
-    "Sinhala",
-    "Sogdian",
-    "Sora_Sompeng",
-    "Soyombo",
-    "Sundanese",
-    "Syloti_Nagri",
-    "Syriac",
-    "Tagalog",
-    "Tagbanwa",
-    "Tai_Le",
-    "Tai_Tham",
-    "Tai_Viet",
-    "Takri",
-    "Tamil",
-    "Tangsa",
-    "Tangut",
-    "Telugu",
-    "Thaana",
-    "Thai",
-    "Tibetan",
-    "Tifinagh",
-    "Tirhuta",
-    "Toto",
-    "Ugaritic",
-    "Vai",
-    "Vithkuqi",
-    "Wancho",
-    "Warang_Citi",
-    "Yezidi",
-    "Yi",
-    "Zanabazar_Square",
-];
-
 fn unicode_table(name: &str) -> Option<&'static str> {
     if name == "Any" {
         return Some("Any");
     }
+    // The scripts are the tables' other names.
     CATEGORIES
         .iter()
-        .chain(SCRIPTS)
         .copied()
+        .chain(tables::UNICODE.iter().map(|&(n, _)| n))
         .find(|n| *n == name)
 }
 

@@ -3,6 +3,9 @@
 
 use crate::objects::goregex;
 use proptest::prelude::*;
+use regex_syntax::hir::{Class, ClassUnicodeRange, Hir, HirKind};
+
+use super::{hir, parse_bounded, CATEGORIES};
 
 #[test]
 fn goregex_invalid_patterns_from_go_tests() {
@@ -234,5 +237,305 @@ proptest! {
             let r = regex::RegexBuilder::new(&t).nest_limit(4000).size_limit(64 << 20).build();
             prop_assert!(r.is_ok(), "{:?} -> {:?}: {:?}", pat, t, r.err());
         }
+    }
+
+    #[test]
+    fn goregex_builds_regex_syntax_s_hir(pat in "[a-z()|*?+.\\\\\\[\\]{}0-9,^$:PpQEdswbBLUi<>-]{0,20}|\\PC{0,10}") {
+        prop_assert!(same_hir(&pat).is_ok(), "{}", same_hir(&pat).unwrap_err());
+    }
+}
+
+/// Go's Unicode scripts (`unicode.Scripts` keys, Unicode 15.0): the names the tables are written for.
+const SCRIPTS: &[&str] = &[
+    "Adlam",
+    "Ahom",
+    "Anatolian_Hieroglyphs",
+    "Arabic",
+    "Armenian",
+    "Avestan",
+    "Balinese",
+    "Bamum",
+    "Bassa_Vah",
+    "Batak",
+    "Bengali",
+    "Bhaiksuki",
+    "Bopomofo",
+    "Brahmi",
+    "Braille",
+    "Buginese",
+    "Buhid",
+    "Canadian_Aboriginal",
+    "Carian",
+    "Caucasian_Albanian",
+    "Chakma",
+    "Cham",
+    "Cherokee",
+    "Chorasmian",
+    "Common",
+    "Coptic",
+    "Cuneiform",
+    "Cypriot",
+    "Cypro_Minoan",
+    "Cyrillic",
+    "Deseret",
+    "Devanagari",
+    "Dives_Akuru",
+    "Dogra",
+    "Duployan",
+    "Egyptian_Hieroglyphs",
+    "Elbasan",
+    "Elymaic",
+    "Ethiopic",
+    "Georgian",
+    "Glagolitic",
+    "Gothic",
+    "Grantha",
+    "Greek",
+    "Gujarati",
+    "Gunjala_Gondi",
+    "Gurmukhi",
+    "Han",
+    "Hangul",
+    "Hanifi_Rohingya",
+    "Hanunoo",
+    "Hatran",
+    "Hebrew",
+    "Hiragana",
+    "Imperial_Aramaic",
+    "Inherited",
+    "Inscriptional_Pahlavi",
+    "Inscriptional_Parthian",
+    "Javanese",
+    "Kaithi",
+    "Kannada",
+    "Katakana",
+    "Kawi",
+    "Kayah_Li",
+    "Kharoshthi",
+    "Khitan_Small_Script",
+    "Khmer",
+    "Khojki",
+    "Khudawadi",
+    "Lao",
+    "Latin",
+    "Lepcha",
+    "Limbu",
+    "Linear_A",
+    "Linear_B",
+    "Lisu",
+    "Lycian",
+    "Lydian",
+    "Mahajani",
+    "Makasar",
+    "Malayalam",
+    "Mandaic",
+    "Manichaean",
+    "Marchen",
+    "Masaram_Gondi",
+    "Medefaidrin",
+    "Meetei_Mayek",
+    "Mende_Kikakui",
+    "Meroitic_Cursive",
+    "Meroitic_Hieroglyphs",
+    "Miao",
+    "Modi",
+    "Mongolian",
+    "Mro",
+    "Multani",
+    "Myanmar",
+    "Nabataean",
+    "Nag_Mundari",
+    "Nandinagari",
+    "New_Tai_Lue",
+    "Newa",
+    "Nko",
+    "Nushu",
+    "Nyiakeng_Puachue_Hmong",
+    "Ogham",
+    "Ol_Chiki",
+    "Old_Hungarian",
+    "Old_Italic",
+    "Old_North_Arabian",
+    "Old_Permic",
+    "Old_Persian",
+    "Old_Sogdian",
+    "Old_South_Arabian",
+    "Old_Turkic",
+    "Old_Uyghur",
+    "Oriya",
+    "Osage",
+    "Osmanya",
+    "Pahawh_Hmong",
+    "Palmyrene",
+    "Pau_Cin_Hau",
+    "Phags_Pa",
+    "Phoenician",
+    "Psalter_Pahlavi",
+    "Rejang",
+    "Runic",
+    "Samaritan",
+    "Saurashtra",
+    "Sharada",
+    "Shavian",
+    "Siddham",
+    "SignWriting",
+    "Sinhala",
+    "Sogdian",
+    "Sora_Sompeng",
+    "Soyombo",
+    "Sundanese",
+    "Syloti_Nagri",
+    "Syriac",
+    "Tagalog",
+    "Tagbanwa",
+    "Tai_Le",
+    "Tai_Tham",
+    "Tai_Viet",
+    "Takri",
+    "Tamil",
+    "Tangsa",
+    "Tangut",
+    "Telugu",
+    "Thaana",
+    "Thai",
+    "Tibetan",
+    "Tifinagh",
+    "Tirhuta",
+    "Toto",
+    "Ugaritic",
+    "Vai",
+    "Vithkuqi",
+    "Wancho",
+    "Warang_Citi",
+    "Yezidi",
+    "Yi",
+    "Zanabazar_Square",
+];
+
+/// What `regex-syntax` (its parser and Unicode tables) makes of `pattern` in Rust's syntax.
+fn rust_hir(pattern: &str) -> Hir {
+    regex_syntax::ParserBuilder::new()
+        .nest_limit(2000)
+        .build()
+        .parse(pattern)
+        .unwrap_or_else(|e| panic!("{pattern:?}: {e}"))
+}
+
+/// The `Hir` partkit builds of a Go pattern, and the one `regex-syntax` makes of its
+/// translation: the same.
+fn same_hir(go: &str) -> Result<(), String> {
+    let Ok(node) = parse_bounded(go) else {
+        return Ok(());
+    };
+    let ours = hir::to_hir(&node, &mut 0);
+    let translated = goregex::translate(go).map_err(|e| e.to_string())?;
+    let theirs = rust_hir(&translated);
+    if ours == theirs {
+        Ok(())
+    } else {
+        Err(format!(
+            "{go:?} -> {translated:?}:\n ours {ours:?}\n theirs {theirs:?}"
+        ))
+    }
+}
+
+/// Go's names the tables hold: the two-letter categories but `Cs`, and the scripts, in order.
+fn table_names() -> Vec<&'static str> {
+    let mut names: Vec<&str> = CATEGORIES
+        .iter()
+        .copied()
+        .filter(|n| n.len() == 2 && *n != "Cs")
+        .chain(SCRIPTS.iter().copied())
+        .collect();
+    names.sort_unstable();
+    names
+}
+
+fn render_tables() -> String {
+    let mut out = String::from(
+        "//! Go's Unicode classes: the two-letter general categories but `Cs`, and the scripts, as\n\
+         //! `regex-syntax`'s Unicode 16.0 tables have them, each range as two LEB128 numbers (its\n\
+         //! distance from the end of the previous range, its length less one: `hir::decode`).\n\
+         //! Written by a test (`UPDATE_TABLES=1 cargo test --lib unicode_tables`); do not edit.\n\n\
+         #[rustfmt::skip]\n\
+         pub(super) const UNICODE: &[(&str, &[u8])] = &[\n",
+    );
+    for name in table_names() {
+        let ranges: Vec<ClassUnicodeRange> = match rust_hir(&format!("\\p{{{name}}}")).into_kind() {
+            HirKind::Class(Class::Unicode(c)) => c.ranges().to_vec(),
+            HirKind::Literal(lit) => {
+                let c = std::str::from_utf8(&lit.0).unwrap().chars().next().unwrap();
+                vec![ClassUnicodeRange::new(c, c)]
+            }
+            other => panic!("{name}: {other:?}"),
+        };
+        let bytes = hir::encode(&ranges);
+        assert_eq!(hir::decode(&bytes), ranges, "{name}");
+        out.push_str(&format!("    (\n        \"{name}\",\n        b\""));
+        let mut col = 11;
+        for b in bytes {
+            let text = match b {
+                b'"' | b'\\' => format!("\\{}", b as char),
+                0x20..=0x7E => (b as char).to_string(),
+                _ => format!("\\x{b:02x}"),
+            };
+            if col + text.len() > 98 {
+                out.push_str("\\\n          ");
+                col = 10;
+            }
+            col += text.len();
+            out.push_str(&text);
+        }
+        out.push_str("\",\n    ),\n");
+    }
+    out.push_str("];\n");
+    out
+}
+
+/// The committed tables are the ones `regex-syntax` gives (`UPDATE_TABLES=1` rewrites them).
+#[test]
+fn unicode_tables_are_up_to_date() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/objects/goregex/tables.rs");
+    let text = render_tables();
+    if std::env::var_os("UPDATE_TABLES").is_some_and(|v| !v.is_empty() && v != "0") {
+        std::fs::write(&path, &text).unwrap();
+    }
+    assert!(
+        std::fs::read_to_string(&path).unwrap() == text,
+        "src/objects/goregex/tables.rs is not what regex-syntax's tables give: run UPDATE_TABLES=1 cargo test --lib unicode_tables"
+    );
+}
+
+#[test]
+fn every_unicode_class_builds_regex_syntax_s_hir() {
+    for name in CATEGORIES.iter().chain(SCRIPTS).chain(&["Any"]) {
+        for pattern in [
+            format!(r"\p{{{name}}}"),
+            format!(r"\P{{{name}}}"),
+            format!(r"(?i)\p{{^{name}}}"),
+            format!(r"[^\p{{{name}}}a-z\d]"),
+            format!(r"(?i)[\P{{{name}}}[:^alpha:]k]"),
+        ] {
+            same_hir(&pattern).unwrap();
+        }
+    }
+}
+
+#[test]
+fn patterns_build_regex_syntax_s_hir() {
+    for go in [
+        r"user(\d+)",
+        r"(?i)USER(\d+)|(é+)漢字?",
+        r"(a)(?:b(c)|(d))*?(?P<n>e){2,5}x{3}y{2,}z??",
+        r"[^\x00-\x{10FFFF}]\x{D800}[\x{D800}-\x{E000}]",
+        r"(?s).(?-s).(?m)^$(?-m)^$\A\z\b\B",
+        r"(?i)[k][^k]\W\w[[:^word:]]ß",
+        r"a|b|",
+        r"(?:)*a{0}b{1}c{0,1}",
+        r"(?U)x{2,}?y*z+?",
+        r"\pC\PC\p{Cs}\P{Cs}(?i)\pL",
+    ] {
+        same_hir(go).unwrap();
     }
 }
