@@ -115,7 +115,7 @@ fn unicode(name: &str) -> ClassUnicode {
     if name == "Any" {
         return ClassUnicode::new([ClassUnicodeRange::new('\0', char::MAX)]);
     }
-    let mut set = ClassUnicode::empty();
+    let mut ranges = Vec::new();
     for &(table, encoded) in tables::UNICODE {
         let member = if name.len() == 1 {
             table.len() == 2 && table.starts_with(name)
@@ -123,15 +123,16 @@ fn unicode(name: &str) -> ClassUnicode {
             table == name
         };
         if member {
-            set.union(&ClassUnicode::new(decode(encoded)));
+            decode(encoded, &mut ranges);
         }
     }
-    set
+    ClassUnicode::new(ranges)
 }
 
-/// The ranges of one table of [`tables::UNICODE`]: per range, the distance from the end of the
-/// previous one (from 0 for the first) and its length less one, as LEB128 numbers.
-pub(super) fn decode(encoded: &[u8]) -> Vec<ClassUnicodeRange> {
+/// Appends the ranges of one table of [`tables::UNICODE`] to `out`: per range, the table holds
+/// the distance from the end of the previous one (from 0 for the first) and its length less one,
+/// as LEB128 numbers.
+pub(super) fn decode(encoded: &[u8], out: &mut Vec<ClassUnicodeRange>) {
     let mut numbers = encoded.split_inclusive(|b| b & 0x80 == 0).map(|bytes| {
         let mut n = 0u32;
         for (i, b) in bytes.iter().enumerate() {
@@ -139,7 +140,6 @@ pub(super) fn decode(encoded: &[u8]) -> Vec<ClassUnicodeRange> {
         }
         n
     });
-    let mut out = Vec::new();
     let mut next = 0u32;
     while let (Some(gap), Some(len)) = (numbers.next(), numbers.next()) {
         let lo = next + gap;
@@ -148,7 +148,6 @@ pub(super) fn decode(encoded: &[u8]) -> Vec<ClassUnicodeRange> {
             out.push(ClassUnicodeRange::new(lo, hi));
         }
     }
-    out
 }
 
 /// [`decode`]'s inverse, which wrote [`tables::UNICODE`].
