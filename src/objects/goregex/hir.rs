@@ -27,9 +27,24 @@ pub(super) fn to_hir(re: &Node, captures: &mut u32) -> Hir {
             negated,
             fold,
         } => {
-            let mut set = ClassUnicode::empty();
+            // Plain ranges as one list (one sort), then each group or Unicode class.
+            let mut plain = Vec::new();
             for item in items {
-                set.union(&class_item(item, *fold));
+                if let ClassItem::Range(lo, hi) = item {
+                    plain.push((*lo, *hi));
+                }
+            }
+            let mut set = ranges(&plain);
+            for item in items {
+                match item {
+                    ClassItem::Range(..) => {}
+                    ClassItem::Group(group, negated) => {
+                        set.union(&fold_negate(ranges(group), *fold, *negated));
+                    }
+                    ClassItem::Unicode(name, negated) => {
+                        set.union(&fold_negate(unicode(name), *fold, *negated));
+                    }
+                }
             }
             class(set, *fold, *negated)
         }
@@ -98,14 +113,6 @@ fn fold_negate(mut set: ClassUnicode, fold: bool, negate: bool) -> ClassUnicode 
 
 fn class(set: ClassUnicode, fold: bool, negate: bool) -> Hir {
     Hir::class(Class::Unicode(fold_negate(set, fold, negate)))
-}
-
-fn class_item(item: &ClassItem, fold: bool) -> ClassUnicode {
-    match item {
-        ClassItem::Range(lo, hi) => ranges(&[(*lo, *hi)]),
-        ClassItem::Group(set, negated) => fold_negate(ranges(set), fold, *negated),
-        ClassItem::Unicode(name, negated) => fold_negate(unicode(name), fold, *negated),
-    }
 }
 
 /// A Go Unicode class by name: `Any`; a category (one letter: every two-letter category of that
