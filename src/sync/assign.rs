@@ -106,7 +106,7 @@ impl<'a> Placing<'a> {
         }
     }
 
-    /// 1. Survivors keep what they own.
+    /// Step 1: survivors keep what they own.
     fn keep_owned(&mut self, by_id: &HashMap<&str, &'a TaskState>) {
         for m in self.members {
             let mut entry = match by_id.get(m.as_str()) {
@@ -130,7 +130,7 @@ impl<'a> Placing<'a> {
         }
     }
 
-    /// 2. Shares: to a member -> that member; otherwise -> the pool (`states` in id order).
+    /// Step 2: shares to a member -> that member; otherwise -> the pool (`states` in id order).
     fn place_shares(&mut self, states: &[&'a TaskState]) {
         // a token in some task's data is that task's (handled above and in step 3), not the share's
         let in_data: HashSet<&str> = states
@@ -178,8 +178,8 @@ impl<'a> Placing<'a> {
         }
     }
 
-    /// 3. Departed tasks' unfinished partitions -> the pool; their done ones stay known, with
-    /// the member rendezvous hashing picks (done partitions first: a token a departed task
+    /// Step 3: departed tasks' unfinished partitions -> the pool; their done ones stay known,
+    /// with the member rendezvous hashing picks (done partitions first: a token a departed task
     /// finished is done, whatever another departed task's stale entry says of it).
     fn pool_departed(&mut self, states: &[&'a TaskState]) {
         let departed = || {
@@ -215,7 +215,7 @@ impl<'a> Placing<'a> {
         }
     }
 
-    /// 4. The pool -> the least-loaded member, ties by id (members are in id order by
+    /// Step 4: the pool -> the least-loaded member, ties by id (members are in id order by
     /// convention, but the index breaks ties by the id itself to not depend on it).
     fn deal_pool(&mut self) {
         if self.pool.is_empty() || self.members.is_empty() {
