@@ -1084,14 +1084,17 @@ fn has_case(c: char) -> bool {
     !c.is_ascii() || c.is_ascii_alphabetic()
 }
 
+/// The parts of `lo..=hi` outside the surrogates, which are not scalar values in Rust and never
+/// occur in valid UTF-8 text: at most two, the empty ones left out.
+fn scalar_parts(lo: u32, hi: u32) -> impl Iterator<Item = (u32, u32)> {
+    [(lo, hi.min(0xD7FF)), (lo.max(0xE000), hi)]
+        .into_iter()
+        .filter(|(l, h)| l <= h)
+}
+
 fn emit_ranges(ranges: &[(u32, u32)], out: &mut String) {
     for &(lo, hi) in ranges {
-        // Surrogates are not scalar values in Rust and never occur in valid UTF-8 text.
-        let parts = [(lo, hi.min(0xD7FF)), (lo.max(0xE000), hi)];
-        for (l, h) in parts {
-            if l > h {
-                continue;
-            }
+        for (l, h) in scalar_parts(lo, hi) {
             push_char(out, l);
             if h != l {
                 out.push('-');

@@ -9,7 +9,7 @@
 
 use regex_syntax::hir::{Capture, Class, ClassUnicode, ClassUnicodeRange, Hir, Look, Repetition};
 
-use super::{has_case, tables, ClassItem, Node, RepOp};
+use super::{has_case, scalar_parts, tables, ClassItem, Node, RepOp};
 
 /// The `Hir` of `re`; `captures` counts the capturing groups opened so far (numbered from 1 in
 /// the order their `(` appears, as the parser numbers them).
@@ -91,8 +91,8 @@ pub(super) fn to_hir(re: &Node, captures: &mut u32) -> Hir {
 fn ranges(ranges: &[(u32, u32)]) -> ClassUnicode {
     let mut out = Vec::with_capacity(ranges.len());
     for &(lo, hi) in ranges {
-        for (l, h) in [(lo, hi.min(0xD7FF)), (lo.max(0xE000), hi)] {
-            if let (true, Some(l), Some(h)) = (l <= h, char::from_u32(l), char::from_u32(h)) {
+        for (l, h) in scalar_parts(lo, hi) {
+            if let (Some(l), Some(h)) = (char::from_u32(l), char::from_u32(h)) {
                 out.push(ClassUnicodeRange::new(l, h));
             }
         }
