@@ -117,12 +117,13 @@ mkdirSync(dirname(dictionaryFile), {recursive: true});
 writeFileSync(dictionaryFile, dictionary);
 const writePacked = (name, packed) => writeFileSync(join(root, 'dist', 'wasm', `${name}.json`), JSON.stringify(packed.toString('base64')) + '\n');
 writePacked('shared', pack(dictionaryFile));
+const sharedDict = {file: dictionaryFile, bytes: dictionary};
 // what the dictionary saves, for `npm run test:size`'s table: each module packed alone and against it
 const saving = {};
 for (const domain of DOMAINS) {
   const shared = SHARED_DOMAINS.includes(domain);
   writeFileSync(join(root, 'pkg', domain, 'index.mjs'), await lazyModule(domain, `pkg/${domain}`, shared && dictionary.length));
-  const packed = pack(wasmFile(domain), shared ? dictionaryFile : undefined);
+  const packed = pack(wasmFile(domain), shared ? sharedDict : undefined);
   writePacked(domain, packed);
   if (shared) saving[domain] = {alone: pack(wasmFile(domain)).length, againstDictionary: packed.length};
 }
@@ -130,19 +131,19 @@ writeFileSync(join(root, 'pkg', 'shared', 'saving.json'), JSON.stringify(saving,
 
 /**
  * The file at `path` compressed for js/wasm/load.mjs by crates/lzmapack (liblzma, preset 9
- * extreme, lc 3, lp 0, pb 0), against the preset dictionary in `dictPath` if given: a properties
- * byte, then the range coder's stream. The decoder that pages run must give the file back, which
- * is checked here.
+ * extreme, lc 3, lp 0, pb 0), against the preset dictionary `dict` ({file, bytes}) if given: a
+ * properties byte, then the range coder's stream. The decoder that pages run must give the file
+ * back, which is checked here.
  */
-function pack(path, dictPath) {
+function pack(path, dict) {
   const out = join(root, 'pkg', 'shared', 'packed.lzma');
-  run(lzmapack, [path, out, ...(dictPath ? [dictPath] : [])]);
+  run(lzmapack, [path, out, ...(dict ? [dict.file] : [])]);
   const packed = readFileSync(out);
   rmSync(out);
   const original = readFileSync(path);
   let back = null;
   try {
-    back = unlzma(packed, original.length, dictPath ? readFileSync(dictPath) : undefined);
+    back = unlzma(packed, original.length, dict?.bytes);
   } catch {}
   if (!back || Buffer.compare(Buffer.from(back), original) !== 0) {
     throw new Error(`build: the LZMA decoder does not give ${relative(root, path)} back`);
