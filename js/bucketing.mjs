@@ -2,9 +2,11 @@
 // Type checks of JS values happen here; every value rule lives in the Rust core.
 import * as wasm from '#wasm/bucketing';
 import {BucketingError, PartkitError, call, describe, freeWasm, freed, readArgs, rethrow, tooLarge} from './errors.mjs';
+// partkit/bucketing exports its error classes too (the same classes as the root's).
+export {PartkitError, BucketingError} from './errors.mjs';
 import {MAX_BATCH_ITEMS, MAX_BATCH_UNITS, MAX_RANGE_ITEMS, MAX_STRING} from './limits.mjs';
 import {packedFor} from './packed.mjs';
-import {KIND, argumentKit, isPlainObject, kindOf} from './kit/args.mjs';
+import {KIND, argumentKit, distance, isPlainObject, kindOf} from './kit/args.mjs';
 
 const {mapPacked} = packedFor(wasm);
 
@@ -199,12 +201,62 @@ export class Bucketer {
     this.#inner = null;
     freeWasm(inner);
   }
+
+  /** `free()`, under the name `using` calls (explicit resource management): `using x = …` frees `x` at the end of its scope. */
+  [Symbol.dispose]() {
+    this.free();
+  }
 }
 
-/** Validates a config; throws BucketingError with faros' messages. */
+/** The four keys of a config that bucketing reads. */
+const CONFIG_KEYS = ['round_robin_bucket_execution', 'bucket_id', 'bucket_total', 'bucket_ranges'];
+
+/**
+ * Keys of `config` that nearly match one of the four bucketing keys (case, `_` or camelCase,
+ * an edit or two: `bucket_totl`, `bucketTotal`): faros ignores unknown keys (a connector config
+ * has many), so these are warnings, never errors. Each is `{code: 'BUCKET_CONFIG_NEAR_MISS',
+ * path: [key], key, suggestion, message}`.
+ */
+export function bucketingConfigWarnings(config) {
+  const keys = reading(() => {
+    if (!isPlainObject(config)) throw argError(`config must be an object, got ${describe(config)}`);
+    return Object.keys(config);
+  }, 'config');
+  const warnings = [];
+  for (const key of keys) {
+    if (CONFIG_KEYS.includes(key) || key.length > 64) continue;
+    const suggestion = nearMiss(key);
+    if (suggestion === undefined) continue;
+    warnings.push({
+      code: 'BUCKET_CONFIG_NEAR_MISS',
+      path: [key],
+      key,
+      suggestion,
+      message: `config.${key} is not a bucketing key and is ignored: did you mean ${suggestion}?`,
+    });
+  }
+  return warnings;
+}
+
+/** The bucketing key `key` nearly matches (case, `_`/`-` and camelCase aside, at most two edits), if any. */
+function nearMiss(key) {
+  const fold = (s) => s.toLowerCase().replace(/[_-]/g, '');
+  const k = fold(key);
+  for (const name of CONFIG_KEYS) {
+    const n = fold(name);
+    if (k === n || (Math.abs(k.length - n.length) <= 2 && distance(k, n) <= 2)) return name;
+  }
+  return undefined;
+}
+
+/**
+ * Validates a config; throws BucketingError with faros' messages. With a logger, each key that
+ * nearly matches a bucketing key (`bucketingConfigWarnings`) is logged as a warning first.
+ */
 export function validateBucketingConfig(config, logger) {
   requireLogger(logger);
   const c = readConfig(config);
+  if (logger) for (const w of bucketingConfigWarnings(config)) logger(`Warning: ${w.message}`);
   const ignored = call(() => wasm.validateConfig(...encode(c)), BucketingError);
   if (ignored && logger) {
     const shown = c.rangeList ? c.rangeList.map(printable).join(',') : printable(c.ranges);
@@ -318,6 +370,11 @@ export class BucketSet {
     const inner = this.#inner;
     this.#inner = null;
     freeWasm(inner);
+  }
+
+  /** `free()`, under the name `using` calls (explicit resource management): `using x = …` frees `x` at the end of its scope. */
+  [Symbol.dispose]() {
+    this.free();
   }
 }
 

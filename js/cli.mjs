@@ -9,7 +9,7 @@ import * as objects from './cli/objects.mjs';
 import * as imports from './cli/imports.mjs';
 import * as lifecycle from './cli/lifecycle.mjs';
 import * as sync from './cli/sync.mjs';
-import {UsageError, leaf, result, say} from './cli/io.mjs';
+import {UsageError, failure, leaf, result, say, wantsJson} from './cli/io.mjs';
 
 const require = createRequire(import.meta.url);
 const api = require('../dist/index.cjs');
@@ -57,10 +57,16 @@ leaf(program, 'demo', 'show what partkit does, on sample data shipped with the p
 
 program.parseAsync(process.argv).catch((error) => {
   if (error instanceof CommanderError) {
-    // --help and --version exit 0; commander has already printed its own usage errors.
+    // --help and --version exit 0; commander has already printed its own usage errors (on
+    // stderr; with --json also as JSON on stdout).
     process.exitCode = error.exitCode === 0 ? 0 : 2;
+    if (error.exitCode !== 0 && wantsJson()) {
+      process.stdout.write(`${JSON.stringify(failure({code: 'USAGE', message: error.message.replace(/^error: /, '')}), null, 2)}\n`);
+    }
     return;
   }
-  say('error', `${error.code ? `[${error.code}] ` : ''}${error.message}`);
+  say('error', `${error.code && !(error instanceof UsageError) ? `[${error.code}] ` : ''}${error.message}`);
+  // --json: stdout is JSON on every path, a failure included
+  if (wantsJson()) process.stdout.write(`${JSON.stringify(failure(error), null, 2)}\n`);
   process.exitCode = error instanceof UsageError ? 2 : 1;
 });

@@ -1,12 +1,16 @@
 // Error classes of the package, and the one place wasm errors become them.
-import {readingAs, tooLargeError} from './kit/args.mjs';
+import {boundMessage, pathOf, quote, readingAs, tooLargeError} from './kit/args.mjs';
 
-/** Base class of every error partkit throws on purpose: a stable `message` and a `code`. */
+/**
+ * Base class of every error partkit throws on purpose: a stable `message`, a `code`, and a
+ * `path`: where the refused value is (docs/errors.md, "Where: path").
+ */
 export class PartkitError extends Error {
-  constructor(message, code) {
-    super(message);
+  constructor(message, code, path) {
+    super(boundMessage(message));
     this.name = new.target.name;
     this.code = code;
+    this.path = path === undefined ? pathOf(message, code) : path;
   }
 }
 /** Bucketing and round-robin errors (faros-airbyte-common messages). */
@@ -31,6 +35,14 @@ const BY_DOMAIN = {
 const RuntimeError = globalThis.WebAssembly?.RuntimeError;
 
 /**
+ * A core's message with every run of over 100 characters without a space or punctuation (only
+ * a caller's value makes one: a range, a token, an id) cut by `quote`. The sync and lifecycle
+ * cores cut their quotes themselves (src/quote.rs); bucketing's messages are faros' and its core
+ * quotes whole (cutting there costs its wasm kilobytes), so this is where they are cut.
+ */
+const cutLongRuns = (message) => (typeof message === 'string' && message.length > 100 ? message.replace(/[^\s.,:;'"()…]{101,}/g, quote) : message);
+
+/**
  * Rethrows an error from wasm as its domain's class; anything else unchanged. A trap (the only
  * one an export can hit is a failed allocation: partkit never panics) becomes `OUT_OF_MEMORY`
  * in the class `Class`.
@@ -38,7 +50,7 @@ const RuntimeError = globalThis.WebAssembly?.RuntimeError;
 export function rethrow(error, Class = PartkitError) {
   if (error instanceof Error && !(error instanceof PartkitError)) {
     const Domain = BY_DOMAIN[error.domain];
-    if (Domain && typeof error.code === 'string') throw new Domain(error.message, error.code);
+    if (Domain && typeof error.code === 'string') throw new Domain(cutLongRuns(error.message), error.code, Array.isArray(error.path) ? error.path : undefined);
     if (RuntimeError && error instanceof RuntimeError) throw outOfMemory(Class, error);
   }
   throw error;

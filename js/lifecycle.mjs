@@ -2,6 +2,8 @@
 // arguments happen here; every rule lives in the Rust core (src/lifecycle).
 import * as wasm from '#wasm/lifecycle';
 import {LifecycleError, PartkitError, describe, freeWasm, freed, isTrap, readArgs, rethrow, tooLarge} from './errors.mjs';
+// partkit/lifecycle exports its error classes too (the same classes as the root's).
+export {PartkitError, LifecycleError} from './errors.mjs';
 import {MAX_BATCH_ITEMS, MAX_JSON, MAX_SNAPSHOT_JSON, MAX_STRING} from './limits.mjs';
 import {packedFor} from './packed.mjs';
 import {argumentKit, isPlainObject as isObject} from './kit/args.mjs';
@@ -37,7 +39,11 @@ function run(fn) {
     try {
       rethrow(error, LifecycleError);
     } catch (mapped) {
-      if (typeof index === 'number' && mapped instanceof LifecycleError) mapped.eventIndex = index;
+      if (typeof index === 'number' && mapped instanceof LifecycleError) {
+        mapped.eventIndex = index;
+        // a replay's event is `events[index]`, not `event`
+        if (mapped.path?.[0] === 'event') mapped.path = ['events', index, ...mapped.path.slice(1)];
+      }
       throw mapped;
     }
   }
@@ -274,6 +280,11 @@ export class BuildState {
     const inner = this.#inner;
     this.#inner = null;
     freeWasm(inner);
+  }
+
+  /** `free()`, under the name `using` calls (explicit resource management): `using x = …` frees `x` at the end of its scope. */
+  [Symbol.dispose]() {
+    this.free();
   }
 }
 

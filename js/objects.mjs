@@ -2,6 +2,8 @@
 // Type checks of JS values happen here; every value rule lives in the Rust core.
 import * as wasm from '#wasm/objects';
 import {PartitionError, PartkitError, call as callWasm, describe, freeWasm, freed, isTrap, readArgs, rethrow, tooLarge} from './errors.mjs';
+// partkit/objects exports its error classes too (the same classes as the root's).
+export {PartkitError, PartitionError} from './errors.mjs';
 import {MAX_BATCH_ITEMS, MAX_CHUNK_BYTES, MAX_LISTING_BYTES, MAX_STRING} from './limits.mjs';
 import {packedFor} from './packed.mjs';
 import {argumentKit, isPlainObject} from './kit/args.mjs';
@@ -379,6 +381,11 @@ export class ObjectPartitioner {
     this.#inner = null;
     freeWasm(inner);
   }
+
+  /** `free()`, under the name `using` calls (explicit resource management): `using x = …` frees `x` at the end of its scope. */
+  [Symbol.dispose]() {
+    this.free();
+  }
 }
 
 /** Go's sanitizeKeyForPatternMatching: `key` without `prefix`, then without ONE leading '/'. */
@@ -498,6 +505,11 @@ class LineStream {
     const inner = this.#inner;
     this.#inner = null;
     freeWasm(inner);
+  }
+
+  /** `free()`, under the name `using` calls (explicit resource management): `using x = …` frees `x` at the end of its scope. */
+  [Symbol.dispose]() {
+    this.free();
   }
 }
 

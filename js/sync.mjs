@@ -6,6 +6,8 @@
 // publish.
 import * as wasm from '#wasm/sync';
 import {PartkitError, SyncError, call as callWasm, describe, freeWasm, freed, isTrap, readArgs, tooLarge} from './errors.mjs';
+// partkit/sync exports its error classes too (the same classes as the root's).
+export {PartkitError, SyncError} from './errors.mjs';
 import {MAX_BATCH_ITEMS, MAX_JSON, MAX_SNAPSHOT_JSON, MAX_STRING} from './limits.mjs';
 import {packedFor} from './packed.mjs';
 import {argumentKit, isPlainObject, unknownKey} from './kit/args.mjs';
@@ -402,6 +404,11 @@ export class SyncTask {
     const inner = this.#inner;
     this.#inner = null;
     freeWasm(inner);
+  }
+
+  /** `free()`, under the name `using` calls (explicit resource management): `using x = …` frees `x` at the end of its scope. */
+  [Symbol.dispose]() {
+    this.free();
   }
 }
 

@@ -4,6 +4,7 @@
 import {execFileSync} from 'node:child_process';
 import {existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync} from 'node:fs';
 import {dirname, join, relative, resolve, sep} from 'node:path';
+import {createRequire} from 'node:module';
 import {fileURLToPath, pathToFileURL} from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -197,18 +198,20 @@ async function lazyModule(domain, out, dictionarySize) {
   ].join('\n');
 }
 
-// 4. JS entry points: dist/index.cjs (Node's require and import, jest, esbuild --platform=node)
-// and dist/browser/ (browsers and bundlers: index.mjs, one entry per domain, shared chunks), the
-// same code; each domain's wasm is read from dist/wasm/<domain>.json. A bundler's tree shaking
-// keeps only the domains a page uses ("sideEffects": false); a page without a bundler imports a
-// domain's entry directly. dist/index.cjs has TextDecoder/TextEncoder injected (js/wasm/text.mjs:
-// jest's jsdom environment, which reads it, has neither); dist/browser/ uses the platform's, which
-// every browser has (the "import" condition is for browsers and bundlers: Node, jest, vitest and
-// bundlers for Node take the "node" one).
+// 4. JS entry points: for Node (require and import, jest, esbuild --platform=node) one CommonJS
+// file per domain, dist/<domain>.cjs, which `require`s its own wasm (dist/wasm/<domain>.json)
+// and nothing of the other domains, the code every domain shares in dist/common.cjs (one
+// PartkitError class, one LZMA decoder and shared dictionary per process), and dist/index.cjs,
+// the root, re-exporting every domain; for browsers and bundlers dist/browser/ (index.mjs, one
+// entry per domain, shared chunks), the same code. A bundler's tree shaking keeps only the
+// domains a page uses ("sideEffects": false); a page without a bundler imports a domain's entry
+// (`partkit/<domain>`, package.json "exports"). Both builds have TextDecoder/TextEncoder injected
+// (js/wasm/text.mjs: jest's jsdom environment, which runs either, has neither; the platform's own
+// classes where they exist).
 const esbuild = await import('esbuild');
 const {slimGluePlugin} = await import('./slim-glue.mjs');
 // `#wasm/<domain>`: pkg/<domain>/index.mjs; `#wasm-data/<domain>`: how it reads
-// dist/wasm/<domain>.json, from dist/index.cjs (`require`, on first use) or from dist/browser/
+// dist/wasm/<domain>.json, from dist/<domain>.cjs (`require`, on first use) or from dist/browser/
 // (a static JSON import, which bundlers inline and browsers fetch).
 const wasmDomains = (format) => ({
   name: 'partkit-wasm',
@@ -231,45 +234,58 @@ const wasmDomains = (format) => ({
   },
 });
 const common = {bundle: true, absWorkingDir: root, logLevel: 'warning', legalComments: 'none'};
-const wasmCommon = {...common, inject: ['js/wasm/text.mjs']};
-// dist/index.cjs also gives tests each domain's raw wasm exports (tests/memory.test.js fills a
-// domain's memory), under a registered symbol on PartkitError: not API, not enumerable, no types.
-const testHook = {
-  name: 'partkit-test-hook',
+// The modules several domains share, in Node: dist/common.cjs (every domain), dist/serde.cjs
+// (serde's words in JS words: lifecycle and sync only).
+const SHARED_MODULES = ['js/errors.mjs', 'js/limits.mjs', 'js/packed.mjs', 'js/kit/args.mjs', 'js/wasm/load.mjs'];
+const sharedFile = (target) => (target === join(root, 'js', 'kit', 'serde.mjs') ? './serde.cjs'
+  : SHARED_MODULES.some((m) => join(root, m) === target) ? './common.cjs' : undefined);
+const sharedModules = {
+  name: 'partkit-common',
   setup(build) {
-    build.onResolve({filter: /^partkit-cjs-entry$/}, () => ({path: 'entry', namespace: 'partkit-cjs'}));
-    build.onLoad({filter: /.*/, namespace: 'partkit-cjs'}, () => ({
-      resolveDir: root,
-      loader: 'js',
-      contents: [
-        "export * from './js/index.mjs';",
-        "import {PartkitError} from './js/errors.mjs';",
-        ...DOMAINS.map((d) => `import * as ${d} from '#wasm/${d}';`),
-        `Object.defineProperty(PartkitError, Symbol.for('partkit.wasm'), {value: Object.freeze({${DOMAINS.join(', ')}})});`,
-      ].join('\n'),
-    }));
+    build.onResolve({filter: /\.mjs$/}, ({path, resolveDir, kind}) => {
+      const file = kind === 'entry-point' ? undefined : sharedFile(resolve(resolveDir, path));
+      return file && {path: file, external: true};
+    });
   },
 };
-await esbuild.build({
-  ...wasmCommon,
-  entryPoints: ['partkit-cjs-entry'],
-  outfile: 'dist/index.cjs',
+// Virtual entries: `partkit-entry:<name>` is the source of dist/<name>.cjs.
+const entries = (sources) => ({
+  name: 'partkit-entries',
+  setup(build) {
+    build.onResolve({filter: /^partkit-entry:/}, ({path}) => ({path: path.slice('partkit-entry:'.length), namespace: 'partkit-entry'}));
+    build.onLoad({filter: /.*/, namespace: 'partkit-entry'}, ({path}) => ({resolveDir: root, loader: 'js', contents: sources[path]}));
+  },
+});
+// Each domain's file also gives tests the domain's raw wasm exports (tests/memory.test.js fills a
+// domain's memory), under a registered symbol on PartkitError: not API, not enumerable, no types.
+const nodeSources = {
+  common: SHARED_MODULES.map((m) => `export * from './${m}';`).join('\n'),
+  ...Object.fromEntries(DOMAINS.map((d) => [d, [
+    `export * from './js/${d}.mjs';`,
+    "import {PartkitError} from './js/errors.mjs';",
+    `import * as raw from '#wasm/${d}';`,
+    "const hook = Symbol.for('partkit.wasm');",
+    'if (!Object.prototype.hasOwnProperty.call(PartkitError, hook)) Object.defineProperty(PartkitError, hook, {value: {}});',
+    `PartkitError[hook].${d} = raw;`,
+  ].join('\n')])),
+};
+const nodeCommon = {
+  ...common,
   format: 'cjs',
   platform: 'node',
   target: 'node18',
-  // whitespace and syntax only: names stay as written, for stack traces (46 -> 32 kB gzipped);
-  // lines broken from 160 characters on, since Node prints the source line of an uncaught
-  // error's throw site (on one line, that was the whole file)
+  // whitespace and syntax only: names stay as written, for stack traces; lines broken from 160
+  // characters on, since Node prints the source line of an uncaught error's throw site
   minifyWhitespace: true,
   minifySyntax: true,
   lineLimit: 160,
-  plugins: [testHook, wasmDomains('cjs')],
   // wasm-bindgen's async `init`, which reads import.meta.url, is never imported (tree-shaken)
   logOverride: {'empty-import-meta': 'silent'},
-});
-// The browser build is minified without esbuild's keepNames (which wraps every function in a
-// naming call: 1 kB gzipped on the bucketing page); the names users see, those of the exported
-// classes (errors' `name` is their class's), are kept by a static `name` on each.
+};
+// Both builds are minified without esbuild's keepNames (which wraps every function in a naming
+// call: 1 kB gzipped on the bucketing page); the names users see, those of the exported classes
+// (errors' `name` is their class's), are kept by a static `name` on each (esbuild renames a class
+// whose name another module's class has: the glue's own SyncTask, say).
 const classNames = {
   name: 'partkit-class-names',
   setup(build) {
@@ -280,6 +296,31 @@ const classNames = {
     }));
   },
 };
+await esbuild.build({...nodeCommon, entryPoints: ['partkit-entry:common'], outfile: 'dist/common.cjs', plugins: [entries(nodeSources), classNames]});
+await esbuild.build({...nodeCommon, entryPoints: ['js/kit/serde.mjs'], outfile: 'dist/serde.cjs', plugins: [sharedModules]});
+const domainExports = {};
+for (const d of DOMAINS) {
+  await esbuild.build({
+    ...nodeCommon,
+    entryPoints: [`partkit-entry:${d}`],
+    outfile: `dist/${d}.cjs`,
+    inject: ['js/wasm/text.mjs'],
+    plugins: [entries(nodeSources), sharedModules, classNames, wasmDomains('cjs')],
+  });
+  domainExports[d] = Object.keys(createRequire(import.meta.url)(join(root, 'dist', `${d}.cjs`))).sort();
+}
+// The root: every domain, named one by one (Node's ES module loader reads the names of a
+// CommonJS module's exports from the text esbuild writes for them).
+const rootSource = ["export {PartkitError, BucketingError, PartitionError, ImportBucketError, LifecycleError, SyncError} from './dist/common.cjs';",
+  ...DOMAINS.map((d) => `export {${domainExports[d].filter((n) => !/Error$/.test(n)).join(', ')}} from './dist/${d}.cjs';`)].join('\n');
+await esbuild.build({
+  ...nodeCommon,
+  entryPoints: ['partkit-entry:index'],
+  outfile: 'dist/index.cjs',
+  plugins: [entries({index: rootSource}), {name: 'partkit-root', setup(build) {
+    build.onResolve({filter: /^\.\/dist\//}, ({path}) => ({path: `./${path.slice('./dist/'.length)}`, external: true}));
+  }}],
+});
 await esbuild.build({
   ...common,
   entryPoints: {index: 'js/index.mjs', ...Object.fromEntries(DOMAINS.map((d) => [d, `js/${d}.mjs`]))},
@@ -297,10 +338,12 @@ await esbuild.build({
   // no Node Buffer fast paths in browsers (js/packed.mjs, js/wasm/load.mjs): their portable
   // paths give the same bytes
   define: {'globalThis.Buffer': 'undefined'},
+  inject: ['js/wasm/text.mjs'],
   plugins: [classNames, wasmDomains('esm'), slimGluePlugin()],
 });
-// The ES module's types: types/index.d.ts read as an ES module (see step 5).
+// The ES modules' types: types/index.d.ts and types/<domain>.d.ts read as ES modules (see step 5).
 writeFileSync(join(root, 'dist', 'index.d.mts'), "export * from '../types/index.js';\n");
+for (const d of DOMAINS) writeFileSync(join(root, 'dist', `${d}.d.mts`), `export * from '../types/${d}.js';\n`);
 
 // 5. Node-only subpaths: package.json "exports" "./<name>" (with its types in types/<name>.d.ts),
 // from js/<name>/index.mjs, bundled to dist/<name>.cjs (require) and dist/<name>.mjs (import).
@@ -325,8 +368,11 @@ const sharedRoot = (name) => ({
     const own = resolve(root, 'js', name) + sep;
     build.onResolve({filter: /^\.\.?\//}, ({path, resolveDir}) => {
       const target = resolve(resolveDir, path);
+      if (sharedFile(target)) return {path: sharedFile(target), external: true};
       if (target.startsWith(own) || relative(join(root, 'js'), target).includes(sep)) return undefined;
-      return {path: './index.cjs', external: true};
+      const domain = relative(join(root, 'js'), target).replace(/\.mjs$/, '');
+      if (!DOMAINS.includes(domain)) throw new Error(`build: ${name} imports ${path}, neither a domain nor a shared module`);
+      return {path: `./${domain}.cjs`, external: true};
     });
   },
 });

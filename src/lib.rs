@@ -138,6 +138,7 @@ pub mod imports;
 pub mod lifecycle;
 pub mod objects;
 pub mod packed;
+mod quote;
 pub mod sync;
 
 // The TypeScript declarations of the serde shapes (types/generated/), checked by a unit test.

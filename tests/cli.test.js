@@ -109,6 +109,41 @@ describe('partkit CLI', () => {
     expect(partkit(['validate', 'config.json']).stdout).toBe('ok\n');
   });
 
+  test('--json is JSON on stdout on every path: unreadable, invalid and refused input, usage errors', () => {
+    writeFileSync(join(dir, 'broken.json'), '{"bucket_total": ');
+    for (const [args, code, status, input] of [
+      [['validate', '--json', 'missing.json'], 'INPUT_UNREADABLE', 1],
+      [['validate', '--json', '.'], 'INPUT_UNREADABLE', 1],
+      [['validate', '--json', 'broken.json'], 'INPUT_INVALID_JSON', 1],
+      [['validate', '--json', '-'], 'INPUT_INVALID_JSON', 1, 'nope'],
+      [['validate', '--json', 'bad.json'], 'BUCKET_ID_OUT_OF_RANGE', 1],
+      [['bucket', '--json', '--key', 'k', '--total', 'x'], 'USAGE', 2],
+      [['objects', '--json', '--total', '2', '--index', '0', 'missing.txt'], 'INPUT_UNREADABLE', 1],
+      [['objects', '--json', '--total', '2', 'missing.txt'], 'USAGE', 2],
+    ]) {
+      const r = partkit(args, {input});
+      expect([args.join(' '), r.status]).toEqual([args.join(' '), status]);
+      const j = JSON.parse(r.stdout);
+      expect(j.ok).toBe(false);
+      if (code) expect([args.join(' '), j.error.code]).toEqual([args.join(' '), code]);
+      expect(typeof j.error.message).toBe('string');
+    }
+    expect(JSON.parse(partkit(['validate', '--json', 'bad.json']).stdout).error.path).toEqual(['bucket_id']);
+  });
+
+  test('validate warns of a key that nearly matches a bucketing key (faros ignores unknown keys: still ok)', () => {
+    const r = partkit(['validate', '-'], {input: '{"bucket_totl": 4}'});
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe('ok\n');
+    expect(r.stderr).toContain('warning: config.bucket_totl is not a bucketing key and is ignored: did you mean bucket_total?');
+    const j = partkit(['validate', '--json', '-'], {input: '{"bucketTotal": 4, "bucketId": 3, "connector": "x"}'});
+    expect(j.status).toBe(0);
+    expect(JSON.parse(j.stdout)).toMatchObject({ok: true, warnings: [
+      {code: 'BUCKET_CONFIG_NEAR_MISS', path: ['bucketTotal']}, {code: 'BUCKET_CONFIG_NEAR_MISS', path: ['bucketId']}]});
+    const bad = JSON.parse(partkit(['validate', '--json', '-'], {input: '{"bucket_totl": 4, "bucket_id": 3}'}).stdout);
+    expect(bad).toMatchObject({ok: false, warnings: [{path: ['bucket_totl']}], error: {code: 'BUCKET_ID_OUT_OF_RANGE', path: ['bucket_id']}});
+  });
+
   test('usage errors exit 2; failed input exits 1', () => {
     for (const args of [['nosuch'], ['bucket', '--total', '3'], ['bucket', '--key', 'k', '--total', 'x'], ['validate'], ['objects', '--total', '2'], ['sync', 'simulate', '--tasks', '-1'], ['bucket', '--key', 'k', '--total', '3', '--nope']]) {
       const r = partkit(args);

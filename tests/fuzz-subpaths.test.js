@@ -44,6 +44,8 @@ function checkRefusal(name, v, error) {
     throw new Error(`${name} threw ${error?.constructor?.name}: ${error?.message}`);
   }
   if (!VALUE_CODES.has(error.code)) throw new Error(`${name} refused with code ${error.code}: ${error.message}`);
+  // a refusal of a value says where it is
+  if (!Array.isArray(error.path) || error.message.length > 1000) throw new Error(`${name}: no path, or a message over 1,000 characters: ${JSON.stringify(error.path)} ${error.message.slice(0, 200)}`);
 }
 
 const recipe = fc.oneof(

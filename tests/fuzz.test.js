@@ -42,7 +42,13 @@ function check(f, name, v) {
     entry[1]();
   } catch (error) {
     if (INTERNAL.test(String(error?.message))) throw new Error(`${name}: ${error.message}`);
-    if (error instanceof p.PartkitError) return;
+    if (error instanceof p.PartkitError) {
+      // every refusal says what (code) and where (path), in a bounded message
+      if (typeof error.code !== 'string' || !Array.isArray(error.path) || error.message.length > 1000) {
+        throw new Error(`${name}: a refusal without a code or a path, or too long: ${error.code} ${JSON.stringify(error.path)} ${error.message.slice(0, 200)}`);
+      }
+      return;
+    }
     if (CALLBACKS.has(name) && typeof v === 'function') return;
     throw new Error(`${name} threw ${error?.constructor?.name}: ${error?.message}`);
   }

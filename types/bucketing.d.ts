@@ -1,5 +1,8 @@
 // The faros-airbyte-common RoundRobinConfig contract, shape for shape.
 
+// partkit/bucketing exports its error classes too (the same classes as the root's).
+export {PartkitError, BucketingError} from './errors';
+
 export interface BucketExecutionState {
   __bucket_execution_state?: {
     last_executed_bucket_id: number;
@@ -34,7 +37,29 @@ export interface BucketingFilterOptions {
  */
 export declare function bucket(key: string, data: string, bucketTotal?: number): number;
 
-/** Validates a config. Logs when `bucket_ranges` is ignored. @throws BucketingError */
+/**
+ * A key of a config that nearly matches one of the four bucketing keys (case, `_` or camelCase,
+ * an edit or two): ignored, as faros ignores every key it does not read, so a warning only.
+ */
+export interface BucketingConfigWarning {
+  code: 'BUCKET_CONFIG_NEAR_MISS';
+  /** `[key]`: where, as `PartkitError.path` says it. */
+  path: [string];
+  /** The key as written, e.g. `bucket_totl`. */
+  key: string;
+  /** The bucketing key it nearly matches, e.g. `bucket_total`. */
+  suggestion: 'round_robin_bucket_execution' | 'bucket_id' | 'bucket_total' | 'bucket_ranges';
+  /** `config.bucket_totl is not a bucketing key and is ignored: did you mean bucket_total?` */
+  message: string;
+}
+
+/** The near-miss keys of `config` (none for a config that uses the four keys as spelled). @throws BucketingError when `config` is not an object */
+export declare function bucketingConfigWarnings(config: RoundRobinConfig): BucketingConfigWarning[];
+
+/**
+ * Validates a config. Logs when `bucket_ranges` is ignored, and, first, a `Warning: …` line for
+ * each near-miss key (`bucketingConfigWarnings`). @throws BucketingError
+ */
 export declare function validateBucketingConfig(
   config: RoundRobinConfig,
   logger?: (message: string) => void
@@ -81,6 +106,8 @@ export declare class BucketSet {
    * BucketingError `OBJECT_FREED` (from JS, without entering wasm); a second `free()` does nothing.
    */
   free(): void;
+  /** `free()`, for `using` (TypeScript >= 5.2): frees at the end of the scope. */
+  [Symbol.dispose](): void;
 }
 
 /** Buckets of many entities in one call (one boundary crossing). */
@@ -98,6 +125,8 @@ export declare class Bucketer {
    * BucketingError `OBJECT_FREED` (from JS, without entering wasm); a second `free()` does nothing.
    */
   free(): void;
+  /** `free()`, for `using` (TypeScript >= 5.2): frees at the end of the scope. */
+  [Symbol.dispose](): void;
 }
 
 /** The bucket ids of the next `runs` runs. */

@@ -98,9 +98,11 @@ export type SyncErrorCode =
 /**
  * Codes of the `PartkitError` itself (not a subclass): `MISSING_PEER_DEPENDENCY` when
  * `partkit/kafka` or `partkit/s3` is loaded without its optional peer dependency (kafkajs,
- * `@aws-sdk/client-s3`); the message names the package and the command that installs it.
+ * `@aws-sdk/client-s3`), the message naming the package and the command that installs it;
+ * `WASM_UNSAFE_EVAL_REQUIRED` when a page's Content-Security-Policy keeps the browser from
+ * compiling WebAssembly (its `script-src` needs `'wasm-unsafe-eval'`).
  */
-export type PackageErrorCode = 'MISSING_PEER_DEPENDENCY';
+export type PackageErrorCode = 'MISSING_PEER_DEPENDENCY' | 'WASM_UNSAFE_EVAL_REQUIRED';
 
 /** Every code partkit throws. */
 export type PartkitErrorCode =
@@ -113,10 +115,20 @@ export type PartkitErrorCode =
 
 /** Base class of every error partkit throws on purpose. */
 export declare class PartkitError extends Error {
-  constructor(message: string, code: PartkitErrorCode);
+  constructor(message: string, code: PartkitErrorCode, path?: PartkitErrorPath);
   /** A stable machine-readable code, e.g. `BUCKET_TOTAL_INVALID`: narrowed by each subclass. */
   readonly code: PartkitErrorCode;
+  /**
+   * Where the refused value is, for a UI to point at: the argument or config field, then keys
+   * and indexes into it, e.g. `['partitions', 0, 'parents']`, `['bucket_id']`,
+   * `['options', 'rebalanceTimeout']`, `['events', 3, 'timestamp']`; `[]` when the refusal is
+   * about the call as a whole (`OUT_OF_MEMORY`, `OBJECT_FREED`, a state conflict of a task).
+   */
+  readonly path: PartkitErrorPath;
 }
+
+/** `PartkitError.path`: keys of objects (strings) and indexes of arrays (numbers). */
+export type PartkitErrorPath = ReadonlyArray<string | number>;
 /** Bucketing and round-robin errors, with faros-airbyte-common's messages. */
 export declare class BucketingError extends PartkitError {
   readonly code: BucketingErrorCode;
@@ -136,4 +148,14 @@ export declare class LifecycleError extends PartkitError {
 /** Task coordination errors. */
 export declare class SyncError extends PartkitError {
   readonly code: SyncErrorCode;
+}
+
+declare global {
+  /**
+   * `Symbol.dispose` (explicit resource management), declared here for compilers whose `lib`
+   * predates it (as @types/node does): every partkit class with `free()` has `[Symbol.dispose]()`.
+   */
+  interface SymbolConstructor {
+    readonly dispose: unique symbol;
+  }
 }

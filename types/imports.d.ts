@@ -1,5 +1,8 @@
 // UUID buckets for bulk imports.
 
+// partkit/imports exports its error classes too (the same classes as the root's).
+export {PartkitError, ImportBucketError} from './errors';
+
 /** The NIL UUID, the bucket of dataset-level documents. */
 export declare const NIL_UUID: '00000000-0000-0000-0000-000000000000';
 

@@ -1,5 +1,8 @@
 // Partition lifecycle: an event-sourced build state with partition UUIDs.
 
+// partkit/lifecycle exports its error classes too (the same classes as the root's).
+export {PartkitError, LifecycleError} from './errors';
+
 // The data shapes (events, views, transitions, the snapshot) are generated from the Rust types
 // (src/lifecycle) into ./generated/lifecycle.d.ts, so they cannot drift from what the core
 // accepts and produces; this file adds the classes and functions.
@@ -88,6 +91,8 @@ export declare class BuildState {
    * LifecycleError `OBJECT_FREED` (from JS, without entering wasm); a second `free()` does nothing.
    */
   free(): void;
+  /** `free()`, for `using` (TypeScript >= 5.2): frees at the end of the scope. */
+  [Symbol.dispose](): void;
 }
 
 /**

@@ -1,5 +1,8 @@
 // Object-store key partitioning with exact parity with Go (Bacalhau's S3 input source).
 
+// partkit/objects exports its error classes too (the same classes as the root's).
+export {PartkitError, PartitionError} from './errors';
+
 /** Go's partition key types; `''` and `'none'` mean no partitioning. */
 export type PartitionKeyType = '' | 'none' | 'object' | 'regex' | 'substring' | 'date';
 
@@ -112,6 +115,8 @@ export declare class ObjectPartitioner {
    * PartitionError `OBJECT_FREED` (from JS, without entering wasm); a second `free()` does nothing.
    */
   free(): void;
+  /** `free()`, for `using` (TypeScript >= 5.2): frees at the end of the scope. */
+  [Symbol.dispose](): void;
 }
 
 /** Go's `sanitizeKeyForPatternMatching`: `key` without `prefix`, then without ONE leading `/`. */
@@ -136,6 +141,8 @@ export interface LineStream {
   reset(): void;
   /** Frees the wasm memory; later calls throw `OBJECT_FREED`. */
   free(): void;
+  /** `free()`, for `using` (TypeScript >= 5.2): frees at the end of the scope. */
+  [Symbol.dispose](): void;
 }
 
 /**

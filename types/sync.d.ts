@@ -1,6 +1,9 @@
 // Task coordination: the leader/epoch/partition-sharing protocol as a sans-IO state machine.
 // Numbers are integers in 0..=Number.MAX_SAFE_INTEGER (timestamps in ms).
 
+// partkit/sync exports its error classes too (the same classes as the root's).
+export {PartkitError, SyncError} from './errors';
+
 // The data shapes (messages, task states, inputs, outputs) are generated from the Rust types
 // (src/sync) into ./generated/sync.d.ts, so they cannot drift from what the core accepts and
 // produces; this file adds the class.
@@ -121,6 +124,8 @@ export interface SyncTask<Output = SyncOutput> {
    * SyncError `OBJECT_FREED` (from JS, without entering wasm); a second `free()` does nothing.
    */
   free(): void;
+  /** `free()`, for `using` (TypeScript >= 5.2): frees at the end of the scope. */
+  [Symbol.dispose](): void;
 }
 
 /** `new SyncTask(taskId, options?)`: outputs with messages, or with records (`publishAs: 'records'`). */

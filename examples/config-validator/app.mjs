@@ -7,18 +7,6 @@ import * as partkit from '../../dist/browser/bucketing.mjs';
 let objectsApi = null;
 
 const $ = (id) => document.getElementById(id);
-const FIELD_OF_CODE = {
-  BUCKET_TOTAL_INVALID: 'bucket_total',
-  BUCKET_ID_OUT_OF_RANGE: 'bucket_id',
-  BUCKET_RANGES_EMPTY: 'bucket_ranges',
-  BUCKET_RANGES_TYPE: 'bucket_ranges',
-  BUCKET_RANGE_FORMAT: 'bucket_ranges',
-  BUCKET_RANGE_NUMBER: 'bucket_ranges',
-  BUCKET_RANGE_ORDER: 'bucket_ranges',
-  BUCKET_RANGE_BOUNDS: 'bucket_ranges',
-  BUCKET_CONFIG_INVALID: 'round_robin_bucket_execution',
-  BUCKET_STATE_INVALID: '__bucket_execution_state',
-};
 
 const EXAMPLE = {
   token: '<your API token>',
@@ -44,7 +32,8 @@ function parseJson(text, what) {
 }
 
 function showError(target, error) {
-  const field = error.field ?? FIELD_OF_CODE[error.code];
+  // every PartkitError says where: `path`, e.g. ['bucket_ranges'] (docs/errors.md)
+  const field = error.field ?? (error.path?.length ? error.path.join('.') : undefined);
   target.replaceChildren(
     el('span', {class: 'error', 'data-testid': 'message'}, error.message),
     ...(field ? [' — field ', el('span', {class: 'field', 'data-testid': 'field'}, field)] : []),

@@ -16,17 +16,25 @@ function histogram(dist, width = 40) {
   return out;
 }
 
-/** `{ok, notes, error?}`: the result of validating `config`. */
+/**
+ * `{ok, warnings, notes, error?}`: the result of validating `config`; `warnings` are its keys
+ * that nearly match a bucketing key (`bucketingConfigWarnings`), which do not fail it.
+ */
 function validation(api, config) {
   const notes = [];
+  let warnings = [];
   try {
+    warnings = api.bucketingConfigWarnings(config).map(({code, path, message}) => ({code, path, message}));
     api.validateBucketingConfig(config, (m) => notes.push(m));
   } catch (error) {
     if (!(error instanceof api.PartkitError)) throw error;
-    return {ok: false, notes, error: {code: error.code, message: error.message}};
+    return {ok: false, warnings, notes: plain(notes), error: {code: error.code, path: error.path, message: error.message}};
   }
-  return {ok: true, notes};
+  return {ok: true, warnings, notes: plain(notes)};
 }
+
+/** The logger's lines but its warnings (which `validation` gives apart). */
+const plain = (notes) => notes.filter((n) => !n.startsWith('Warning: '));
 
 /** `{bucket, config, state, log}`: the bucket of the next run and the new config and state. */
 function next(api, config, state) {
@@ -62,6 +70,7 @@ export function register(program, api) {
     .argument('<config>', 'CONFIG.json (- for stdin)')
     .action((file, opts) => {
       const v = validation(api, readJson(file));
+      for (const w of v.warnings) say('warning', w.message);
       for (const n of v.notes) say('note', n);
       if (v.ok) result(opts, v, () => ['ok']);
       else if (opts.json) result(opts, v, () => []);

@@ -8,7 +8,28 @@ import {dirname, join} from 'node:path';
 import {fileURLToPath} from 'node:url';
 
 /** A usage error: wrong options or arguments (exit 2). */
-export class UsageError extends Error {}
+export class UsageError extends Error {
+  code = 'USAGE';
+}
+
+/**
+ * An input file that cannot be read (`INPUT_UNREADABLE`) or parsed (`INPUT_INVALID_JSON`): exit 1,
+ * and with --json a `{"ok": false, "error": {code, message}}` like any other failure.
+ */
+export class InputError extends Error {
+  constructor(message, code) {
+    super(message);
+    this.code = code;
+  }
+}
+
+/** Whether the command line asks for JSON output (before commander has parsed it, or after it failed). */
+export const wantsJson = (argv = process.argv) => argv.slice(2).includes('--json');
+
+/** The JSON a failed command prints on stdout with --json. */
+export function failure(error) {
+  return {ok: false, error: {code: error.code ?? 'ERROR', message: error.message, ...(error.path === undefined ? {} : {path: error.path})}};
+}
 
 /** Throws a UsageError. */
 export function usage(message) {
@@ -56,9 +77,10 @@ export function readText(file) {
   try {
     return readFileSync(file === '-' ? 0 : file, 'utf8');
   } catch (error) {
-    if (error.code === 'ENOENT') throw new Error(`${file}: no such file`);
-    if (error.code === 'EISDIR') throw new Error(`${file}: is a directory`);
-    throw error;
+    const where = file === '-' ? 'stdin' : file;
+    if (error.code === 'ENOENT') throw new InputError(`${where}: no such file`, 'INPUT_UNREADABLE');
+    if (error.code === 'EISDIR') throw new InputError(`${where}: is a directory`, 'INPUT_UNREADABLE');
+    throw new InputError(`${where}: cannot be read: ${error.message}`, 'INPUT_UNREADABLE');
   }
 }
 
@@ -68,7 +90,7 @@ export function readJson(file) {
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new Error(`${file === '-' ? 'stdin' : file}: invalid JSON: ${error.message}`);
+    throw new InputError(`${file === '-' ? 'stdin' : file}: invalid JSON: ${error.message}`, 'INPUT_INVALID_JSON');
   }
 }
 
@@ -82,7 +104,7 @@ export function parseJsonArrayOrLines(text, file) {
     try {
       return {items: JSON.parse(text), lines: false};
     } catch (error) {
-      throw new Error(`${where}: invalid JSON: ${error.message}`);
+      throw new InputError(`${where}: invalid JSON: ${error.message}`, 'INPUT_INVALID_JSON');
     }
   }
   const items = [];
@@ -92,7 +114,7 @@ export function parseJsonArrayOrLines(text, file) {
     try {
       items.push(JSON.parse(line));
     } catch (error) {
-      throw new Error(`${where}:${i + 1}: invalid JSON line: ${error.message}`);
+      throw new InputError(`${where}:${i + 1}: invalid JSON line: ${error.message}`, 'INPUT_INVALID_JSON');
     }
   });
   return {items, lines: true};

@@ -138,10 +138,29 @@ export function errorText(error) {
   }
 }
 
+/** Longest quote of a caller's value in a message, in characters (src/quote.rs is the same rule). */
+export const QUOTE_CHARS = 100;
+
+/** `text` for a message: whole up to QUOTE_CHARS characters, else cut there, `…` and its length. */
+export function quote(text) {
+  const s = String(text);
+  return s.length <= QUOTE_CHARS ? s : `${s.slice(0, QUOTE_CHARS)}… (${s.length} characters)`;
+}
+
+/** Longest message of any error (a safety net over `quote`): longer ones are cut, saying so. */
+export const MAX_MESSAGE = 1000;
+
+/** `message` cut to MAX_MESSAGE characters. */
+export function boundMessage(message) {
+  if (typeof message !== 'string' || message.length <= MAX_MESSAGE) return message;
+  const tail = `… (a message of ${message.length} characters, cut)`;
+  return message.slice(0, MAX_MESSAGE - tail.length) + tail;
+}
+
 /** `name.key is not a known key[: did you mean name.near?] (known keys: …)`. */
 export function unknownKey(key, known, name) {
   const near = nearest(key, known);
-  const shown = JSON.stringify(key).slice(1, -1);
+  const shown = JSON.stringify(quote(key)).slice(1, -1);
   const path = /^[A-Za-z_$][\w$]*$/.test(key) ? `${name}.${shown}` : `${name}[${JSON.stringify(shown)}]`;
   return `${path} is not a known key${near ? `: did you mean ${name}.${near}?` : ''} (known keys: ${known.join(', ')})`;
 }
@@ -163,7 +182,7 @@ export function nearest(key, known) {
 }
 
 /** Levenshtein distance. */
-function distance(a, b) {
+export function distance(a, b) {
   let prev = Array.from({length: b.length + 1}, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const cur = [i];
@@ -173,4 +192,64 @@ function distance(a, b) {
     prev = cur;
   }
   return prev[b.length];
+}
+
+// ---- where: the path of a refusal -----------------------------------------------------------
+
+/** Codes whose refused value is always the same argument or field (their messages name none). */
+const CODE_PATHS = {
+  BUCKET_TOTAL_INVALID: ['bucket_total'],
+  BUCKET_ID_OUT_OF_RANGE: ['bucket_id'],
+  BUCKET_RANGES_EMPTY: ['bucket_ranges'],
+  BUCKET_RANGES_TYPE: ['bucket_ranges'],
+  BUCKET_RANGE_FORMAT: ['bucket_ranges'],
+  BUCKET_RANGE_NUMBER: ['bucket_ranges'],
+  BUCKET_RANGE_ORDER: ['bucket_ranges'],
+  BUCKET_RANGE_BOUNDS: ['bucket_ranges'],
+  SYNC_INVALID_TASK_ID: ['taskId'],
+  SYNC_UNKNOWN_PARTITION: ['token'],
+  SYNC_INVALID_TRANSITION: ['token'],
+  PARTITION_COUNT_INVALID: ['totalPartitions'],
+  PARTITION_COUNT_UNSUPPORTED: ['totalPartitions'],
+  PARTITION_INDEX_OUT_OF_RANGE: ['partitionIndex'],
+  // lifecycle: the event refused (`events[i]` in a replay: js/lifecycle.mjs), by the field that conflicts
+  UNKNOWN_WANT: ['event', 'wantId'],
+  DUPLICATE_WANT: ['event', 'wantId'],
+  WANT_WRONG_STATE: ['event', 'wantId'],
+  UNKNOWN_JOB_RUN: ['event', 'jobRunId'],
+  DUPLICATE_JOB_RUN: ['event', 'jobRunId'],
+  JOB_RUN_WRONG_STATE: ['event', 'type'],
+  DUPLICATE_REF_IN_JOB: ['event', 'buildingPartitions'],
+  PARTITION_LEASED: ['event', 'buildingPartitions'],
+  DUPLICATE_TAINT: ['event', 'taintId'],
+  DEPENDENCY_CYCLE: ['event', 'missingDeps'],
+  TIMESTAMP_NOT_MONOTONIC: ['event', 'timestamp'],
+};
+
+/**
+ * A message's subject: after any `what: ` prefixes (`invalid event: `, `event 3: `), a JS path
+ * (`options.rebalanceTimeout`, `events[12].timestamp`, `config["a b"]`) that a verb follows.
+ */
+const SUBJECT = /^(?:[a-z][\w ]{0,40}: )*([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*|\[\d+\]|\["(?:[^"\\]|\\.)*"\])*) (?:must|is|has|have|could|cannot|was|were|needs|are|does|do|should|holds)\b/;
+const STEP = /\.([A-Za-z_$][\w$]*)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]/g;
+
+/**
+ * Where a refusal points: the keys and indexes from the argument that holds the refused value
+ * (`['partitions', 0, 'parents']`), read from the message's subject, which every refusal names
+ * in JS words (docs/errors.md), or fixed by `code` where its messages keep another library's
+ * words; `[]` when the refusal is about the call as a whole (a freed object, memory). The one
+ * place paths are made: an error built with an explicit path (a third argument) skips it.
+ */
+export function pathOf(message, code) {
+  const fixed = CODE_PATHS[code];
+  if (fixed) return fixed.slice();
+  const m = typeof message === 'string' ? SUBJECT.exec(message.slice(0, 400)) : null;
+  if (!m || ['this', 'it', 'a', 'an', 'the', 'there'].includes(m[1])) return [];
+  const subject = m[1];
+  const head = /^[A-Za-z_$][\w$]*/.exec(subject)[0];
+  const path = [head];
+  for (const step of subject.slice(head.length).matchAll(STEP)) {
+    path.push(step[1] ?? (step[2] !== undefined ? Number(step[2]) : JSON.parse(step[3])));
+  }
+  return path;
 }

@@ -2,7 +2,7 @@
 // (js/kit/args.mjs re-exports them; sync and lifecycle use them). Pure functions, importing
 // nothing but the argument kit.
 
-import {unknownKey} from './args.mjs';
+import {boundMessage, pathOf, unknownKey} from './args.mjs';
 
 // ---- serde's words, in JS words -------------------------------------------------------------
 
@@ -186,7 +186,12 @@ export function reword(message, text, base) {
  * `path`) in JS words (`reword`): the field path, what was expected, what was given.
  */
 export function inJsWords(Class, error, text, path) {
-  if (error instanceof Class && typeof text === 'string') error.message = reword(error.message, text, path);
+  if (error instanceof Class && typeof text === 'string') {
+    error.message = boundMessage(reword(error.message, text, path));
+    // the path the reworded message names, unless the error's own is more precise
+    const named = pathOf(error.message, error.code);
+    if (named.length >= (error.path?.length ?? 0)) error.path = named;
+  }
   return error;
 }
 

@@ -12,10 +12,12 @@
 // - a key ending in `/` is a directory: listed, never selected by any partition;
 // - the partition of each key is `partitionObjects`' (the key sanitised against the prefix).
 //
-// The package root is loaded by name (`partkit`), so errors thrown here are the root's
-// `PartitionError` and the wasm module is the root's.
+// Its imports of partkit's own modules are left to dist/objects.cjs and dist/common.cjs
+// (scripts/build.mjs), so errors thrown here are the root's `PartitionError` and the wasm module
+// is the root's.
 import {HeadObjectCommand, ListObjectsV2Command} from '@aws-sdk/client-s3';
-import {ALL_PARTITIONS, ObjectPartitioner, PartitionError, PartkitError, listingPrefix, partitionObjects} from 'partkit';
+import {PartitionError, PartkitError} from '../errors.mjs';
+import {ALL_PARTITIONS, ObjectPartitioner, listingPrefix, partitionObjects} from '../objects.mjs';
 import {argumentKit, describe, isPlainObject} from '../kit/args.mjs';
 
 const MAX_KEYS = 1000; // ListObjectsV2's largest page

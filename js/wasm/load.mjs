@@ -7,6 +7,28 @@
 // and a page or process pays only for the domains it calls (docs/wasm.md, "Bundlers and test
 // runners").
 import {unlzmaWasm} from '../../pkg/unlzma/index.mjs';
+import {PartkitError} from '../errors.mjs';
+
+/**
+ * `new WebAssembly.Module(bytes)`, where a page's Content-Security-Policy that does not allow
+ * 'wasm-unsafe-eval' (browsers refuse to compile any WebAssembly then) gives PartkitError
+ * `WASM_UNSAFE_EVAL_REQUIRED`, naming the source the policy needs, instead of a bare CompileError.
+ */
+function compile(bytes) {
+  try {
+    return new WebAssembly.Module(bytes);
+  } catch (error) {
+    if (/unsafe-eval|Content[- ]Security[- ]Policy|\bCSP\b/i.test(String(error?.message))) {
+      throw new PartkitError(
+        "partkit: this page's Content-Security-Policy blocks WebAssembly: its script-src must allow 'wasm-unsafe-eval' " +
+          `(e.g. script-src 'self' 'wasm-unsafe-eval'; see partkit's docs/wasm.md) (${error.message})`,
+        'WASM_UNSAFE_EVAL_REQUIRED',
+        [],
+      );
+    }
+    throw error;
+  }
+}
 
 /** The bytes of `text`, one per character (each below 256: pkg/unlzma/index.mjs). */
 function latin1Bytes(text) {
@@ -40,7 +62,7 @@ let decoder;
  * table, the input, the dictionary, the output) is garbage once the output is copied out.
  */
 export function unlzma(packed, size, dict = new Uint8Array(0)) {
-  decoder ??= new WebAssembly.Module(latin1Bytes(unlzmaWasm));
+  decoder ??= compile(latin1Bytes(unlzmaWasm));
   const {memory, input: inputAt, decode} = new WebAssembly.Instance(decoder).exports;
   const input = inputAt();
   const output = input + packed.length;
@@ -68,5 +90,5 @@ let shared;
  */
 export function wasmModule(base64, size, dict) {
   if (dict) shared ??= unlzma(base64Bytes(dict[0]), dict[1]);
-  return new WebAssembly.Module(unlzma(base64Bytes(base64), size, dict && shared));
+  return compile(unlzma(base64Bytes(base64), size, dict && shared));
 }

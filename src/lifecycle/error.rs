@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use crate::quote::cut;
+
 /// Why the build state refused an event, a snapshot or an invariant check.
 ///
 /// [`code`](LifecycleError::code) is stable and machine-readable (`SCREAMING_SNAKE`);
@@ -129,16 +131,17 @@ impl fmt::Display for LifecycleError {
         }
         match &self.kind {
             ErrorKind::InvalidEvent(m) => write!(f, "invalid event: {m}"),
-            ErrorKind::UnknownWant(id) => write!(f, "unknown want '{id}'"),
-            ErrorKind::DuplicateWant(id) => write!(f, "want '{id}' already exists"),
+            ErrorKind::UnknownWant(id) => write!(f, "unknown want '{}'", cut(id)),
+            ErrorKind::DuplicateWant(id) => write!(f, "want '{}' already exists", cut(id)),
             ErrorKind::WantWrongState { want_id, state } => {
                 write!(
                     f,
-                    "want '{want_id}' is {state} and can no longer be canceled"
+                    "want '{}' is {state} and can no longer be canceled",
+                    cut(want_id)
                 )
             }
-            ErrorKind::UnknownJobRun(id) => write!(f, "unknown job run '{id}'"),
-            ErrorKind::DuplicateJobRun(id) => write!(f, "job run '{id}' already exists"),
+            ErrorKind::UnknownJobRun(id) => write!(f, "unknown job run '{}'", cut(id)),
+            ErrorKind::DuplicateJobRun(id) => write!(f, "job run '{}' already exists", cut(id)),
             ErrorKind::JobRunWrongState {
                 job_run_id,
                 state,
@@ -146,7 +149,8 @@ impl fmt::Display for LifecycleError {
             } => {
                 write!(
                     f,
-                    "job run '{job_run_id}' is {state}: {event} is not allowed"
+                    "job run '{}' is {state}: {event} is not allowed",
+                    cut(job_run_id)
                 )
             }
             ErrorKind::DuplicateRefInJob {
@@ -154,7 +158,9 @@ impl fmt::Display for LifecycleError {
                 partition_ref,
             } => write!(
                 f,
-                "job run '{job_run_id}' lists partition '{partition_ref}' more than once"
+                "job run '{}' lists partition '{}' more than once",
+                cut(job_run_id),
+                cut(partition_ref)
             ),
             ErrorKind::PartitionLeased {
                 partition_ref,
@@ -162,9 +168,10 @@ impl fmt::Display for LifecycleError {
                 state,
             } => write!(
                 f,
-                "partition '{partition_ref}' is leased: its canonical instance {uuid} is {state}"
+                "partition '{}' is leased: its canonical instance {uuid} is {state}",
+                cut(partition_ref)
             ),
-            ErrorKind::DuplicateTaint(id) => write!(f, "taint '{id}' already exists"),
+            ErrorKind::DuplicateTaint(id) => write!(f, "taint '{}' already exists", cut(id)),
             ErrorKind::DependencyCycle(m) => write!(f, "dependency cycle: {m}"),
             ErrorKind::TimestampNotMonotonic { timestamp, last } => write!(
                 f,

@@ -4,7 +4,8 @@
 // vitest with environment node and jsdom; esbuild --platform=node bundles (CJS and ESM), run from
 // a directory without node_modules; browser bundles made by esbuild (ESM and IIFE), Vite and
 // webpack 5, each loaded in Chromium; and the ecosystem's package checkers, publint and
-// arethetypeswrong. The fixture (tests/consumer/runtime/) pins its tools and installs them once.
+// arethetypeswrong; then the per-domain subpaths (tests/consumer/subpaths.mjs). The fixture
+// (tests/consumer/runtime/) pins its tools and installs them once.
 //
 // Without /usr/bin/chromium the browser part skips, loudly, unless PARTKIT_REQUIRE_BROWSER=1.
 import {execFileSync} from 'node:child_process';
@@ -168,5 +169,10 @@ if (!existsSync(CHROMIUM)) {
     server.close();
   }
 }
+// 8. The per-domain subpaths (tests/consumer/subpaths.mjs), the browser part in Chromium when it is here.
+const {subpaths} = await import('./subpaths.mjs');
+const hasChromium = existsSync(CHROMIUM);
+await subpaths({here, out, bin, run, chromiumPath: CHROMIUM,
+  chromium: hasChromium ? createRequire(join(root, 'package.json'))('playwright-core').chromium : null});
 rmSync(join(here, tarball));
 console.log('\nruntime consumers: ok');

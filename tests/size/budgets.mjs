@@ -75,6 +75,12 @@ const rows = {
   'shared dictionary': sizeOf(readFileSync(join(root, 'pkg', 'shared', 'dictionary.bin'))),
   ...Object.fromEntries([...DOMAINS, 'shared'].map((d) => [`dist/wasm/${d}.json`, sizeOf(readFileSync(join(root, 'dist', 'wasm', `${d}.json`)))])),
   'dist/index.cjs': sizeOf(readFileSync(join(root, 'dist', 'index.cjs'))),
+  // each subpath (package.json "exports" "./<domain>"): what a page without a bundler downloads
+  // from its browser entry (an import map to dist/browser/<domain>.mjs), and what Node reads for
+  // it (dist/<domain>.cjs, the shared modules it requires, its wasm and the dictionary)
+  ...Object.fromEntries(DOMAINS.map((d) => [`partkit/${d}: browser entry and imports`, weigh(graph([`dist/browser/${d}.mjs`]))])),
+  ...Object.fromEntries(DOMAINS.map((d) => [`partkit/${d}: Node files`, weigh([`${d}.cjs`, 'common.cjs', `wasm/${d}.json`,
+    ...(d === 'bucketing' ? [] : ['wasm/shared.json']), ...(['lifecycle', 'sync'].includes(d) ? ['serde.cjs'] : [])].map((f) => join(root, 'dist', f)))])),
 };
 
 const budgets = JSON.parse(readFileSync(join(here, 'budgets.json'), 'utf8'));
@@ -119,6 +125,7 @@ const table = (names) => ['| what | raw | gzip | brotli |', '| --- | ---: | ---:
   ...names.map((k) => `| ${k} | ${n(rows[k].raw)} B | ${n(rows[k].gzip)} B | ${n(rows[k].brotli)} B |`)].join('\n');
 const tables = {
   validator: table(['validator page, bucketing (first result)', 'validator page, with object partitioning', 'whole browser build (dist/browser/index.mjs)']),
+  subpaths: table(DOMAINS.flatMap((d) => [`partkit/${d}: browser entry and imports`, `partkit/${d}: Node files`])),
   wasm: table([...DOMAINS.map((d) => `wasm: ${d}`), 'wasm: LZMA decoder', 'shared dictionary']),
   packed: table([...DOMAINS, 'shared'].map((d) => `dist/wasm/${d}.json`)),
   dictionary: (() => {

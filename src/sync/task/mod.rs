@@ -14,6 +14,7 @@ use rustc_hash::FxHashSet as HashSet;
 
 use super::error::{ErrorKind, SyncError};
 use super::types::*;
+use crate::quote::cut;
 
 mod chunk;
 mod chunking;
@@ -314,7 +315,11 @@ impl SyncTask {
         self.own.index(token).ok_or_else(|| {
             SyncError::new(
                 ErrorKind::UnknownPartition,
-                format!("unknown partition: {token} is not owned by {}", self.id),
+                format!(
+                    "unknown partition: {} is not owned by {}",
+                    cut(token),
+                    cut(&self.id)
+                ),
             )
         })
     }
@@ -322,7 +327,10 @@ impl SyncTask {
     fn bad_transition(&self, token: &str, s: PartitionStatus, what: &str) -> SyncError {
         SyncError::new(
             ErrorKind::InvalidTransition,
-            format!("invalid transition: {token} is {s:?} and cannot be {what}"),
+            format!(
+                "invalid transition: {} is {s:?} and cannot be {what}",
+                cut(token)
+            ),
         )
     }
 

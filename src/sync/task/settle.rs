@@ -10,6 +10,7 @@ use super::limits::{MAX_SAFE_INTEGER, PARTITION_SHARE};
 use super::timer::{removal_due, RemovalBlockers};
 use super::validate::invalid_partition;
 use super::{chunk, SyncTask};
+use crate::quote::cut;
 use crate::sync::error::SyncError;
 use crate::sync::types::{
     PartitionSpec, PartitionState, PartitionStatus, SharedPartition, SyncOutput,
@@ -52,35 +53,40 @@ impl SyncTask {
     /// would take more than its share of a record.
     fn check_specs(&self, specs: &[PartitionSpec]) -> Result<(), SyncError> {
         let mut batch = HashSet::default();
-        for s in specs {
+        for (i, s) in specs.iter().enumerate() {
             if s.token.is_empty() {
-                return Err(invalid_partition("empty token"));
+                return Err(invalid_partition(format!("partitions[{i}].token is empty")));
             }
-            if s.parents.iter().any(|p| p.is_empty()) {
+            if let Some(j) = s.parents.iter().position(|p| p.is_empty()) {
                 return Err(invalid_partition(format!(
-                    "{} has an empty parent token",
-                    s.token
+                    "partitions[{i}].parents[{j}] is empty"
                 )));
             }
-            if s.parents.contains(&s.token) {
-                return Err(invalid_partition(format!("{} is its own parent", s.token)));
+            if let Some(j) = s.parents.iter().position(|p| *p == s.token) {
+                return Err(invalid_partition(format!(
+                    "partitions[{i}].parents[{j}] is the partition's own token, {}",
+                    cut(&s.token)
+                )));
             }
             if !batch.insert(s.token.as_str()) {
-                return Err(invalid_partition(format!("{} given twice", s.token)));
-            }
-            if [s.start_timestamp, s.end_timestamp]
-                .iter()
-                .flatten()
-                .any(|&t| t > MAX_SAFE_INTEGER)
-            {
                 return Err(invalid_partition(format!(
-                    "{} has a timestamp above 2^53-1",
-                    s.token
+                    "partitions[{i}].token is given twice: {}",
+                    cut(&s.token)
                 )));
+            }
+            for (name, t) in [
+                ("startTimestamp", s.start_timestamp),
+                ("endTimestamp", s.end_timestamp),
+            ] {
+                if t.is_some_and(|t| t > MAX_SAFE_INTEGER) {
+                    return Err(invalid_partition(format!(
+                        "partitions[{i}].{name} is above 2^53-1"
+                    )));
+                }
             }
         }
         let most = self.opts.max_record_bytes / PARTITION_SHARE;
-        for s in specs {
+        for (i, s) in specs.iter().enumerate() {
             let mut p = PartitionState::created(s.token.clone(), s.parents.clone());
             p.start_timestamp = s.start_timestamp;
             p.end_timestamp = s.end_timestamp;
@@ -88,8 +94,9 @@ impl SyncTask {
             let len = chunk::json_len(&p.shared_to(self.id.clone())) as u64;
             if len > most {
                 return Err(invalid_partition(format!(
-                    "{} takes {len} bytes of JSON, more than maxRecordBytes / {} ({most})",
-                    s.token, PARTITION_SHARE
+                    "partitions[{i}] takes {len} bytes of JSON ({}), more than maxRecordBytes / {} ({most})",
+                    cut(&s.token),
+                    PARTITION_SHARE
                 )));
             }
         }
