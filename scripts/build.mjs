@@ -57,7 +57,7 @@ const SHARED_DOMAINS = DOMAINS.filter((d) => d !== 'bucketing');
 // Features of the wasm rustc emits by default (Rust >= 1.87), which wasm-opt must be told of.
 const WASM_FEATURES = ['--enable-bulk-memory', '--enable-nontrapping-float-to-int', '--enable-sign-ext',
   '--enable-mutable-globals', '--enable-reference-types', '--enable-multivalue'];
-// -O3, not -Oz: -Oz saved about 1% and slowed the regex partitioner by 20-30% (docs/wasm.md).
+// -O3, not -Oz: -Oz saved about 1% and slowed the regex partitioner by 20-30% (docs/wasm-design.md).
 const WASM_OPT = ['-O3', '--strip-debug', '--strip-producers', ...WASM_FEATURES];
 const rustInputs = newest(['src', 'Cargo.toml', 'Cargo.lock']);
 const env = {...process.env, PATH: `${process.env.HOME}/.cargo/bin:${process.env.PATH}`};
