@@ -10,6 +10,10 @@
 // - README.md is read where the package is installed: its relative links point only to files
 //   the tarball ships (`npm pack --dry-run`), and in the installed tarball every relative link
 //   of its Markdown files (README.md, CHANGELOG.md, ...) resolves to an installed file;
+// - every speed figure of README.md and docs/ (a ratio such as `9.1×`; in README's Speed section
+//   and in paragraphs that cite `npm run bench` or benchmarks.md, times too) appears in
+//   docs/benchmarks.md, where the bench's results are written (pages that log past measurements,
+//   such as docs/wasm-design.md, are exempt);
 // - every code block marked js, javascript, mjs, cjs, ts or typescript parses (esbuild);
 // - every such block type-checks with tsc under `strict`, `exactOptionalPropertyTypes` and
 //   `noUncheckedIndexedAccess` (module resolution nodenext) against the types of the PACKED
@@ -381,6 +385,74 @@ async function parseBlocks(file, parsed, esbuild) {
   return {problems, ok};
 }
 
+// Speed figures: a ratio (`9.1×`; `4 × x`, with a space, is a product, not a figure) and, where a
+// text quotes the bench (README's Speed section, a paragraph naming `npm run bench` or
+// benchmarks.md), a time (`64 ms`, `0.19 s`). Ranges and pairs (`1.5–1.8×`, `2 to 3 µs`, `1.07 / 0.95 µs`)
+// are two figures.
+const RATIO = /(?<![\w.,])(\d[\d,]*(?:\.\d+)?)(?:[–-](\d[\d,]*(?:\.\d+)?))?×/g;
+const TIME = /(?<![\w.,])(\d[\d,]*(?:\.\d+)?)(?:(?:[–-]|\s(?:to|\/)\s)(\d[\d,]*(?:\.\d+)?))?\s(ns|µs|ms|s)\b/g;
+/** Pages that keep a log of past measurements (before and after a change), not current claims. */
+const MEASUREMENT_LOGS = new Set(['docs/benchmarks.md', 'docs/wasm-design.md', 'docs/history.md']);
+
+/** The figures of one text: `9.1×`, `64 ms`; `times` adds the times. */
+export function figures(text, times) {
+  const found = [];
+  for (const m of text.matchAll(RATIO)) found.push(...[m[1], m[2]].filter(Boolean).map((n) => `${n}×`));
+  if (times) for (const m of text.matchAll(TIME)) found.push(...[m[1], m[2]].filter(Boolean).map((n) => `${n} ${m[3]}`));
+  return found;
+}
+
+/**
+ * Every speed figure README.md and docs/ quote appears in docs/benchmarks.md, where `npm run
+ * bench` results are written: a quoted figure that disagrees with the measurement is a problem.
+ */
+export function speedFigureProblems(file, text, measured) {
+  const problems = [];
+  const lines = text.split('\n');
+  let inCode = false;
+  let speedSection = false;
+  let paragraph = [];
+  const CITES = /npm run bench(?!:)|benchmarks\.md/;
+  const report = (f, i) => {
+    if (!measured.has(f)) problems.push(`${file}:${i + 1}: speed figure ${f} is not in docs/benchmarks.md (quote what \`npm run bench\` measured there)`);
+  };
+  // A paragraph's sentences: the times of a sentence that cites the bench are quoted figures.
+  const flush = () => {
+    let text = '';
+    const starts = [];
+    for (const {t, i} of paragraph) {
+      starts.push({at: text.length, i});
+      text += t + ' ';
+    }
+    const lineAt = (pos) => starts.filter((s) => s.at <= pos).pop().i;
+    for (const m of text.matchAll(/[^]+?(?:[.;](?=\s+[A-Z(`*])|$)/g)) {
+      const sentence = m[0];
+      const times = speedSection || CITES.test(sentence);
+      const prose = sentence.replace(/`[^`]*`/g, (c) => ' '.repeat(c.length));
+      for (const r of [...prose.matchAll(RATIO), ...(times ? prose.matchAll(TIME) : [])]) {
+        for (const f of figures(r[0], times)) report(f, lineAt(m.index + r.index));
+      }
+    }
+    paragraph = [];
+  };
+  lines.forEach((t, i) => {
+    if (/^\s{0,3}(```|~~~)/.test(t)) {
+      inCode = !inCode;
+      return;
+    }
+    if (inCode) return;
+    if (/^#{1,6}\s/.test(t)) {
+      flush();
+      speedSection = file === 'README.md' && /^##\s+Speed\b/.test(t);
+      return;
+    }
+    if (t.trim() === '' || /^\s*([-*]|\d+\.)\s|^\s*\|/.test(t)) flush();
+    if (t.trim() !== '') paragraph.push({t, i});
+  });
+  flush();
+  return problems;
+}
+
 /** The files `npm pack` puts in the tarball (its dry run, without the build). */
 function packedFiles() {
   const [{files}] = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts', '--loglevel=error'], {cwd: root, encoding: 'utf8'}));
@@ -525,6 +597,8 @@ function selfTest() {
   const blob = 'https://github.com/partkit/partkit/blob';
   const abs = parseMarkdown(`[a](${blob}/v9.9.9/README.md) [b](${blob}/v1.0.0/README.md) [c](${blob}/v9.9.9/nope.md) [d](${blob}/v9.9.9/README.md#nope)`);
   same(checkLinks('README.md', abs, () => parseMarkdown('# partkit'), root, '9.9.9').length, 3, 'repository links checked against the repository and the version');
+  same(figures('about 9.1× and 1.5–1.8×, 4 × 5, 64 ms / 0.19 s, 2,000 ms, 1.2 / 3 µs, 4 to 5 ns', true), ['9.1×', '1.5×', '1.8×', '64 ms', '0.19 s', '2,000 ms', '1.2 µs', '3 µs', '4 ns', '5 ns'], 'figures');
+  same(speedFigureProblems('README.md', '## Speed\n\n| a | 9× and 3 ms |\n\n## More\n\n5 ms here, 2.0× there', new Set(['3 ms'])).length, 2, 'speed figures');
   same(unshippedLinks('README.md', parseMarkdown('[a](LICENSE) [b](docs/x.md) [c](#a) [d](https://x.org)'), new Set(['LICENSE'])).length, 1, 'unshipped links');
   same(instrument('f(1); // => 2', 6, 'x').code, '__expect((f(1)), (2), 6);', 'instrument');
   const sh = shellCommands({line: 3, code: '$ partkit a | x  # exit 1\nout\n\n$ echo\nnpx partkit b'}, 'f');
@@ -550,6 +624,8 @@ async function main() {
     return cache.get(file);
   };
   const esbuild = await import('esbuild');
+  const bench = readFileSync(join(root, 'docs', 'benchmarks.md'), 'utf8');
+  const measured = new Set(figures(bench, true));
   const problems = [];
   const blocks = [];
   let links = 0;
@@ -566,6 +642,7 @@ async function main() {
       problems.push(...unshippedLinks(file, parsed));
     }
     problems.push(...checkLinks(file, parsed, readParsed));
+    if (!MEASUREMENT_LOGS.has(file)) problems.push(...speedFigureProblems(file, readFileSync(join(root, file), 'utf8'), measured));
     const b = await parseBlocks(file, parsed, esbuild);
     problems.push(...b.problems);
     blocks.push(...b.ok);
