@@ -2,7 +2,7 @@
 // The docs check (`npm run test:docs`, part of `npm test` right after the build), so the docs
 // cannot rot:
 // - README.md has at most 200 lines, none over 200 characters;
-// - every relative link and image in README.md, CONTRIBUTING.md and docs/*.md points to a file
+// - every relative link and image in README.md, CONTRIBUTING.md, CHANGELOG.md and docs/*.md points to a file
 //   that exists, and every `#anchor` (in the same file or in another Markdown file) to a heading
 //   there (GitHub's heading ids); a link to a file of this repository
 //   (`https://github.com/partkit/partkit/blob/v<version>/<path>`) is checked the same way, and
@@ -617,7 +617,7 @@ async function main() {
   const args = process.argv.slice(2).filter((a) => !a.startsWith('--'));
   const files = args.length
     ? args.map((f) => relative(root, resolve(f)))
-    : ['README.md', 'CONTRIBUTING.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)];
+    : ['README.md', 'CONTRIBUTING.md', 'CHANGELOG.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)];
   const cache = new Map();
   const readParsed = (file) => {
     if (!cache.has(file)) cache.set(file, parseMarkdown(readFileSync(join(root, file), 'utf8')));
