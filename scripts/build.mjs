@@ -40,7 +40,7 @@ if (['esbuild', 'commander', 'binaryen', 'typescript'].some((m) => !existsSync(j
   run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error']);
 }
 
-// 2. Rust toolchain pieces (wasm target, wasm-pack, matching wasm-bindgen CLI).
+// 2. Rust toolchain pieces (a C compiler, the wasm target, the matching wasm-bindgen CLI).
 run('bash', [join(root, 'scripts', 'ensure-toolchain.sh')]);
 
 // 3. The wasm: one module per domain (cargo feature `<domain>`, src/wasm/<domain>.rs), so that a
