@@ -14,7 +14,7 @@ export const SLIM_GLUE = {
   ],
   // every browser of the es2022 target has FinalizationRegistry
   fr: [[/\(typeof FinalizationRegistry === 'undefined'\)\n    \? \{ register: \(\) => \{\}, unregister: \(\) => \{\} \}\n    : /g, '']],
-  // every browser has TextEncoder.prototype.encodeInto (dist/index.cjs keeps it: js/wasm/text.mjs' encoder has none)
+  // every browser has TextEncoder.prototype.encodeInto, and so has js/wasm/text.mjs' encoder (jsdom's fallback)
   enc: [[/\nif \(!\('encodeInto' in cachedTextEncoder\)\) \{[\s\S]*?\n\}\n/, '\n']],
   // every call passes realloc
   realloc: [[/    if \(realloc === undefined\) \{[\s\S]*?\n    \}\n/, '']],

@@ -1,8 +1,8 @@
 // wasm-bindgen's glue reads and writes strings with TextDecoder and TextEncoder, which some
 // environments that run partkit lack (jest's jsdom environment has neither). scripts/build.mjs
-// injects these two names into the glue of dist/index.cjs (dist/browser/ uses the browser's):
+// injects these two names into the glue of both builds (dist/<domain>.cjs and dist/browser/):
 // the platform's own classes where they exist, else these small UTF-8 equivalents (only what the
-// glue calls: `decode` and `encode`).
+// glue calls: `decode`, `encode` and `encodeInto`).
 
 class Utf8Decoder {
   decode(bytes) {
@@ -47,6 +47,13 @@ class Utf8Encoder {
       else out.push(0xf0 | (cp >> 18), 0x80 | ((cp >> 12) & 0x3f), 0x80 | ((cp >> 6) & 0x3f), 0x80 | (cp & 0x3f));
     }
     return new Uint8Array(out);
+  }
+
+  /** `text` encoded into `view` (which wasm-bindgen's glue always makes large enough). */
+  encodeInto(text, view) {
+    const bytes = this.encode(text);
+    view.set(bytes);
+    return {read: text.length, written: bytes.length};
   }
 }
 
