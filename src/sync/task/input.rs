@@ -177,6 +177,8 @@ impl SyncTask {
         } else {
             (record, self.cursor.last_read.clone(), false)
         };
+        // (every finish a record says is noted before anything of it is applied)
+        self.finishes.note_message(&whole, self.now);
         if whole.checkpoint.is_some() {
             self.checkpoint_in(&whole, before.as_ref(), interleaved);
         }
@@ -303,6 +305,9 @@ impl SyncTask {
 
     fn tick_inner(&mut self, now: u64) -> SyncOutput {
         self.clock(now);
+        let kept = self.opts.removal_delay.saturating_add(self.opts.tombstone_ttl);
+        self.finishes
+            .forget_noted_before(self.now.saturating_sub(kept));
         let mut out = SyncOutput::default();
         let mut removal = false;
         for (timer, at) in self.timers() {

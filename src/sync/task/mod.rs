@@ -22,6 +22,7 @@ mod close;
 mod cursor;
 mod delta;
 mod epoch;
+mod finishes;
 mod input;
 mod leader;
 mod leading;
@@ -89,6 +90,9 @@ pub struct SyncTask {
     view: view::View,
     /// The re-publications of the epoch in force: checkpoints and resends (see `timer`).
     refresh: timer::Refresh,
+    /// Every finish this task has read or reported, which it never starts again (see
+    /// `finishes`).
+    finishes: finishes::Finishes,
 }
 
 impl SyncTask {
@@ -154,6 +158,7 @@ impl SyncTask {
             leading: leading::Leading::default(),
             view: view::View::default(),
             refresh: timer::Refresh::default(),
+            finishes: finishes::Finishes::default(),
         })
     }
 

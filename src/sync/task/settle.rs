@@ -242,6 +242,7 @@ impl SyncTask {
         let p = &mut self.own.state.data.partitions[idx];
         p.state = PartitionStatus::Finished;
         p.finished_timestamp = Some(self.now);
+        self.finishes.note(token, Some(self.now), self.now);
         self.own.marks.touch(idx, PartitionStatus::Finished);
         self.own.dirty = true;
         let mut out = SyncOutput::default();
@@ -425,8 +426,19 @@ impl SyncTask {
         let open = self.open_parents(&waiting);
         let mut still = Vec::new();
         let closing = self.is_closing();
+        let finishes = &self.finishes;
         for i in waiting {
             let p = &mut self.own.state.data.partitions[i];
+            // a partition whose finish this task read is finished, however it came back as
+            // new work (a share re-addressed from a departed task, a stale answer, an epoch
+            // computed before the finish landed): it is never started again (see `finishes`)
+            if let Some(at) = finishes.get(&p.token) {
+                p.state = PartitionStatus::Finished;
+                p.finished_timestamp = at.or(Some(self.now));
+                self.own.dirty = true;
+                self.own.marks.touch(i, PartitionStatus::Finished);
+                continue;
+            }
             // (a closing task starts nothing: what it leaves goes to the others)
             let ready = !closing
                 && match p.state {
