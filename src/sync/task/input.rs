@@ -183,6 +183,9 @@ impl SyncTask {
             self.checkpoint_in(&whole, before.as_ref(), interleaved);
         }
         self.cursor.last_read = here;
+        if before.is_none() && self.view.epoch.is_none() {
+            self.cursor.start_at(&whole);
+        }
         self.apply_message(&mut whole, before.is_none(), &mut out);
         self.finish(&mut out);
         Ok(out)
