@@ -435,3 +435,81 @@ fn a_task_answering_from_an_older_epoch_is_shown_the_epoch_once() {
         }
     }
 }
+
+/// Repeated and out-of-order calls, each decided (docs/sync.md, "Calls out of order"): a finish
+/// twice (also once removed) is a repeat; a known token given again with its parents (in any
+/// order) is a repeat, with other parents refused; a Scheduled partition may be finished without
+/// `partitionStarted`, one never told to start may not; a `now` earlier than one seen before
+/// counts as the latest (no time passes).
+#[test]
+fn repeated_and_out_of_order_calls_are_repeats_or_refused_with_a_code() {
+    let mut t = SyncTask::new("t").unwrap();
+    let lead = RebalanceEvent {
+        generation: 1,
+        leader: true,
+        members: Some(vec!["t".into()]),
+    };
+    let mut log = t.on_rebalance(&lead, 1).unwrap().publish;
+    let mut i = 0;
+    while i < log.len() {
+        let out = t.on_message(&log[i].clone(), 2).unwrap();
+        log.extend(out.publish);
+        i += 1;
+    }
+    let out = t
+        .add_partitions(&[PartitionSpec::new("p", &[]), PartitionSpec::new("q", &[])], 10)
+        .unwrap();
+    assert_eq!(out.start, vec!["p".to_string(), "q".to_string()]);
+    // the child of p and q, found twice (parents in another order): one partition
+    t.add_partitions(&[PartitionSpec::new("c", &["q", "p"])], 11)
+        .unwrap();
+    let before = format!("{t:?}");
+    let out = t
+        .add_partitions(&[PartitionSpec::new("c", &["p", "q"])], 11)
+        .unwrap();
+    assert!(out.publish.is_empty() && out.start.is_empty());
+    assert_eq!(format!("{t:?}"), before);
+    // the same token with other parents: the caller's tree and the task's disagree
+    let e = t
+        .add_partitions(&[PartitionSpec::new("c", &["p"])], 12)
+        .unwrap_err();
+    assert_eq!(e.code(), "SYNC_INVALID_PARTITION");
+    assert!(e.message().contains("c is known with parents [p, q]"), "{e}");
+    assert_eq!(format!("{t:?}"), before);
+    // a Created partition (never told to start) cannot be finished
+    let e = t.partition_finished("c", 12).unwrap_err();
+    assert_eq!(e.code(), "SYNC_INVALID_TRANSITION");
+    // p is Scheduled: finished without partitionStarted; a second finish changes nothing
+    t.partition_finished("p", 20).unwrap();
+    let before = format!("{t:?}");
+    let out = t.partition_finished("p", 21).unwrap();
+    assert_eq!(out, SyncOutput::default());
+    assert_eq!(format!("{t:?}"), before);
+    // the clock stepped back: no time passes (a finish is stamped with the latest now)
+    t.partition_started("q", 30).unwrap();
+    t.partition_finished("q", 6).unwrap();
+    let q = t.owned_partitions().iter().find(|p| p.token == "q").unwrap();
+    assert_eq!(q.finished_timestamp, Some(30));
+    t.tick(30);
+    let at = t.poll_timeout();
+    assert!(at.is_some_and(|at| at > 30));
+    let before = format!("{t:?}");
+    assert_eq!(t.tick(0), SyncOutput::default());
+    assert_eq!(t.poll_timeout(), at);
+    assert_eq!(format!("{t:?}"), before);
+    // once removed (after removalDelay), a finish is still a repeat
+    let c = t.owned_partitions().iter().find(|p| p.token == "c").unwrap();
+    assert_eq!(c.state, PartitionStatus::Scheduled);
+    t.partition_finished("c", 30).unwrap();
+    let delay = t.options().removal_delay;
+    t.tick(30 + delay);
+    assert!(t
+        .owned_partitions()
+        .iter()
+        .any(|p| p.token == "p" && p.state == PartitionStatus::Removed));
+    assert_eq!(
+        t.partition_finished("p", 31 + delay).unwrap(),
+        SyncOutput::default()
+    );
+}
+
