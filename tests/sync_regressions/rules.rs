@@ -513,3 +513,39 @@ fn repeated_and_out_of_order_calls_are_repeats_or_refused_with_a_code() {
     );
 }
 
+/// The last task of a connector closes; before it has left the group it is told of a new
+/// generation, which it would lead alone. Before, it published that generation's epoch and its
+/// acknowledgement after its final checkpoint, so the newest checkpoint named a record older
+/// than the stop. Now a closed task does nothing more: its final checkpoint is its last record.
+#[test]
+fn a_closed_task_publishes_nothing_after_its_final_checkpoint() {
+    let mut t = SyncTask::new("t").unwrap();
+    let lead = |g| RebalanceEvent {
+        generation: g,
+        leader: true,
+        members: Some(vec!["t".into()]),
+    };
+    let mut log = t.on_rebalance(&lead(1), 1).unwrap().publish;
+    let read = |t: &mut SyncTask, log: &mut Vec<SyncMessage>, from: usize, now: u64| {
+        let mut i = from;
+        while i < log.len() {
+            let out = t.on_message(&log[i].clone(), now).unwrap();
+            log.extend(out.publish);
+            i += 1;
+        }
+        i
+    };
+    let at = read(&mut t, &mut log, 0, 2);
+    log.extend(t.add_partitions(&[PartitionSpec::new("p", &[])], 3).unwrap().publish);
+    log.extend(t.close(4).publish);
+    read(&mut t, &mut log, at, 5);
+    assert!(t.closed());
+    let last = log.last().unwrap();
+    assert!(
+        last.checkpoint.is_some(),
+        "the final checkpoint is the last record: {last:?}"
+    );
+    assert_eq!(t.on_rebalance(&lead(2), 6).unwrap(), SyncOutput::default());
+    assert_eq!(t.tick(1_000_000), SyncOutput::default());
+    assert_eq!(t.poll_timeout(), None);
+}

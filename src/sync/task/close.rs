@@ -13,6 +13,10 @@ impl SyncTask {
     /// leaves one at most about two intervals old, see the module docs). Keep feeding it what
     /// it reads (and ticks at [`poll_timeout`](Self::poll_timeout)) until
     /// [`closed`](Self::closed) is true, then leave the group. Calling it again does nothing.
+    /// A closed task does nothing more (every input returns an empty output, and
+    /// `poll_timeout` is `None`): told of a new generation before it has left (it would lead
+    /// it alone if it is the last task), it publishes nothing after its final checkpoint, which
+    /// stays as new as the stop.
     ///
     /// # Examples
     /// ```

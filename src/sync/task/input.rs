@@ -371,13 +371,14 @@ impl SyncTask {
         self.schedule_refresh();
     }
 
-    /// Common frame of every input: a fenced task does nothing more; otherwise the input runs
-    /// and its output is sealed.
+    /// Common frame of every input: a fenced task does nothing more, nor does a closed one (its
+    /// final checkpoint is the last record it publishes, whatever it is told after it: see
+    /// `close`); otherwise the input runs and its output is sealed.
     pub(super) fn input(
         &mut self,
         run: impl FnOnce(&mut Self) -> Result<SyncOutput, SyncError>,
     ) -> Result<SyncOutput, SyncError> {
-        if self.fenced.is_some() {
+        if self.fenced.is_some() || self.closed() {
             return Ok(SyncOutput::default());
         }
         run(self).map(|out| self.seal(out))
