@@ -516,7 +516,8 @@ fn repeated_and_out_of_order_calls_are_repeats_or_refused_with_a_code() {
 /// The last task of a connector closes; before it has left the group it is told of a new
 /// generation, which it would lead alone. Before, it published that generation's epoch and its
 /// acknowledgement after its final checkpoint, so the newest checkpoint named a record older
-/// than the stop. Now a closed task does nothing more: its final checkpoint is its last record.
+/// than the stop. Now a closed task ignores rebalances and time: its final checkpoint is its last
+/// record; a partition its caller still adds is published, and a final checkpoint follows it.
 #[test]
 fn a_closed_task_publishes_nothing_after_its_final_checkpoint() {
     let mut t = SyncTask::new("t").unwrap();
@@ -548,4 +549,12 @@ fn a_closed_task_publishes_nothing_after_its_final_checkpoint() {
     assert_eq!(t.on_rebalance(&lead(2), 6).unwrap(), SyncOutput::default());
     assert_eq!(t.tick(1_000_000), SyncOutput::default());
     assert_eq!(t.poll_timeout(), None);
+    // a partition the caller still adds is not lost: published, then a final checkpoint again
+    let at = log.len();
+    log.extend(t.add_partitions(&[PartitionSpec::new("q", &[])], 7).unwrap().publish);
+    assert_eq!(log.len(), at + 1);
+    assert!(!t.closed());
+    read(&mut t, &mut log, at, 8);
+    assert!(t.closed());
+    assert!(log.last().unwrap().checkpoint.is_some());
 }

@@ -26,6 +26,10 @@ impl SyncTask {
         event: &RebalanceEvent,
         now: u64,
     ) -> Result<SyncOutput, SyncError> {
+        if self.closed() {
+            // (its final checkpoint stays its last record: see `close`)
+            return Ok(SyncOutput::default());
+        }
         self.input(|t| t.on_rebalance_inner(event, now))
     }
 
@@ -118,7 +122,7 @@ impl SyncTask {
     /// `SYNC_MALFORMED_MESSAGE` if the message is inconsistent (empty ids, a Regular or
     /// RebalanceAnswer without the sender's state, duplicate tokens, ...).
     pub fn on_message(&mut self, msg: &SyncMessage, now: u64) -> Result<SyncOutput, SyncError> {
-        self.input(|t| t.on_message_inner(Cow::Borrowed(msg), now))
+        self.reopening_input(|t| t.on_message_inner(Cow::Borrowed(msg), now))
     }
 
     /// [`on_message`](Self::on_message) of a message the caller gives away (the wasm binding
@@ -130,7 +134,7 @@ impl SyncTask {
         msg: SyncMessage,
         now: u64,
     ) -> Result<SyncOutput, SyncError> {
-        self.input(|t| t.on_message_inner(Cow::Owned(msg), now))
+        self.reopening_input(|t| t.on_message_inner(Cow::Owned(msg), now))
     }
 
     fn on_message_inner(
@@ -303,6 +307,9 @@ impl SyncTask {
     /// Time passed: does the work of every deadline of [`poll_timeout`](Self::poll_timeout)
     /// that is due (leader timeout, epoch re-publication, checkpoint, delayed removal).
     pub fn tick(&mut self, now: u64) -> SyncOutput {
+        if self.closed() {
+            return SyncOutput::default();
+        }
         self.input(|t| Ok(t.tick_inner(now))).unwrap_or_default()
     }
 
@@ -371,14 +378,13 @@ impl SyncTask {
         self.schedule_refresh();
     }
 
-    /// Common frame of every input: a fenced task does nothing more, nor does a closed one (its
-    /// final checkpoint is the last record it publishes, whatever it is told after it: see
-    /// `close`); otherwise the input runs and its output is sealed.
+    /// Common frame of every input: a fenced task does nothing more; otherwise the input runs
+    /// and its output is sealed.
     pub(super) fn input(
         &mut self,
         run: impl FnOnce(&mut Self) -> Result<SyncOutput, SyncError>,
     ) -> Result<SyncOutput, SyncError> {
-        if self.fenced.is_some() || self.closed() {
+        if self.fenced.is_some() {
             return Ok(SyncOutput::default());
         }
         run(self).map(|out| self.seal(out))

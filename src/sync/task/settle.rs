@@ -33,7 +33,7 @@ impl SyncTask {
         specs: &[PartitionSpec],
         now: u64,
     ) -> Result<SyncOutput, SyncError> {
-        self.input(|t| t.add_partitions_inner(specs, now))
+        self.reopening_input(|t| t.add_partitions_inner(specs, now))
     }
 
     pub(super) fn add_partitions_inner(
@@ -218,7 +218,7 @@ impl SyncTask {
     /// `SYNC_UNKNOWN_PARTITION` if this task does not own `token`; `SYNC_INVALID_TRANSITION` if
     /// it is not Scheduled (Running is accepted as a repeat).
     pub fn partition_started(&mut self, token: &str, now: u64) -> Result<SyncOutput, SyncError> {
-        self.input(|t| t.partition_started_inner(token, now))
+        self.reopening_input(|t| t.partition_started_inner(token, now))
     }
 
     pub(super) fn partition_started_inner(
@@ -254,7 +254,7 @@ impl SyncTask {
     /// Scheduled partition without `partition_started` is accepted (that call only shows the
     /// partition Running in what the task publishes).
     pub fn partition_finished(&mut self, token: &str, now: u64) -> Result<SyncOutput, SyncError> {
-        self.input(|t| t.partition_finished_inner(token, now))
+        self.reopening_input(|t| t.partition_finished_inner(token, now))
     }
 
     pub(super) fn partition_finished_inner(
