@@ -109,7 +109,7 @@ function jsonOf(value, code, what, name) {
  * read from the sync topic, the task's own messages included, goes to `onMessage` in topic
  * order. A refused input throws SyncError and leaves the task unchanged.
  */
-export class SyncTask {
+class SyncTask {
   #inner;
   /** Whether outputs give their messages as records (`publishAs: 'records'`). */
   #records = false;
@@ -411,6 +411,18 @@ export class SyncTask {
     this.free();
   }
 }
+
+/**
+ * `SyncTask` as exported: the class, and a call without `new` refused with a coded error in JS
+ * words (a class called as a function throws a TypeError naming the class as a bundler renamed
+ * it, e.g. `SyncTask3`).
+ */
+const SyncTaskClass = new Proxy(SyncTask, {
+  apply() {
+    throw argError('SyncTask is a class: create a task with new SyncTask(taskId, options)');
+  },
+});
+export {SyncTaskClass as SyncTask};
 
 // Where a new task starts reading the sync log: the core's start rule (`find_epoch_start` in
 // src/sync/start.rs), for any transport (`partkit/kafka` exports it as `findEpochStart`; its

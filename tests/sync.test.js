@@ -386,6 +386,46 @@ describe('SyncTask: bad input', () => {
     expect(view(t)).toBe(before);
   });
 
+  test('misuse: each refused with a code and a message in JS words, or a documented repeat', () => {
+    const c = fresh();
+    const t = c.nodes.get('t2').task;
+    const before = view(t);
+    const refused = (fn, code, message) => {
+      const error = catchError(fn);
+      expect(error).toBeInstanceOf(SyncError);
+      expect(error.code).toBe(code);
+      expect(error.message).toBe(message);
+      expect(view(t)).toBe(before);
+    };
+    // a typo of a spec's key: refused with the nearest key, whatever builds the array
+    const children = ['c1'].map((token) => ({token, parent: ['p']}));
+    refused(() => t.addPartitions(children, c.now), 'SYNC_INVALID_PARTITION',
+      'invalid partition: partitions[0].parent is not a known key: did you mean partitions[0].parents? (known keys: token, parents, startTimestamp, endTimestamp)');
+    refused(() => t.addPartitions([{token: 'c1'}, {token: 'c2', Parents: ['p']}], c.now), 'SYNC_INVALID_PARTITION',
+      'invalid partition: partitions[1].Parents is not a known key: did you mean partitions[1].parents? (known keys: token, parents, startTimestamp, endTimestamp)');
+    // a known token given again with other parents
+    refused(() => t.addPartitions([{token: 'q', parents: ['p']}], c.now), 'SYNC_INVALID_PARTITION',
+      'invalid partition: q is known with parents [], given again with parents [p]');
+    // a malformed record value, in JS words
+    refused(() => t.onMessage(Buffer.from('[]'), c.now), 'SYNC_MALFORMED_MESSAGE', 'malformed sync message: message must be an object, got an array');
+    // SyncTask called without new
+    const error = catchError(() => SyncTask('t9'));
+    expect(error).toBeInstanceOf(PartkitError);
+    expect(error.code).toBe('INVALID_ARGUMENT');
+    expect(error.message).toBe('SyncTask is a class: create a task with new SyncTask(taskId, options)');
+    expect(new SyncTask('t9')).toBeInstanceOf(SyncTask);
+    // repeats: a known token with its parents, a finish twice
+    const owner = ['t1', 't2'].find((id) => c.nodes.get(id).task.ownedPartitions().some((p) => p.token === 'q'));
+    const o = c.nodes.get(owner).task;
+    expect(o.addPartitions([{token: 'q'}], c.now)).toEqual({publish: [], start: [], stop: []});
+    const seen = JSON.stringify(o.ownedPartitions());
+    o.partitionFinished('q', c.now);
+    const done = JSON.stringify(o.ownedPartitions());
+    expect(done).not.toBe(seen);
+    expect(o.partitionFinished('q', c.now + 1)).toEqual({publish: [], start: [], stop: []});
+    expect(JSON.stringify(o.ownedPartitions())).toBe(done);
+  });
+
   test('a record value (bytes or text) is the message it holds: the same output, the same view', () => {
     const objects = fresh();
     const bytes = fresh();

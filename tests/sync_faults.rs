@@ -897,3 +897,71 @@ fn a_leader_rolling_back_its_fork_gives_up_what_the_fork_gave_it() {
     );
     assert!(w.violations.is_empty(), "{:?}", w.violations);
 }
+
+/// Four tasks. `s` shares its new partition `p` to `a`, which runs and finishes it, but its
+/// records are still in its producer when its transport leaves the group (or it froze and wakes
+/// before it learns it was expelled). The next epoch, without `a`, keeps `s`'s share `p>a`;
+/// `s` answered that generation and its reader stalls. `a`'s records land after the epoch: the
+/// leader `l` reads `p`'s finish. When `s`'s reader resumes, `s` applies the epoch and
+/// re-addresses its share to the departed `a` to a member, `l`, as new work. Before, `l` took
+/// it and was told to start `p`, though it had applied `p`'s finish. Now every finish a task
+/// reads is in its ledger of finishes, which the one step that starts partitions consults:
+/// `l` takes `p` as finished.
+#[test]
+fn a_share_readdressed_from_a_departed_task_does_not_restart_a_finish_read() {
+    let opts = SyncOptions {
+        rebalance_timeout: 5_000,
+        epoch_ack_timeout: 1_000,
+        ..SyncOptions::default()
+    };
+    let mut w = World::new(&["a", "l", "n", "s"], opts);
+    w.rebalance(1, "l", &["a", "l", "n", "s"]);
+    w.ticks(2, 1_500);
+    // s finds x (kept: ties go to the finder) and runs it, then finds p: shared to a
+    w.add("s", "x", &[]);
+    w.settle();
+    w.run("s", "x");
+    w.settle();
+    w.hold("a");
+    w.add("s", "p", &[]);
+    w.settle();
+    assert!(w.task("a").owned_partitions().iter().any(|p| p.token == "p"));
+    assert!(w.task("s").shared_partitions().iter().any(|p| p.token == "p"));
+    // a runs and finishes p; its transport leaves the group before its records land
+    w.run("a", "p");
+    w.finish("a", "p");
+    w.leave("a");
+    w.members = vec!["l".into(), "n".into(), "s".into()];
+    for m in ["l", "n", "s"] {
+        let ev = RebalanceEvent {
+            generation: 2,
+            leader: m == "l",
+            members: (m == "l").then(|| w.members.clone()),
+        };
+        w.input(m, |t, now| t.on_rebalance(&ev, now).unwrap(), "onRebalance");
+    }
+    // s answered generation 2; its reader stalls before it applies the epoch
+    w.stalled.insert("s".into());
+    w.settle();
+    w.ticks(3, 1_500);
+    assert_eq!(w.task("l").epoch(), Some("2-l"));
+    // a's records land after 2-l: l and n read p's finish
+    w.land("a");
+    w.settle();
+    w.ticks(2, 1_500);
+    assert!(w.finishes_read["l"].contains("p"));
+    // s's reader resumes: it applies 2-l and re-addresses its share to the departed a
+    w.stalled.remove("s");
+    w.settle();
+    w.ticks(4, 1_500);
+    assert!(w.violations.is_empty(), "{:?}", w.violations);
+    for id in ["l", "n", "s"] {
+        let p = w
+            .task(id)
+            .owned_partitions()
+            .iter()
+            .find(|p| p.token == "p")
+            .cloned();
+        assert!(p.as_ref().is_none_or(|p| p.state.is_done()), "{id}: {p:?}");
+    }
+}

@@ -87,10 +87,28 @@ export interface SyncTask<Output = SyncOutput> {
    * the record's value as read (a Buffer/Uint8Array or a string of JSON), parsed in wasm.
    */
   onMessage(message: SyncMessageInput, now: number): Output;
-  /** Initial partitions, or child partitions found by this task. */
+  /**
+   * Initial partitions, or child partitions found by this task. A key other than `token`,
+   * `parents`, `startTimestamp`, `endTimestamp` is refused (`SYNC_INVALID_PARTITION`, naming the
+   * nearest key); a token the task knows, given again with the same parents, is ignored; with
+   * other parents it is refused (`SYNC_INVALID_PARTITION`).
+   */
   addPartitions(partitions: PartitionSpec[], now: number): Output;
+  /**
+   * The caller started reading a partition it was told to start: the partition shows `Running`
+   * (not `Scheduled`) in what the task publishes; nothing in the protocol waits for it.
+   */
   partitionStarted(token: string, now: number): Output;
+  /**
+   * The caller finished reading a partition it was told to start (started or not). A partition
+   * already done is a repeat (an empty output); one never told to start is refused
+   * (`SYNC_INVALID_TRANSITION`), one the task does not own too (`SYNC_UNKNOWN_PARTITION`).
+   */
   partitionFinished(token: string, now: number): Output;
+  /**
+   * Time passed. A `now` (of any input) earlier than one given before counts as the latest one
+   * seen: no time passes until the clock catches up.
+   */
   tick(now: number): Output;
   /** The caller found a hole in the sync log it fed (e.g. Kafka offsets jumped): stop everything, fence. */
   fence(reason: string, now: number): Output;

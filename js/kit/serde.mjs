@@ -82,6 +82,8 @@ export function fromSerde(message, text, base) {
     if (value !== undefined) path += fieldOf(text, value, `string ${JSON.stringify(m[1])}`, path) ?? '';
     return `${path} must be one of ${oneOf(m[2])}, got ${JSON.stringify(m[1])}`;
   }
+  // (serde reads a struct from an array too, by position: the caller meant an object)
+  if ((m = /^invalid length (\d+), expected struct \w+ with \d+ elements?$/.exec(body))) return `${path} must be an object, got an array`;
   if ((m = /^invalid length (\d+), expected (.*)$/.exec(body))) return `${path} must have ${m[2]}, got ${m[1]} items`;
   if (/^(lone leading surrogate in hex escape|unexpected end of hex escape|invalid unicode code point)$/.test(body)) {
     return `${path} must be well-formed Unicode, got a string with a lone surrogate`;

@@ -417,7 +417,7 @@ fn is_zero(x: &u32) -> bool {
 /// A partition found by the caller: initial partitions or children read from a parent.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(ts_rs::TS))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PartitionSpec {
     /// Unique partition token.
     pub token: String,

@@ -435,3 +435,126 @@ fn a_task_answering_from_an_older_epoch_is_shown_the_epoch_once() {
         }
     }
 }
+
+/// Repeated and out-of-order calls, each decided (docs/sync.md, "Calls out of order"): a finish
+/// twice (also once removed) is a repeat; a known token given again with its parents (in any
+/// order) is a repeat, with other parents refused; a Scheduled partition may be finished without
+/// `partitionStarted`, one never told to start may not; a `now` earlier than one seen before
+/// counts as the latest (no time passes).
+#[test]
+fn repeated_and_out_of_order_calls_are_repeats_or_refused_with_a_code() {
+    let mut t = SyncTask::new("t").unwrap();
+    let lead = RebalanceEvent {
+        generation: 1,
+        leader: true,
+        members: Some(vec!["t".into()]),
+    };
+    let mut log = t.on_rebalance(&lead, 1).unwrap().publish;
+    let mut i = 0;
+    while i < log.len() {
+        let out = t.on_message(&log[i].clone(), 2).unwrap();
+        log.extend(out.publish);
+        i += 1;
+    }
+    let out = t
+        .add_partitions(&[PartitionSpec::new("p", &[]), PartitionSpec::new("q", &[])], 10)
+        .unwrap();
+    assert_eq!(out.start, vec!["p".to_string(), "q".to_string()]);
+    // the child of p and q, found twice (parents in another order): one partition
+    t.add_partitions(&[PartitionSpec::new("c", &["q", "p"])], 11)
+        .unwrap();
+    let before = format!("{t:?}");
+    let out = t
+        .add_partitions(&[PartitionSpec::new("c", &["p", "q"])], 11)
+        .unwrap();
+    assert!(out.publish.is_empty() && out.start.is_empty());
+    assert_eq!(format!("{t:?}"), before);
+    // the same token with other parents: the caller's tree and the task's disagree
+    let e = t
+        .add_partitions(&[PartitionSpec::new("c", &["p"])], 12)
+        .unwrap_err();
+    assert_eq!(e.code(), "SYNC_INVALID_PARTITION");
+    assert!(e.message().contains("c is known with parents [p, q]"), "{e}");
+    assert_eq!(format!("{t:?}"), before);
+    // a Created partition (never told to start) cannot be finished
+    let e = t.partition_finished("c", 12).unwrap_err();
+    assert_eq!(e.code(), "SYNC_INVALID_TRANSITION");
+    // p is Scheduled: finished without partitionStarted; a second finish changes nothing
+    t.partition_finished("p", 20).unwrap();
+    let before = format!("{t:?}");
+    let out = t.partition_finished("p", 21).unwrap();
+    assert_eq!(out, SyncOutput::default());
+    assert_eq!(format!("{t:?}"), before);
+    // the clock stepped back: no time passes (a finish is stamped with the latest now)
+    t.partition_started("q", 30).unwrap();
+    t.partition_finished("q", 6).unwrap();
+    let q = t.owned_partitions().iter().find(|p| p.token == "q").unwrap();
+    assert_eq!(q.finished_timestamp, Some(30));
+    t.tick(30);
+    let at = t.poll_timeout();
+    assert!(at.is_some_and(|at| at > 30));
+    let before = format!("{t:?}");
+    assert_eq!(t.tick(0), SyncOutput::default());
+    assert_eq!(t.poll_timeout(), at);
+    assert_eq!(format!("{t:?}"), before);
+    // once removed (after removalDelay), a finish is still a repeat
+    let c = t.owned_partitions().iter().find(|p| p.token == "c").unwrap();
+    assert_eq!(c.state, PartitionStatus::Scheduled);
+    t.partition_finished("c", 30).unwrap();
+    let delay = t.options().removal_delay;
+    t.tick(30 + delay);
+    assert!(t
+        .owned_partitions()
+        .iter()
+        .any(|p| p.token == "p" && p.state == PartitionStatus::Removed));
+    assert_eq!(
+        t.partition_finished("p", 31 + delay).unwrap(),
+        SyncOutput::default()
+    );
+}
+
+/// The last task of a connector closes; before it has left the group it is told of a new
+/// generation, which it would lead alone. Before, it published that generation's epoch and its
+/// acknowledgement after its final checkpoint, so the newest checkpoint named a record older
+/// than the stop. Now a closed task ignores rebalances and time: its final checkpoint is its last
+/// record; a partition its caller still adds is published, and a final checkpoint follows it.
+#[test]
+fn a_closed_task_publishes_nothing_after_its_final_checkpoint() {
+    let mut t = SyncTask::new("t").unwrap();
+    let lead = |g| RebalanceEvent {
+        generation: g,
+        leader: true,
+        members: Some(vec!["t".into()]),
+    };
+    let mut log = t.on_rebalance(&lead(1), 1).unwrap().publish;
+    let read = |t: &mut SyncTask, log: &mut Vec<SyncMessage>, from: usize, now: u64| {
+        let mut i = from;
+        while i < log.len() {
+            let out = t.on_message(&log[i].clone(), now).unwrap();
+            log.extend(out.publish);
+            i += 1;
+        }
+        i
+    };
+    let at = read(&mut t, &mut log, 0, 2);
+    log.extend(t.add_partitions(&[PartitionSpec::new("p", &[])], 3).unwrap().publish);
+    log.extend(t.close(4).publish);
+    read(&mut t, &mut log, at, 5);
+    assert!(t.closed());
+    let last = log.last().unwrap();
+    assert!(
+        last.checkpoint.is_some(),
+        "the final checkpoint is the last record: {last:?}"
+    );
+    assert_eq!(t.on_rebalance(&lead(2), 6).unwrap(), SyncOutput::default());
+    assert_eq!(t.tick(1_000_000), SyncOutput::default());
+    assert_eq!(t.poll_timeout(), None);
+    // a partition the caller still adds is not lost: published, then a final checkpoint again
+    let at = log.len();
+    log.extend(t.add_partitions(&[PartitionSpec::new("q", &[])], 7).unwrap().publish);
+    assert_eq!(log.len(), at + 1);
+    assert!(!t.closed());
+    read(&mut t, &mut log, at, 8);
+    assert!(t.closed());
+    assert!(log.last().unwrap().checkpoint.is_some());
+}

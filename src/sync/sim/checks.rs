@@ -7,6 +7,9 @@ use super::{Check, Sim};
 
 impl Sim {
     pub(super) fn check(&mut self) -> Check {
+        if let Some(e) = self.deferred.take() {
+            return Err(e);
+        }
         self.gap_until_now();
         self.usable_gap_until_now();
         if self.cfg.check_usable && self.report.longest_without_usable > self.cfg.retention {

@@ -36,6 +36,12 @@ pub struct Faults {
     /// A random live task's producer gets a backlog (its records land up to a few hundred
     /// steps after it publishes them, in order), or loses it.
     pub backlog: u64,
+    /// Per mille of the records a new task replays after which it ticks (a transport that
+    /// feeds the log in batches, its timer firing in between).
+    pub replay_ticks: u64,
+    /// A random live task's clock steps back or forward (its offset from the simulation's
+    /// clock is drawn again, up to half an interval).
+    pub clock_step: u64,
 }
 
 /// When the harness calls a task's `tick`.
@@ -122,6 +128,8 @@ impl SimConfig {
                 chunk_death: 0,
                 whole_stop: 0,
                 backlog: 0,
+                replay_ticks: 0,
+                clock_step: 0,
             },
             options: SyncOptions {
                 rebalance_timeout: r.range(50, 400),
@@ -185,6 +193,13 @@ impl SimConfig {
             1 => Driver::EveryInput,
             _ => Driver::Timeout,
         };
+        // (drawn last too) ticks while a new task replays in 20% of the runs, clock steps in 10%
+        if r.chance(200) {
+            cfg.faults.replay_ticks = r.range(20, 500);
+        }
+        if r.chance(100) {
+            cfg.faults.clock_step = r.range(1, 10);
+        }
         cfg
     }
 
@@ -233,6 +248,8 @@ impl SimConfig {
                 chunk_death: r.range(300, 600),
                 whole_stop: 0,
                 backlog: 0,
+                replay_ticks: 0,
+                clock_step: 0,
             },
             options,
             full_trace: false,

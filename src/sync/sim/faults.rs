@@ -76,10 +76,19 @@ impl Sim {
         if let Some(msg) = first {
             self.replay(i, &msg);
         }
-        while self.nodes[i].cursor < self.log.len() {
+        let ticks = self.cfg.faults.replay_ticks;
+        while self.nodes[i].cursor < self.log.len() && self.nodes[i].alive {
             let msg = Rc::clone(&self.log[self.nodes[i].cursor]);
             self.nodes[i].cursor += 1;
             self.replay(i, &msg);
+            // a transport that feeds the log in batches: the task's timer fires in between
+            // (no draw in the runs without it: their other draws stay as they were)
+            if ticks > 0 && self.nodes[i].alive && self.rng.chance(ticks) {
+                let now = self.clock(i);
+                if let Err(e) = self.tick_node(i, now) {
+                    self.deferred.get_or_insert(format!("tick while replaying: {e}"));
+                }
+            }
         }
         let at = self.step + self.rng.range(1, 5) as usize;
         self.change_at = Some(self.change_at.map_or(at, |c| c.min(at)));
@@ -183,6 +192,18 @@ impl Sim {
         };
         self.nodes[i].lag = lag;
         let l = format!("{} producer lag={lag}", self.nodes[i].id);
+        self.note(l);
+    }
+
+    /// A live task's clock steps: its offset from the simulation's clock is drawn again, up to
+    /// half an interval (back when it was further ahead, forward otherwise).
+    pub(super) fn clock_step(&mut self) {
+        let alive = self.alive();
+        let Some(i) = self.pick(&alive) else { return };
+        let most = (self.cfg.options.state_refresh_interval / 2).max(2);
+        let skew = self.rng.range(0, most);
+        let before = std::mem::replace(&mut self.nodes[i].skew, skew);
+        let l = format!("{} clock steps by {}", self.nodes[i].id, skew as i64 - before as i64);
         self.note(l);
     }
 

@@ -139,6 +139,9 @@ struct Sim {
     last_clean: Option<u64>,
     /// When the record named by the latest usable checkpoint landed.
     last_usable: Option<u64>,
+    /// A failure found where the harness cannot return it (a new task's replay): the next
+    /// check returns it.
+    deferred: Option<String>,
 }
 
 type Check = Result<(), String>;
@@ -207,6 +210,7 @@ impl Sim {
             chaos: true,
             last_clean: None,
             last_usable: None,
+            deferred: None,
             cfg,
         };
         let tasks = if sim.scale() {

@@ -99,6 +99,10 @@ impl Sim {
             self.backlog();
             return Ok(());
         }
+        if f.clock_step > 0 && self.rng.chance(f.clock_step) {
+            self.clock_step();
+            return Ok(());
+        }
         if self.rng.chance(f.leave) {
             return self.leave();
         }

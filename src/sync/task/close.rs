@@ -2,6 +2,7 @@
 
 use super::timer::Closing;
 use super::SyncTask;
+use crate::sync::error::SyncError;
 use crate::sync::types::SyncOutput;
 
 impl SyncTask {
@@ -13,6 +14,12 @@ impl SyncTask {
     /// leaves one at most about two intervals old, see the module docs). Keep feeding it what
     /// it reads (and ticks at [`poll_timeout`](Self::poll_timeout)) until
     /// [`closed`](Self::closed) is true, then leave the group. Calling it again does nothing.
+    /// A closed task ignores rebalances and time (`on_rebalance` and `tick` return an empty
+    /// output, and `poll_timeout` is `None`): told of a new generation before it has left (it
+    /// would lead it alone if it is the last task), it publishes nothing after its final
+    /// checkpoint, which stays as new as the stop. What it still reads, and a partition the
+    /// caller still adds or finishes, counts: if the task publishes anything for it, it is
+    /// closing again, until a final checkpoint after that is out.
     ///
     /// # Examples
     /// ```
@@ -68,6 +75,24 @@ impl SyncTask {
             Closing::Wanted => self.fenced.is_some(),
             Closing::Done => true,
         }
+    }
+
+    /// An input that still counts on a closed task (`on_message`, `add_partitions`,
+    /// `partition_started`, `partition_finished`: what it reads, a partition found or finished,
+    /// is not lost): what it publishes is followed by a final checkpoint again, once read back
+    /// (the task is closing again until then). `on_rebalance` and `tick` do nothing on a closed
+    /// task.
+    pub(super) fn reopening_input(
+        &mut self,
+        run: impl FnOnce(&mut Self) -> Result<SyncOutput, SyncError>,
+    ) -> Result<SyncOutput, SyncError> {
+        let closed = self.closed() && self.fenced.is_none();
+        let out = self.input(run);
+        // (run closed, it publishes no final checkpoint, so reading its own back changes nothing)
+        if closed && out.as_ref().is_ok_and(|o| !o.publish.is_empty()) {
+            self.refresh.closing = Closing::Wanted;
+        }
+        out
     }
 
     /// Whether the task stopped cleanly or is stopping: it starts nothing any more.

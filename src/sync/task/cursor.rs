@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use super::chunk;
-use crate::sync::types::CheckpointRef;
+use crate::sync::types::{CheckpointRef, MessageType, SyncMessage};
 
 /// The task's place in the sync log.
 #[derive(Debug, Clone, Default)]
@@ -26,6 +26,27 @@ pub(super) struct Cursor {
     pub(super) last_read: Option<CheckpointRef>,
     /// Messages read chunk by chunk, per sender, not complete yet.
     pub(super) partials: Partials,
+}
+
+impl Cursor {
+    /// The first message a task reads (it has read no record with a `messageSeq` and applied no
+    /// epoch), if it is a checkpoint, is where the task starts: its view is the checkpoint's
+    /// author's *as of the record it names*, so the task stands there, not at the checkpoint's
+    /// own place in the log (docs/sync.md, "Where a new task starts reading"). The rule feeds it
+    /// joined without its `messageSeq`; a transport that feeds it as its records gets the same
+    /// task: it has read no record yet (a checkpoint it publishes before reading one names
+    /// none), and the author's counter is not taken from it, so that the author's records
+    /// between the named one and the checkpoint, replayed next, are read, not passed over as
+    /// read already.
+    pub(super) fn start_at(&mut self, first: &SyncMessage) {
+        if first.kind != MessageType::NewEpoch || first.checkpoint.is_none() {
+            return;
+        }
+        self.last_read = None;
+        if first.message_seq.is_some() {
+            self.heard.remove(&first.task_id);
+        }
+    }
 }
 
 /// The messages being read in chunks, by sender, in sender order: a handful at most (a sender

@@ -26,6 +26,10 @@ impl SyncTask {
         event: &RebalanceEvent,
         now: u64,
     ) -> Result<SyncOutput, SyncError> {
+        if self.closed() {
+            // (its final checkpoint stays its last record: see `close`)
+            return Ok(SyncOutput::default());
+        }
         self.input(|t| t.on_rebalance_inner(event, now))
     }
 
@@ -118,7 +122,7 @@ impl SyncTask {
     /// `SYNC_MALFORMED_MESSAGE` if the message is inconsistent (empty ids, a Regular or
     /// RebalanceAnswer without the sender's state, duplicate tokens, ...).
     pub fn on_message(&mut self, msg: &SyncMessage, now: u64) -> Result<SyncOutput, SyncError> {
-        self.input(|t| t.on_message_inner(Cow::Borrowed(msg), now))
+        self.reopening_input(|t| t.on_message_inner(Cow::Borrowed(msg), now))
     }
 
     /// [`on_message`](Self::on_message) of a message the caller gives away (the wasm binding
@@ -130,7 +134,7 @@ impl SyncTask {
         msg: SyncMessage,
         now: u64,
     ) -> Result<SyncOutput, SyncError> {
-        self.input(|t| t.on_message_inner(Cow::Owned(msg), now))
+        self.reopening_input(|t| t.on_message_inner(Cow::Owned(msg), now))
     }
 
     fn on_message_inner(
@@ -177,10 +181,15 @@ impl SyncTask {
         } else {
             (record, self.cursor.last_read.clone(), false)
         };
+        // (every finish a record says is noted before anything of it is applied)
+        self.finishes.note_message(&whole, self.now);
         if whole.checkpoint.is_some() {
             self.checkpoint_in(&whole, before.as_ref(), interleaved);
         }
         self.cursor.last_read = here;
+        if before.is_none() && self.view.epoch.is_none() {
+            self.cursor.start_at(&whole);
+        }
         self.apply_message(&mut whole, before.is_none(), &mut out);
         self.finish(&mut out);
         Ok(out)
@@ -298,11 +307,17 @@ impl SyncTask {
     /// Time passed: does the work of every deadline of [`poll_timeout`](Self::poll_timeout)
     /// that is due (leader timeout, epoch re-publication, checkpoint, delayed removal).
     pub fn tick(&mut self, now: u64) -> SyncOutput {
+        if self.closed() {
+            return SyncOutput::default();
+        }
         self.input(|t| Ok(t.tick_inner(now))).unwrap_or_default()
     }
 
     fn tick_inner(&mut self, now: u64) -> SyncOutput {
         self.clock(now);
+        let kept = self.opts.removal_delay.saturating_add(self.opts.tombstone_ttl);
+        self.finishes
+            .forget_noted_before(self.now.saturating_sub(kept));
         let mut out = SyncOutput::default();
         let mut removal = false;
         for (timer, at) in self.timers() {

@@ -23,6 +23,7 @@ mod close;
 mod cursor;
 mod delta;
 mod epoch;
+mod finishes;
 mod input;
 mod leader;
 mod leading;
@@ -90,6 +91,9 @@ pub struct SyncTask {
     view: view::View,
     /// The re-publications of the epoch in force: checkpoints and resends (see `timer`).
     refresh: timer::Refresh,
+    /// Every finish this task has read or reported, which it never starts again (see
+    /// `finishes`).
+    finishes: finishes::Finishes,
 }
 
 impl SyncTask {
@@ -155,6 +159,7 @@ impl SyncTask {
             leading: leading::Leading::default(),
             view: view::View::default(),
             refresh: timer::Refresh::default(),
+            finishes: finishes::Finishes::default(),
         })
     }
 

@@ -15,7 +15,7 @@ impl SyncTask {
     /// state it guards so that it cannot drift from it).
     pub(super) fn timers(&self) -> Vec<(Timer, u64)> {
         let mut v = Vec::new();
-        if self.fenced.is_some() {
+        if self.fenced.is_some() || self.closed() {
             return v;
         }
         if let Some(since) = self.view.behind_since {

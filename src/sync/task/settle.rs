@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use rustc_hash::FxHashSet as HashSet;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::limits::{MAX_SAFE_INTEGER, PARTITION_SHARE};
 use super::timer::{removal_due, RemovalBlockers};
@@ -18,21 +18,23 @@ use crate::sync::types::{
 
 impl SyncTask {
     /// Partitions found by this task: initial partitions, or children read from a parent it
-    /// owns. Known tokens are ignored; a merge child (several parents) is created only by the
+    /// owns. A token this task knows (any state of its view names it) given again with the same
+    /// parents is a repeat, ignored; a merge child (several parents) is created only by the
     /// owner of its smallest parent token. When sharing is enabled each new partition goes to the
     /// least-loaded member (ties: lowest load, then this task, then smallest id), through the
     /// share section if that is another task.
     ///
     /// # Errors
     /// `SYNC_INVALID_PARTITION` for an empty token or parent, a partition that is its own parent,
-    /// a token given twice, or a partition whose JSON would take more than a quarter of
-    /// `maxRecordBytes` (every record must hold a whole partition and a header).
+    /// a token given twice, a known token given with other parents than it is known with, or a
+    /// partition whose JSON would take more than a quarter of `maxRecordBytes` (every record
+    /// must hold a whole partition and a header).
     pub fn add_partitions(
         &mut self,
         specs: &[PartitionSpec],
         now: u64,
     ) -> Result<SyncOutput, SyncError> {
-        self.input(|t| t.add_partitions_inner(specs, now))
+        self.reopening_input(|t| t.add_partitions_inner(specs, now))
     }
 
     pub(super) fn add_partitions_inner(
@@ -41,8 +43,8 @@ impl SyncTask {
         now: u64,
     ) -> Result<SyncOutput, SyncError> {
         self.check_specs(specs)?;
+        let (known, own_tokens) = self.known_of(specs)?;
         self.clock(now);
-        let (known, own_tokens) = self.known_of(specs);
         self.place_new(specs, known, &own_tokens);
         let mut out = SyncOutput::default();
         self.finish(&mut out);
@@ -104,23 +106,48 @@ impl SyncTask {
     }
 
     /// The given tokens some state knows already, and the smallest parents of merge children
-    /// this task owns (the view is walked once, and only matches are copied).
-    fn known_of(&self, specs: &[PartitionSpec]) -> (HashSet<String>, HashSet<String>) {
+    /// this task owns (the view is walked once, and only matches are copied). A known token
+    /// given again with the parents it is known with (in any order) is a repeat, ignored; with
+    /// other parents the caller's tree and the task's disagree: refused.
+    fn known_of(
+        &self,
+        specs: &[PartitionSpec],
+    ) -> Result<(HashSet<String>, HashSet<String>), SyncError> {
         let batch: HashSet<&str> = specs.iter().map(|s| s.token.as_str()).collect();
         let smallest: HashSet<&str> = specs
             .iter()
             .filter(|s| s.parents.len() > 1)
             .filter_map(|s| s.parents.iter().min().map(String::as_str))
             .collect();
-        let known: HashSet<String> = self
-            .all_states()
-            .flat_map(|s| {
-                let data = s.data.partitions.iter().map(|p| p.token.as_str());
-                data.chain(s.share.partitions.iter().map(|p| p.token.as_str()))
-            })
-            .filter(|t| batch.contains(t))
-            .map(str::to_string)
-            .collect();
+        let mut known_parents: HashMap<&str, &[String]> = HashMap::default();
+        for s in self.all_states() {
+            let data = s.data.partitions.iter().map(|p| (p.token.as_str(), &p.parents[..]));
+            let shares = s.share.partitions.iter().map(|p| (p.token.as_str(), &p.parents[..]));
+            for (t, parents) in data.chain(shares) {
+                if batch.contains(t) {
+                    known_parents.entry(t).or_insert(parents);
+                }
+            }
+        }
+        for s in specs {
+            if let Some(parents) = known_parents.get(s.token.as_str()) {
+                let mut was: Vec<&str> = parents.iter().map(String::as_str).collect();
+                let mut given: Vec<&str> = s.parents.iter().map(String::as_str).collect();
+                was.sort_unstable();
+                was.dedup();
+                given.sort_unstable();
+                given.dedup();
+                if was != given {
+                    return Err(invalid_partition(format!(
+                        "{} is known with parents [{}], given again with parents [{}]",
+                        s.token,
+                        was.join(", "),
+                        given.join(", ")
+                    )));
+                }
+            }
+        }
+        let known: HashSet<String> = known_parents.keys().map(|t| t.to_string()).collect();
         let own_tokens: HashSet<String> = if smallest.is_empty() {
             HashSet::default()
         } else {
@@ -134,7 +161,7 @@ impl SyncTask {
                 .map(str::to_string)
                 .collect()
         };
-        (known, own_tokens)
+        Ok((known, own_tokens))
     }
 
     /// The new partitions go to this task, or, when sharing is enabled, to the least-loaded
@@ -198,7 +225,7 @@ impl SyncTask {
     /// `SYNC_UNKNOWN_PARTITION` if this task does not own `token`; `SYNC_INVALID_TRANSITION` if
     /// it is not Scheduled (Running is accepted as a repeat).
     pub fn partition_started(&mut self, token: &str, now: u64) -> Result<SyncOutput, SyncError> {
-        self.input(|t| t.partition_started_inner(token, now))
+        self.reopening_input(|t| t.partition_started_inner(token, now))
     }
 
     pub(super) fn partition_started_inner(
@@ -227,10 +254,14 @@ impl SyncTask {
     /// before).
     ///
     /// # Errors
-    /// `SYNC_UNKNOWN_PARTITION` if this task does not own `token`; `SYNC_INVALID_TRANSITION` if
-    /// it is neither Scheduled nor Running (Finished is accepted as a repeat).
+    /// `SYNC_UNKNOWN_PARTITION` if this task does not own `token` (a partition given to another
+    /// task by an epoch, or dropped `tombstoneTtl` after its removal); `SYNC_INVALID_TRANSITION`
+    /// if it was never started (Created or ReadyForStreaming). A partition already done
+    /// (Finished, or Removed after `removalDelay`) is a repeat: nothing changes. Finishing a
+    /// Scheduled partition without `partition_started` is accepted (that call only shows the
+    /// partition Running in what the task publishes).
     pub fn partition_finished(&mut self, token: &str, now: u64) -> Result<SyncOutput, SyncError> {
-        self.input(|t| t.partition_finished_inner(token, now))
+        self.reopening_input(|t| t.partition_finished_inner(token, now))
     }
 
     pub(super) fn partition_finished_inner(
@@ -241,7 +272,9 @@ impl SyncTask {
         let idx = self.own_index(token)?;
         match self.own.state.data.partitions[idx].state {
             PartitionStatus::Scheduled | PartitionStatus::Running => {}
-            PartitionStatus::Finished => return Ok(SyncOutput::default()),
+            PartitionStatus::Finished | PartitionStatus::Removed => {
+                return Ok(SyncOutput::default())
+            }
             s => return Err(self.bad_transition(token, s, "finished")),
         }
         self.clock(now);
@@ -249,6 +282,7 @@ impl SyncTask {
         let p = &mut self.own.state.data.partitions[idx];
         p.state = PartitionStatus::Finished;
         p.finished_timestamp = Some(self.now);
+        self.finishes.note(token, Some(self.now), self.now);
         self.own.marks.touch(idx, PartitionStatus::Finished);
         self.own.dirty = true;
         let mut out = SyncOutput::default();
@@ -432,8 +466,19 @@ impl SyncTask {
         let open = self.open_parents(&waiting);
         let mut still = Vec::new();
         let closing = self.is_closing();
+        let finishes = &self.finishes;
         for i in waiting {
             let p = &mut self.own.state.data.partitions[i];
+            // a partition whose finish this task read is finished, however it came back as
+            // new work (a share re-addressed from a departed task, a stale answer, an epoch
+            // computed before the finish landed): it is never started again (see `finishes`)
+            if let Some(at) = finishes.get(&p.token) {
+                p.state = PartitionStatus::Finished;
+                p.finished_timestamp = at.or(Some(self.now));
+                self.own.dirty = true;
+                self.own.marks.touch(i, PartitionStatus::Finished);
+                continue;
+            }
             // (a closing task starts nothing: what it leaves goes to the others)
             let ready = !closing
                 && match p.state {
