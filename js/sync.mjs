@@ -508,7 +508,7 @@ export function minSyncRetention(options) {
  * Where a task that has applied no epoch starts reading the sync log, given the records of its
  * tail (`[{offset, message}]` in offset order, `message` the parsed SyncMessage or `null` for an
  * unreadable record) and `{atLow, low}` (whether they start at the earliest retained offset,
- * `low`): the rule of docs/sync.md, "Where a new task starts reading". Returns `{offset}`, or
+ * `low`): the rule of docs/sync-design.md, "Where a new task starts reading". Returns `{offset}`, or
  * `{offset, checkpoint[, chunks]}` (apply `checkpointMessage` of the checkpoint's records, at
  * `chunks` or else `checkpoint`, first, then replay from `offset`; offsets as strings), or
  * `{extend: true}` when the records do not reach back far enough and more of the log exists

@@ -40,7 +40,7 @@ if (['esbuild', 'commander', 'binaryen', 'typescript'].some((m) => !existsSync(j
   run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error']);
 }
 
-// 2. Rust toolchain pieces (wasm target, wasm-pack, matching wasm-bindgen CLI).
+// 2. Rust toolchain pieces (a C compiler, the wasm target, the matching wasm-bindgen CLI).
 run('bash', [join(root, 'scripts', 'ensure-toolchain.sh')]);
 
 // 3. The wasm: one module per domain (cargo feature `<domain>`, src/wasm/<domain>.rs), so that a
@@ -57,7 +57,7 @@ const SHARED_DOMAINS = DOMAINS.filter((d) => d !== 'bucketing');
 // Features of the wasm rustc emits by default (Rust >= 1.87), which wasm-opt must be told of.
 const WASM_FEATURES = ['--enable-bulk-memory', '--enable-nontrapping-float-to-int', '--enable-sign-ext',
   '--enable-mutable-globals', '--enable-reference-types', '--enable-multivalue'];
-// -O3, not -Oz: -Oz saved about 1% and slowed the regex partitioner by 20-30% (docs/wasm.md).
+// -O3, not -Oz: -Oz saved about 1% and slowed the regex partitioner by 20-30% (docs/wasm-design.md).
 const WASM_OPT = ['-O3', '--strip-debug', '--strip-producers', ...WASM_FEATURES];
 const rustInputs = newest(['src', 'Cargo.toml', 'Cargo.lock']);
 const env = {...process.env, PATH: `${process.env.HOME}/.cargo/bin:${process.env.PATH}`};

@@ -1,10 +1,19 @@
 #!/usr/bin/env node
 // The docs check (`npm run test:docs`, part of `npm test` right after the build), so the docs
 // cannot rot:
-// - README.md has at most 200 lines;
-// - every relative link and image in README.md, CONTRIBUTING.md and docs/*.md points to a file
+// - README.md has at most 200 lines, none over 200 characters;
+// - every relative link and image in README.md, CONTRIBUTING.md, CHANGELOG.md and docs/*.md points to a file
 //   that exists, and every `#anchor` (in the same file or in another Markdown file) to a heading
-//   there (GitHub's heading ids);
+//   there (GitHub's heading ids); a link to a file of this repository
+//   (`https://github.com/partkit/partkit/blob/v<version>/<path>`) is checked the same way, and
+//   names the tag of package.json's version;
+// - README.md is read where the package is installed: its relative links point only to files
+//   the tarball ships (`npm pack --dry-run`), and in the installed tarball every relative link
+//   of its Markdown files (README.md, CHANGELOG.md, ...) resolves to an installed file;
+// - every speed figure of README.md and docs/ (a ratio such as `9.1×`; in README's Speed section
+//   and in paragraphs that cite `npm run bench` or benchmarks.md, times too) appears in
+//   docs/benchmarks.md, where the bench's results are written (pages that log past measurements,
+//   such as docs/wasm-design.md, are exempt);
 // - every code block marked js, javascript, mjs, cjs, ts or typescript parses (esbuild);
 // - every such block type-checks with tsc under `strict`, `exactOptionalPropertyTypes` and
 //   `noUncheckedIndexedAccess` (module resolution nodenext) against the types of the PACKED
@@ -29,6 +38,7 @@ import {inspect, isDeepStrictEqual} from 'node:util';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const README_MAX_LINES = 200;
+const README_MAX_COLUMNS = 200;
 const JS_LANGS = new Map([
   ['js', 'js'], ['javascript', 'js'], ['mjs', 'js'], ['cjs', 'js'], ['jsx', 'jsx'],
   ['ts', 'ts'], ['typescript', 'ts'], ['tsx', 'tsx'],
@@ -130,18 +140,31 @@ export function parseMarkdown(text) {
 }
 
 const isExternal = (target) => /^[a-z][a-z0-9+.-]*:/i.test(target) || target.startsWith('//');
+const VERSION = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version;
+/** A link to a file of this repository at a tag: `https://github.com/partkit/partkit/blob/<ref>/<path>`. */
+const REPO_BLOB = /^https:\/\/github\.com\/partkit\/partkit\/blob\/([^/]+)\/([^#]+)(#.*)?$/;
 
-/** Problems with the links of one parsed file (`file` relative to `base`). */
-export function checkLinks(file, parsed, readParsed, base = root) {
+/**
+ * Problems with the links of one parsed file (`file` relative to `base`). Links to this
+ * repository's files (REPO_BLOB, from the files users read outside the repository) are checked
+ * like relative ones, from `root`, and must name the tag of this version, `v<version>`.
+ */
+export function checkLinks(file, parsed, readParsed, base = root, version = VERSION) {
   const problems = [];
-  for (const {target, line} of parsed.links) {
+  for (const {target: written, line} of parsed.links) {
+    const repo = base === root ? REPO_BLOB.exec(written) : null;
+    if (repo && repo[1] !== `v${version}`) {
+      problems.push(`${file}:${line}: link ${written}: a link to the repository names the tag of this version, v${version}, not ${repo[1]}`);
+      continue;
+    }
+    const target = repo ? `/${repo[2]}${repo[3] ?? ''}` : written;
     if (isExternal(target)) continue;
     const hash = target.indexOf('#');
     const path = decodeURIComponent(hash < 0 ? target : target.slice(0, hash));
     const anchor = hash < 0 ? null : decodeURIComponent(target.slice(hash + 1));
     let targetFile = file;
     if (path !== '') {
-      const abs = resolve(base, dirname(file), path);
+      const abs = path.startsWith('/') ? join(base, path) : resolve(base, dirname(file), path);
       if (!existsSync(abs)) {
         problems.push(`${file}:${line}: broken link ${target}: ${relative(base, abs)} does not exist`);
         continue;
@@ -362,6 +385,111 @@ async function parseBlocks(file, parsed, esbuild) {
   return {problems, ok};
 }
 
+// Speed figures: a ratio (`9.1×`; `4 × x`, with a space, is a product, not a figure) and, where a
+// text quotes the bench (README's Speed section, a paragraph naming `npm run bench` or
+// benchmarks.md), a time (`64 ms`, `0.19 s`). Ranges and pairs (`1.5–1.8×`, `2 to 3 µs`, `1.07 / 0.95 µs`)
+// are two figures.
+const RATIO = /(?<![\w.,])(\d[\d,]*(?:\.\d+)?)(?:[–-](\d[\d,]*(?:\.\d+)?))?×/g;
+const TIME = /(?<![\w.,])(\d[\d,]*(?:\.\d+)?)(?:(?:[–-]|\s(?:to|\/)\s)(\d[\d,]*(?:\.\d+)?))?\s(ns|µs|ms|s)\b/g;
+/** Pages that keep a log of past measurements (before and after a change), not current claims. */
+const MEASUREMENT_LOGS = new Set(['docs/benchmarks.md', 'docs/wasm-design.md', 'docs/history.md']);
+
+/** The figures of one text: `9.1×`, `64 ms`; `times` adds the times. */
+export function figures(text, times) {
+  const found = [];
+  for (const m of text.matchAll(RATIO)) found.push(...[m[1], m[2]].filter(Boolean).map((n) => `${n}×`));
+  if (times) for (const m of text.matchAll(TIME)) found.push(...[m[1], m[2]].filter(Boolean).map((n) => `${n} ${m[3]}`));
+  return found;
+}
+
+/**
+ * Every speed figure README.md and docs/ quote appears in docs/benchmarks.md, where `npm run
+ * bench` results are written: a quoted figure that disagrees with the measurement is a problem.
+ */
+export function speedFigureProblems(file, text, measured) {
+  const problems = [];
+  const lines = text.split('\n');
+  let inCode = false;
+  let speedSection = false;
+  let paragraph = [];
+  const CITES = /npm run bench(?!:)|benchmarks\.md/;
+  const report = (f, i) => {
+    if (!measured.has(f)) problems.push(`${file}:${i + 1}: speed figure ${f} is not in docs/benchmarks.md (quote what \`npm run bench\` measured there)`);
+  };
+  // A paragraph's sentences: the times of a sentence that cites the bench are quoted figures.
+  const flush = () => {
+    let text = '';
+    const starts = [];
+    for (const {t, i} of paragraph) {
+      starts.push({at: text.length, i});
+      text += t + ' ';
+    }
+    const lineAt = (pos) => starts.filter((s) => s.at <= pos).pop().i;
+    for (const m of text.matchAll(/[^]+?(?:[.;](?=\s+[A-Z(`*])|$)/g)) {
+      const sentence = m[0];
+      const times = speedSection || CITES.test(sentence);
+      const prose = sentence.replace(/`[^`]*`/g, (c) => ' '.repeat(c.length));
+      for (const r of [...prose.matchAll(RATIO), ...(times ? prose.matchAll(TIME) : [])]) {
+        for (const f of figures(r[0], times)) report(f, lineAt(m.index + r.index));
+      }
+    }
+    paragraph = [];
+  };
+  lines.forEach((t, i) => {
+    if (/^\s{0,3}(```|~~~)/.test(t)) {
+      inCode = !inCode;
+      return;
+    }
+    if (inCode) return;
+    if (/^#{1,6}\s/.test(t)) {
+      flush();
+      speedSection = file === 'README.md' && /^##\s+Speed\b/.test(t);
+      return;
+    }
+    if (t.trim() === '' || /^\s*([-*]|\d+\.)\s|^\s*\|/.test(t)) flush();
+    if (t.trim() !== '') paragraph.push({t, i});
+  });
+  flush();
+  return problems;
+}
+
+/** The files `npm pack` puts in the tarball (its dry run, without the build). */
+function packedFiles() {
+  const [{files}] = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts', '--loglevel=error'], {cwd: root, encoding: 'utf8'}));
+  return new Set(files.map((f) => f.path));
+}
+
+/**
+ * README.md is read where the package is installed (and on the registry's page): each of its
+ * relative links must point to a file the tarball ships; links to docs/ and the rest of the
+ * repository are absolute (REPO_BLOB, checked above against this repository).
+ */
+function unshippedLinks(file, parsed, shipped = packedFiles()) {
+  const problems = [];
+  for (const {target, line} of parsed.links) {
+    if (isExternal(target) || target.startsWith('#')) continue;
+    const path = decodeURIComponent(target.split('#')[0]);
+    if (!shipped.has(path)) {
+      problems.push(`${file}:${line}: link ${target}: the tarball does not ship ${path}; link https://github.com/partkit/partkit/blob/v${VERSION}/${path} or add it to package.json "files"`);
+    }
+  }
+  return problems;
+}
+
+/**
+ * The Markdown files of the installed package (README.md, CHANGELOG.md, ...): every relative link
+ * resolves to a file installed with it, and every anchor to a heading there.
+ */
+function installedLinkProblems(project) {
+  const dir = join(project, 'node_modules', 'partkit');
+  const problems = [];
+  const read = (f) => parseMarkdown(readFileSync(join(dir, f), 'utf8'));
+  for (const f of readdirSync(dir).filter((f) => f.endsWith('.md'))) {
+    for (const p of checkLinks(f, read(f), read, dir)) problems.push(`installed tarball: ${p}`);
+  }
+  return problems;
+}
+
 /**
  * `npm pack`, then a project under the OS temp dir that installs the tarball as a user does,
  * with the optional peers and Node's types linked from this repository's node_modules.
@@ -466,6 +594,12 @@ function selfTest() {
   same(one.blocks.map((b) => [b.run, b.prelude]), [[false, 'declare const y: string;']], 'one-line directive');
   const problems = checkLinks('docs/self-test.md', md, () => md);
   same(problems.length, 2, `broken links found (${problems.join('; ')})`);
+  const blob = 'https://github.com/partkit/partkit/blob';
+  const abs = parseMarkdown(`[a](${blob}/v9.9.9/README.md) [b](${blob}/v1.0.0/README.md) [c](${blob}/v9.9.9/nope.md) [d](${blob}/v9.9.9/README.md#nope)`);
+  same(checkLinks('README.md', abs, () => parseMarkdown('# partkit'), root, '9.9.9').length, 3, 'repository links checked against the repository and the version');
+  same(figures('about 9.1× and 1.5–1.8×, 4 × 5, 64 ms / 0.19 s, 2,000 ms, 1.2 / 3 µs, 4 to 5 ns', true), ['9.1×', '1.5×', '1.8×', '64 ms', '0.19 s', '2,000 ms', '1.2 µs', '3 µs', '4 ns', '5 ns'], 'figures');
+  same(speedFigureProblems('README.md', '## Speed\n\n| a | 9× and 3 ms |\n\n## More\n\n5 ms here, 2.0× there', new Set(['3 ms'])).length, 2, 'speed figures');
+  same(unshippedLinks('README.md', parseMarkdown('[a](LICENSE) [b](docs/x.md) [c](#a) [d](https://x.org)'), new Set(['LICENSE'])).length, 1, 'unshipped links');
   same(instrument('f(1); // => 2', 6, 'x').code, '__expect((f(1)), (2), 6);', 'instrument');
   const sh = shellCommands({line: 3, code: '$ partkit a | x  # exit 1\nout\n\n$ echo\nnpx partkit b'}, 'f');
   same(sh.commands.map((c) => [c.command, c.expected, c.status, c.line]), [['partkit a | x  # exit 1', ['out'], 1, 3], ['echo', ['npx partkit b'], 0, 6]], 'shell commands');
@@ -483,13 +617,15 @@ async function main() {
   const args = process.argv.slice(2).filter((a) => !a.startsWith('--'));
   const files = args.length
     ? args.map((f) => relative(root, resolve(f)))
-    : ['README.md', 'CONTRIBUTING.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)];
+    : ['README.md', 'CONTRIBUTING.md', 'CHANGELOG.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)];
   const cache = new Map();
   const readParsed = (file) => {
     if (!cache.has(file)) cache.set(file, parseMarkdown(readFileSync(join(root, file), 'utf8')));
     return cache.get(file);
   };
   const esbuild = await import('esbuild');
+  const bench = readFileSync(join(root, 'docs', 'benchmarks.md'), 'utf8');
+  const measured = new Set(figures(bench, true));
   const problems = [];
   const blocks = [];
   let links = 0;
@@ -499,7 +635,14 @@ async function main() {
     if (file === 'README.md' && parsed.lines - 1 > README_MAX_LINES) {
       problems.push(`README.md:${README_MAX_LINES + 1}: README.md has ${parsed.lines - 1} lines; the front door keeps to ${README_MAX_LINES} (move reference material to docs/)`);
     }
+    if (file === 'README.md') {
+      readFileSync(join(root, file), 'utf8').split('\n').forEach((text, i) => {
+        if (text.length > README_MAX_COLUMNS) problems.push(`README.md:${i + 1}: a line of ${text.length} characters; README keeps to ${README_MAX_COLUMNS} (wrap it)`);
+      });
+      problems.push(...unshippedLinks(file, parsed));
+    }
     problems.push(...checkLinks(file, parsed, readParsed));
+    if (!MEASUREMENT_LOGS.has(file)) problems.push(...speedFigureProblems(file, readFileSync(join(root, file), 'utf8'), measured));
     const b = await parseBlocks(file, parsed, esbuild);
     problems.push(...b.problems);
     blocks.push(...b.ok);
@@ -512,6 +655,7 @@ async function main() {
   if (!parseOnly) {
     const project = packedProject();
     try {
+      problems.push(...installedLinkProblems(project));
       problems.push(...typeCheck(project, blocks));
       const r = await runBlocks(project, blocks, esbuild);
       problems.push(...r.problems);

@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
 # Installs what building partkit needs, skipping whatever is already present at the right version:
-# a C compiler, the wasm32 target, wasm-pack, and the wasm-bindgen CLI matching the version pinned
-# in Cargo.toml.
+# a C compiler, the wasm32 target, and the wasm-bindgen CLI matching the version pinned in
+# Cargo.toml (scripts/build.mjs runs cargo and wasm-bindgen itself; nothing needs wasm-pack).
 # Safe to run on every build; on a machine that has everything it does nothing and takes < 1 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-WASM_PACK_VERSION="0.15.1"
 # The CLI must match the `wasm-bindgen = "=X"` pin in Cargo.toml exactly.
 WASM_BINDGEN_VERSION="$(sed -n 's/^wasm-bindgen = { *version = "=\([0-9.]*\)".*/\1/p; s/^wasm-bindgen = "=\([0-9.]*\)"/\1/p' Cargo.toml | head -n1)"
 if [ -z "$WASM_BINDGEN_VERSION" ]; then
@@ -39,11 +38,6 @@ fi
 have_version() { # tool expected-version
   command -v "$1" >/dev/null 2>&1 && "$1" --version 2>/dev/null | grep -q " $2\$"
 }
-
-if ! have_version wasm-pack "$WASM_PACK_VERSION"; then
-  log "installing wasm-pack $WASM_PACK_VERSION (a few minutes)"
-  cargo install wasm-pack --version "$WASM_PACK_VERSION" --locked
-fi
 
 if ! have_version wasm-bindgen "$WASM_BINDGEN_VERSION"; then
   # Not --locked: the registry mirror here lacks one of the CLI's locked dependencies.

@@ -1,6 +1,6 @@
 // What the registry's page and a user's tools read of the package: the license text ships in the
-// tarball, and package.json names the repository (so README's links to docs/ resolve on the
-// registry's page), the homepage, where bugs go, and keywords.
+// tarball, and package.json names the repository (README links to its docs/ at the version's tag),
+// the homepage, where bugs go, and keywords.
 const {execFileSync} = require('node:child_process');
 const {readFileSync} = require('node:fs');
 const {join} = require('node:path');

@@ -164,7 +164,7 @@ export interface EpochStartRecord {
 }
 
 /**
- * Where a reader that applied no epoch starts on the sync log (docs/sync.md, "Where a new task
+ * Where a reader that applied no epoch starts on the sync log (docs/sync-design.md, "Where a new task
  * starts reading"; `partkit/kafka` exports it as `findEpochStart`): the latest usable checkpoint (`{offset}` when clean; otherwise
  * `{offset, checkpoint, chunks?}`: apply `checkpointMessage` of the checkpoint's records, at
  * `chunks` or else `checkpoint`, first, then replay from `offset`), else the first NewEpoch of the

@@ -1,4 +1,5 @@
 #![doc = include_str!("../../docs/sync.md")]
+#![doc = include_str!("../../docs/sync-design.md")]
 
 mod assign;
 mod error;

@@ -1,4 +1,4 @@
-//! Where a new task starts reading the sync log: the one start rule (docs/sync.md, "Where a new
+//! Where a new task starts reading the sync log: the one start rule (docs/sync-design.md, "Where a new
 //! task starts reading", and the chunk section's "Where a new task starts"). `KafkaTaskSync`'s
 //! `findEpochStart`, the simulation and the retention tests all call [`find_epoch_start`]; a
 //! task that starts after a checkpoint applies [`checkpoint_message`] first.
@@ -98,7 +98,7 @@ fn invalid(message: impl Into<String>) -> SyncError {
     SyncError::new(ErrorKind::InvalidArgument, message)
 }
 
-/// The rule over the records of a tail of the sync log, in offset order (docs/sync.md, "Where a
+/// The rule over the records of a tail of the sync log, in offset order (docs/sync-design.md, "Where a
 /// new task starts reading"): the latest usable checkpoint (clean: start at it; otherwise apply
 /// it first and replay from the record after the one it names); without one, the first whole
 /// NewEpoch of the latest NewEpoch's base epoch not written by a task still behind; failing

@@ -115,6 +115,9 @@ function listing(files) {
 
 // The tables README.md and docs/validator.md show.
 const n = (x) => x.toLocaleString('en');
+const kb = (x) => `${Math.round(x / 1000)} KB`;
+const mb = (x) => `${(x / 1e6).toFixed(1)} MB`;
+const pkgVersion = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version;
 const table = (names) => ['| what | raw | gzip | brotli |', '| --- | ---: | ---: | ---: |',
   ...names.map((k) => `| ${k} | ${n(rows[k].raw)} B | ${n(rows[k].gzip)} B | ${n(rows[k].brotli)} B |`)].join('\n');
 const tables = {
@@ -133,11 +136,12 @@ const tables = {
   })(),
   tarball: [`The tarball: ${n(tarball.packed)} B packed, ${n(tarball.unpacked)} B unpacked, ${tarball.files.length} files:`, '',
     listing(tarball.files)].join('\n'),
-  // README.md is in the tarball: its packed size moves with the figures written into it, so
-  // README gives the unpacked size, which settles (docs/wasm.md gives both).
-  summary: `Sizes (\`npm run test:size\`, gzipped): a bucketing validator page loads ${n(rows['validator page, bucketing (first result)'].gzip)} B, ` +
-    `${n(rows['validator page, with object partitioning'].gzip)} B with object partitioning, ${n(rows['whole browser build (dist/browser/index.mjs)'].gzip)} B with every domain ` +
-    `([docs/validator.md](docs/validator.md#size)). The tarball: ${n(tarball.unpacked)} B unpacked, ${tarball.files.length} files: ${listing(tarball.files)}`,
+  // README.md is in the tarball it describes, and read by users: round figures (KB, MB), which
+  // settle and do not move with every change; the exact ones are in docs/wasm.md and
+  // docs/validator.md. Its link is absolute: the tarball ships no docs/.
+  summary: `Sizes (\`npm run test:size\`, gzipped): a bucketing validator page loads about ${kb(rows['validator page, bucketing (first result)'].gzip)}, ` +
+    `about ${kb(rows['validator page, with object partitioning'].gzip)} with object partitioning,\nabout ${kb(rows['whole browser build (dist/browser/index.mjs)'].gzip)} with every domain ` +
+    `([docs/validator.md](https://github.com/partkit/partkit/blob/v${pkgVersion}/docs/validator.md#size)); the tarball is about ${mb(tarball.unpacked)} unpacked.`,
 };
 let changed = false;
 for (const doc of ['README.md', 'docs/validator.md', 'docs/wasm.md']) {
