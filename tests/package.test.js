@@ -23,3 +23,9 @@ test('package.json names the repository, homepage, bugs and keywords', () => {
   expect(pkg.bugs).toEqual({url: 'https://github.com/partkit/partkit/issues'});
   expect(pkg.keywords).toEqual(expect.arrayContaining(['partitioning', 'bucketing', 'webassembly']));
 });
+
+test('the Kafka connector skeleton that docs/kafka.md points at ships in the tarball', () => {
+  const [{files}] = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {cwd: root, encoding: 'utf8'}));
+  expect(files.map((f) => f.path)).toContain('examples/kafka-connector/connector.mjs');
+  expect(readFileSync(join(root, 'docs', 'kafka.md'), 'utf8')).toContain('examples/kafka-connector/connector.mjs');
+});

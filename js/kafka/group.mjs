@@ -209,6 +209,9 @@ function assignerOf(announced, onAssign, cluster) {
 /** The heartbeat consumer's run: it reads nothing (its partitions only mark membership). */
 const HEARTBEAT_RUN = Object.freeze({autoCommit: false, eachMessage: async () => {}});
 
+/** The heartbeat consumer's fetch wait (ms): a quarter of the heartbeat interval, 20 to 250 ms. */
+export const heartbeatFetchWait = (heartbeatInterval) => Math.max(20, Math.min(250, Math.floor(heartbeatInterval / 4)));
+
 /** A monotonic clock, in ms (never jumps with the wall clock). */
 export const monotonic = () => performance.now();
 
@@ -310,7 +313,10 @@ export class HeartbeatGroup {
       sessionTimeout: sync.options.sessionTimeout,
       heartbeatInterval: sync.options.heartbeatInterval,
       rebalanceTimeout: sync.options.rebalanceTimeout,
-      maxWaitTimeInMs: Math.min(sync.options.heartbeatInterval, 1000),
+      // kafkajs heartbeats only between fetches (of the empty heartbeat topic): a short fetch
+      // wait keeps heartbeats (hence news of a rebalance) a heartbeat interval apart, not two,
+      // and lets the consumer stop (to leave the group) without waiting out a long fetch
+      maxWaitTimeInMs: heartbeatFetchWait(sync.options.heartbeatInterval),
       allowAutoTopicCreation: false,
       retry: {retries: 10},
     });
