@@ -331,7 +331,7 @@ export class KafkaTaskSync extends EventEmitter {
     {
       this.admin = this.kafka.admin();
       await this.admin.connect();
-      await this.ensureTopics();
+      await this.ensureTopics(phase === 'recovering');
       // one partition: a fixed partitioner (which also keeps kafkajs from warning about its default one)
       this.producer = this.kafka.producer({allowAutoTopicCreation: false, maxInFlightRequests: 1, idempotent: false, createPartitioner: () => () => 0});
       await this.producer.connect();
@@ -416,6 +416,9 @@ export class KafkaTaskSync extends EventEmitter {
         await this.dropClients(Math.min(stopTimeout, 2000));
         return;
       }
+      // what the brokers answered but is wrong (a topic lost, the retention rule broken, the group
+      // refusing this task) fails at once; what they did not answer is tried again
+      if (outcome instanceof SyncError && !['KAFKA_START_FAILED', 'KAFKA_BAD_STATE', 'KAFKA_READER_CRASHED', 'KAFKA_HEARTBEAT_CRASHED', 'KAFKA_TOPIC_CHECK_FAILED'].includes(outcome.code)) throw outcome;
       if (outcome === 'ok') {
         const took = Math.round(monotonic() - this.outageSince);
         this.outageSince = null;
@@ -706,11 +709,17 @@ export class KafkaTaskSync extends EventEmitter {
 
   // ------------------------------------------------------------------------------- topics
 
-  async ensureTopics() {
+  async ensureTopics(reconnecting = false) {
     const {createTopics, heartbeatPartitions, replicationFactor, syncRetentionMs} = this.options;
     const topics = {syncTopic: this.syncTopic, heartbeatTopic: this.heartbeatTopic};
-    await createMissingTopics(this.admin, {...topics, createTopics, heartbeatPartitions, replicationFactor, syncRetentionMs});
-    await checkTopicShape(this.admin, this.syncTopic, this.heartbeatTopic, true);
+    if (reconnecting) {
+      // a topic missing now was deleted while the task ran: that is loud, never recreated
+      const listed = new Set(await this.admin.listTopics());
+      for (const name of [this.syncTopic, this.heartbeatTopic]) {
+        if (!listed.has(name)) throw new SyncError(`topic ${name} was lost (deleted while the task ran)`, 'KAFKA_TOPIC_LOST');
+      }
+    } else await createMissingTopics(this.admin, {...topics, createTopics, heartbeatPartitions, replicationFactor, syncRetentionMs});
+    await checkTopicShape(this.admin, this.syncTopic, this.heartbeatTopic, !reconnecting);
     await this.checkRetentionRule();
   }
 

@@ -205,13 +205,14 @@ class TaskCluster {
   }
 
   /**
-   * What tasks did after they were woken from a freeze: every `stream`, `start`, `finishing` or
-   * `finish` of a task after its `woken` event (a woken task must fail before it acts).
+   * What tasks did after they were woken from a freeze: every `stream`, `start` or `finishing`
+   * of a task after its `woken` event (a woken task must fail before it acts; a `finish` that
+   * comes then acknowledges a publish made before the freeze).
    */
   actedAfterWaking() {
     const out = [];
     for (const w of this.of('woken')) {
-      out.push(...this.events.filter((e) => e.task === w.task && e.t >= w.t && ['stream', 'start', 'finishing', 'finish'].includes(e.ev)));
+      out.push(...this.events.filter((e) => e.task === w.task && e.t >= w.t && ['stream', 'start', 'finishing'].includes(e.ev)));
     }
     return out;
   }
