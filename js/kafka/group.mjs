@@ -318,7 +318,9 @@ export class HeartbeatGroup {
       // and lets the consumer stop (to leave the group) without waiting out a long fetch
       maxWaitTimeInMs: heartbeatFetchWait(sync.options.heartbeatInterval),
       allowAutoTopicCreation: false,
-      retry: {retries: 10},
+      // a join or sync that the broker answers "rebalance in progress" (tansu, while the
+      // leader has not synced yet) is retried soon: a quarter of a heartbeat interval
+      retry: {retries: 10, initialRetryTime: heartbeatFetchWait(sync.options.heartbeatInterval)},
     });
     this.consumer = consumer;
     const {GROUP_JOIN, HEARTBEAT, CRASH, REBALANCING, REQUEST, RECEIVED_UNSUBSCRIBED_TOPICS} = consumer.events;
