@@ -398,14 +398,14 @@ describe('KafkaTaskSync over an in-memory kafka', () => {
     const {task, events} = make(kafka, {scanWindow: 100});
     await sync.start();
     // windows of 100, 400, then the whole log: the base epoch 1-x starts at offset 100
-    expect(kafka.calls.filter((c) => c.startsWith('seek'))).toEqual(['seek c_connector_sync_reader_a 500', 'seek c_connector_sync_reader_a 200', 'seek c_connector_sync_reader_a 0']);
+    expect(kafka.calls.filter((c) => c.startsWith('seek'))).toEqual([`seek ${sync.readerGroupId} 500`, `seek ${sync.readerGroupId} 200`, `seek ${sync.readerGroupId} 0`]);
     const got = messages(task);
     expect(got.length).toBe(500);
     expect(got[0]).toMatchObject({type: 'NewEpoch', syncEpoch: '1-x'});
     expect(got[499]).toMatchObject({n: 599});
     // the heartbeat group is joined after the replay
     const joinedAt = kafka.calls.indexOf('connect c');
-    expect(joinedAt).toBeGreaterThan(kafka.calls.lastIndexOf('seek c_connector_sync_reader_a 0'));
+    expect(joinedAt).toBeGreaterThan(kafka.calls.lastIndexOf(`seek ${sync.readerGroupId} 0`));
     expect(sync.state).toBe('running');
     expect(events.filter(([e]) => e === 'warning')).toEqual([]);
   });
@@ -576,7 +576,7 @@ describe('KafkaTaskSync over an in-memory kafka', () => {
     });
     await sync.close();
     const tail = kafka.calls.slice(kafka.calls.indexOf('connector stopped p1'));
-    expect(tail.filter((c) => !c.startsWith('send'))).toEqual(['connector stopped p1', 'disconnect c', 'disconnect c_connector_sync_reader_a', 'producer.disconnect', 'admin.disconnect']);
+    expect(tail.filter((c) => !c.startsWith('send'))).toEqual(['connector stopped p1', 'disconnect c', `disconnect ${sync.readerGroupId}`, 'producer.disconnect', 'admin.disconnect']);
     expect(sync.state).toBe('closed');
     expect(sync.tickTimer).toBe(null);
     expect(() => sync.addPartitions([])).toThrow(expect.objectContaining({code: 'KAFKA_BAD_STATE'}));
@@ -601,7 +601,7 @@ describe('KafkaTaskSync over an in-memory kafka', () => {
     await sync.start();
     await sync.close();
     expect(sync.state).toBe('closed');
-    expect(kafka.calls.slice(kafka.calls.indexOf('disconnect c'))).toEqual(['disconnect c', 'disconnect c_connector_sync_reader_a', 'producer.disconnect', 'admin.disconnect']);
+    expect(kafka.calls.slice(kafka.calls.indexOf('disconnect c'))).toEqual(['disconnect c', `disconnect ${sync.readerGroupId}`, 'producer.disconnect', 'admin.disconnect']);
     expect(events.filter(([e]) => e === 'warning').map(([, m]) => m)).toEqual([
       'the heartbeat group consumer of c did not disconnect within 50 ms (stopTimeout); going on without it (exit the process to drop its connection)',
     ]);
@@ -620,15 +620,129 @@ describe('KafkaTaskSync over an in-memory kafka', () => {
     expect(events.filter(([e]) => e === 'rebalance')).toEqual([]);
   });
 
-  test('a failed publish fails the task: stop every partition, then error', async () => {
+  test('a failed publish past outageTimeout fails the task: stop every partition, then error', async () => {
+    const kafka = new FakeKafka();
+    const {events} = await alone(kafka, {outageTimeout: 1});
+    sync.addPartitions([{token: 'p1', parents: []}]);
+    await sync.flush();
+    await tick();
+    kafka.failSends = true;
+    sync.partitionStarted('p1');
+    await until(() => sync.state === 'failed', 'the failure');
+    expect(events.slice(-2)).toEqual([['stop', 'p1'], ['error', expect.objectContaining({code: 'KAFKA_PUBLISH_FAILED', message: expect.stringMatching(/no contact with the brokers for \d+ ms, more than outageTimeout \(1 ms\)/)})]]);
+    await expect(sync.flush()).rejects.toMatchObject({code: 'KAFKA_PUBLISH_FAILED'});
+  });
+
+  test('a failed publish within outageTimeout: every partition stops, the task reconnects under a new task id and carries on', async () => {
     const kafka = new FakeKafka();
     const {events} = await alone(kafka);
     sync.addPartitions([{token: 'p1', parents: []}]);
     await sync.flush();
+    // the brokers answer the reconnection's first request only once released
+    let release;
+    const gate = new Promise((resolve) => (release = resolve));
+    const admin = kafka.admin.bind(kafka);
+    kafka.admin = () => {
+      const a = admin();
+      return {...a, connect: () => gate.then(() => a.connect())};
+    };
     kafka.failSends = true;
     sync.partitionStarted('p1');
+    await until(() => sync.state === 'recovering', 'the reconnection');
+    expect(events.filter(([e]) => e === 'stop')).toEqual([['stop', 'p1']]);
+    expect(() => sync.partitionFinished('p1')).toThrow(expect.objectContaining({code: 'KAFKA_SESSION_LOST'}));
+    expect(sync.isRunning('p1')).toBe(false);
+    kafka.failSends = false;
+    release();
+    await until(() => sync.state === 'running', 'the task running again');
+    expect(sync.taskId).toBe('a~1');
+    expect(events.filter(([e, w]) => e === 'warning' && /^reconnected/.test(w)).length).toBe(1);
+    // the new member of the group: its first epoch gives it the partition the old one left
+    const c = kafka.consumers.filter((x) => x.groupId === 'c').at(-1);
+    await c.assign([['m-a1', 'a~1']]);
+    c.fire(EVENTS.GROUP_JOIN, {memberId: 'm-a1', isLeader: true});
+    c.fire(EVENTS.HEARTBEAT, {memberId: 'm-a1', groupGenerationId: 1});
+    await until(() => events.filter(([e, t]) => e === 'start' && t === 'p1').length === 2, 'p1 started again');
+    expect(sync.isRunning('p1')).toBe(true);
+  });
+
+  test('a task frozen past its session: the first call after it stops every partition, then is refused (KAFKA_SESSION_LOST)', async () => {
+    const kafka = new FakeKafka();
+    const {events} = await alone(kafka, {sessionTimeout: 2000, heartbeatInterval: 100});
+    sync.addPartitions([{token: 'p1', parents: []}, {token: 'p2', parents: []}]);
+    expect(events.filter(([e]) => e === 'start').length).toBe(2);
+    const sends = kafka.calls.length;
+    const t = Date.now();
+    while (Date.now() - t < 2100); // the event loop stalls: no timer runs
+    let thrown;
+    try {
+      sync.partitionFinished('p1');
+    } catch (e) {
+      thrown = e;
+    }
+    // the stops ran within the call, before it was refused; nothing more is published
+    expect(events.filter(([e]) => e === 'stop')).toEqual([['stop', 'p1'], ['stop', 'p2']]);
+    expect(thrown).toMatchObject({code: 'KAFKA_SESSION_LOST', message: expect.stringMatching(/did not run for (\d+) ms .*more than the 1900 ms a session allows \(session timeout 2000 ms less a heartbeat interval of 100 ms\)/)});
+    expect(() => sync.addPartitions([{token: 'p3', parents: []}])).toThrow(expect.objectContaining({code: 'KAFKA_SESSION_LOST'}));
+    expect(sync.isRunning('p2')).toBe(false);
     await until(() => sync.state === 'failed', 'the failure');
-    expect(events.slice(-2)).toEqual([['stop', 'p1'], ['error', expect.objectContaining({code: 'KAFKA_PUBLISH_FAILED'})]]);
+    expect(events.filter(([e]) => e === 'error').map(([, x]) => x.code)).toEqual(['KAFKA_SESSION_LOST']);
+    // what was handed to the producer before the freeze may land; nothing asked for after it does
+    await tick();
+    const published = kafka.topics.get('c_connector_sync').records.map((r) => JSON.parse(r.value));
+    const partitions = published.flatMap((m) => (m.connectorState ?? []).flatMap((st) => st.data.partitions));
+    expect(partitions.filter((p) => p.token === 'p3' || (p.token === 'p1' && p.state === 'Finished'))).toEqual([]);
+    expect(kafka.calls.slice(sends).filter((x) => x.startsWith('send')).length).toBeLessThanOrEqual(1);
+    expect(events.filter(([e]) => e === 'start').length).toBe(2);
+  });
+
+  test('the leader refuses a member of another connector (KAFKA_CONNECTOR_MISMATCH) and a second member with one task id (KAFKA_DUPLICATE_TASK_ID)', async () => {
+    const {AssignerProtocol: {MemberAssignment: MA}} = require('kafkajs');
+    const kafka = new FakeKafka();
+    const {task, events} = make(kafka, {connectorId: 'v1'});
+    await sync.start();
+    const c = hb(kafka);
+    const out = await c.assign([
+      ['m-a', 'a', {connector: 'c', connectorId: 'v1', nonce: sync.nonce}],
+      ['m-b', 'b', {connector: 'c', connectorId: 'v2'}],
+      ['m-x', 'x', {connector: 'c', connectorId: 'v1', nonce: 'n1'}],
+      ['m-y', 'x', {connector: 'c', connectorId: 'v1', nonce: 'n2'}],
+      ['m-z', 'z'], // says no connector: not refused for it
+    ]);
+    const byMember = Object.fromEntries(out.map((a) => [a.memberId, MA.decode(a.memberAssignment).assignment]));
+    const refusal = (m) => {
+      const topic = Object.keys(byMember[m]).find((t) => t.startsWith('__partkit_refused:'));
+      return topic && JSON.parse(topic.slice('__partkit_refused:'.length));
+    };
+    expect(refusal('m-b')).toMatchObject({code: 'KAFKA_CONNECTOR_MISMATCH', message: expect.stringContaining('"v2"')});
+    expect(refusal('m-y')).toMatchObject({code: 'KAFKA_DUPLICATE_TASK_ID', message: expect.stringContaining('task id x')});
+    for (const m of ['m-a', 'm-x', 'm-z']) expect(refusal(m)).toBeUndefined();
+    c.fire(EVENTS.GROUP_JOIN, {memberId: 'm-a', isLeader: true});
+    c.fire(EVENTS.HEARTBEAT, {memberId: 'm-a', groupGenerationId: 0});
+    expect(task.inputs.filter(([k]) => k === 'rebalance').map(([, e]) => e.members)).toEqual([['a', 'x', 'z']]);
+    expect(events.filter(([e, w]) => e === 'warning' && /^refused member/.test(w)).length).toBe(2);
+  });
+
+  test('a member refused by the leader fails loudly with the code it was given, having started nothing', async () => {
+    const kafka = new FakeKafka();
+    const {events} = make(kafka);
+    await sync.start();
+    const c = hb(kafka);
+    c.fire(EVENTS.RECEIVED_UNSUBSCRIBED_TOPICS, {topicsNotSubscribed: ['__partkit_refused:{"code":"KAFKA_DUPLICATE_TASK_ID","message":"task id a is used by two members"}']});
+    await until(() => sync.state === 'failed', 'the failure');
+    expect(events.filter(([e]) => e === 'error').map(([, x]) => [x.code, x.message])).toEqual([['KAFKA_DUPLICATE_TASK_ID', 'the group leader of c refused this task: task id a is used by two members']]);
+    expect(events.filter(([e]) => e === 'start')).toEqual([]);
+  });
+
+  test('start() is bounded: a step that never answers fails it with KAFKA_START_TIMEOUT', async () => {
+    const kafka = new FakeKafka();
+    const admin = kafka.admin.bind(kafka);
+    kafka.admin = () => ({...admin(), connect: () => new Promise(() => {})});
+    make(kafka, {startTimeout: 200});
+    const t = Date.now();
+    await expect(sync.start()).rejects.toMatchObject({code: 'KAFKA_START_TIMEOUT', message: expect.stringContaining('200 ms (startTimeout)')});
+    expect(Date.now() - t).toBeLessThan(5000);
+    expect(sync.state).toBe('failed');
   });
 
   test('a fetch that skips an offset is fetched again from the missing offset: nothing lost, nothing twice, a warning', async () => {
@@ -640,7 +754,7 @@ describe('KafkaTaskSync over an in-memory kafka', () => {
     await until(() => messages(task).length >= 4, 'four messages');
     expect(messages(task).map((m) => m.n)).toEqual([0, 1, 2, 3]);
     expect(events).toEqual([['warning', 'offset 1 of c_connector_sync was missing from a fetch and came on a later one']]);
-    expect(kafka.calls.filter((c) => c.startsWith('seek'))).toEqual(['seek c_connector_sync_reader_a 0', 'seek c_connector_sync_reader_a 1', 'seek c_connector_sync_reader_a 1']);
+    expect(kafka.calls.filter((c) => c.startsWith('seek'))).toEqual([`seek ${sync.readerGroupId} 0`, `seek ${sync.readerGroupId} 1`, `seek ${sync.readerGroupId} 1`]);
     expect(sync.state).toBe('running');
   });
 

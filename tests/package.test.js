@@ -77,8 +77,14 @@ test('the tarball holds what runs and is read, and nothing else', () => {
     /^js\/cli\/[\w-]+\.mjs$/,
     /^types\/([\w-]+\/)?[\w-]+\.d\.ts$/,
     /^data\/[\w-]+\.txt$/,
+    /^examples\/kafka-connector\/[\w-]+\.mjs$/,
   ];
   expect(files.filter((f) => !allowed.some((re) => re.test(f)))).toEqual([]);
   // Each domain's wasm once, packed, with the shared dictionary.
   for (const d of ['bucketing', 'objects', 'imports', 'lifecycle', 'sync', 'shared']) expect(files).toContain(`dist/wasm/${d}.json`);
+});
+
+test('the Kafka connector skeleton that docs/kafka.md points at ships in the tarball', () => {
+  expect(packed()).toContain('examples/kafka-connector/connector.mjs');
+  expect(readFileSync(join(root, 'docs', 'kafka.md'), 'utf8')).toContain('examples/kafka-connector/connector.mjs');
 });

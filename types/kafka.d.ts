@@ -13,8 +13,8 @@ export type SyncTaskLike = Pick<
   SyncTask<SyncOutput | SyncRecordOutput>,
   'onRebalance' | 'onMessage' | 'addPartitions' | 'partitionStarted' | 'partitionFinished' | 'tick' | 'pollTimeout' | 'fence' | 'ownedPartitions' | 'knownTasks' | 'epoch' | 'isLeader'
 > &
-  /** Used by a clean `close()` when present (the final checkpoint). */
-  Partial<Pick<SyncTask<SyncOutput | SyncRecordOutput>, 'close' | 'closed'>>;
+  /** Used when present: `close`/`closed` by a clean `close()` (the final checkpoint), `epochMembers` by the leader's check of the members (the connector already running) and by `epochMembers()`, `free` when a reconnection replaces the task. */
+  Partial<Pick<SyncTask<SyncOutput | SyncRecordOutput>, 'close' | 'closed' | 'epochMembers' | 'free'>>;
 
 /** The rebalance fed to `SyncTask.onRebalance`, also emitted as the `rebalance` event. */
 export interface KafkaRebalanceEvent extends RebalanceEvent {
@@ -31,8 +31,14 @@ export interface KafkaTaskSyncOptions {
   kafka: Kafka;
   /** The connector's name: the heartbeat consumer group id and the prefix of its topics. Letters, digits, `.`, `_`, `-`. */
   connectorName: string;
-  /** This task's id: unique, and new on every restart (e.g. `${host}-${pid}-${uuid}`). */
+  /** This task's id: unique, and new on every restart (e.g. `${host}-${pid}-${uuid}`). A second process with the same id is refused by the group (KAFKA_DUPLICATE_TASK_ID). */
   taskId: string;
+  /**
+   * What tells this connector from another one with the same `connectorName` (a config hash, a
+   * deployment id; at most 1024 characters), announced to the group with the name: a task whose
+   * connector announces another id is refused by the group (KAFKA_CONNECTOR_MISMATCH).
+   */
+  connectorId?: string | undefined;
   /** The SyncTask options (timeouts, removal delay, `stateRefreshInterval`, which the retention rule uses). */
   syncOptions?: SyncOptions | undefined;
   /** Builds the SyncTask; default: partkit's `SyncTask`. */
@@ -67,6 +73,14 @@ export interface KafkaTaskSyncOptions {
   rebalanceTimeout?: number | undefined;
   /** How many records the sync-topic reader looks back at first when it searches the epoch start. Default 256. */
   scanWindow?: number | undefined;
+  /** How long `start()` may take before it fails with KAFKA_START_TIMEOUT, ms. Default 120000. */
+  startTimeout?: number | undefined;
+  /**
+   * How long a task that lost its session to a broker outage (while its process ran) keeps
+   * reconnecting, ms from the last contact: it stops every partition, then starts again under
+   * the task id `<taskId>~<n>`; past this bound it fails with KAFKA_SESSION_LOST. Default 60000.
+   */
+  outageTimeout?: number | undefined;
   /** How long each step of `close()` waits (`stop` listeners, pending publishes, the final checkpoint read back, each client's disconnect), ms. Default 10000. */
   stopTimeout?: number | undefined;
   /** The clock fed to the SyncTask. Default `Date.now`. */
@@ -83,7 +97,7 @@ export interface KafkaTaskSyncEvents {
   start: (token: string) => void | Promise<void>;
   /** Stop reading this partition now (ownership moved away, the task was fenced, or it is closing). */
   stop: (token: string) => void | Promise<void>;
-  /** A fatal failure (a topic lost, a client crashed, a publish failed): every partition was stopped, the task is closed. */
+  /** A fatal failure (a topic lost, the session lost to a freeze or to an outage longer than `outageTimeout`, a refusal by the group): every partition was stopped, the task is closed. */
   error: (error: Error) => void;
   rebalance: (event: KafkaRebalanceEvent) => void;
   epoch: (epoch: string | undefined) => void;
@@ -100,16 +114,18 @@ export interface KafkaTaskSyncEvents {
  */
 export declare class KafkaTaskSync extends EventEmitter {
   constructor(options: KafkaTaskSyncOptions);
+  /** The task id this task runs under: the given one, or `<taskId>~<n>` after its n-th reconnection (see `outageTimeout`). */
   readonly taskId: string;
   readonly connectorName: string;
+  readonly connectorId: string | undefined;
   readonly syncTopic: string;
   readonly heartbeatTopic: string;
   readonly groupId: string;
-  /** `new` → `starting` → `running` → `closing` → `closed`, or `failed`. */
-  readonly state: 'new' | 'starting' | 'running' | 'closing' | 'closed' | 'failed';
+  /** `new` → `starting` → `running` (⇄ `recovering`, reconnecting after an outage) → `closing` → `closed`, or `failed`. */
+  readonly state: 'new' | 'starting' | 'running' | 'recovering' | 'closing' | 'closed' | 'failed';
   /** The error that failed the task, if any. */
   readonly failure: Error | null;
-  /** Creates missing topics, replays the sync topic from the start of the current epoch, then joins the heartbeat group. */
+  /** Creates missing topics, replays the sync topic from the start of the current epoch, then joins the heartbeat group; at most `startTimeout` (KAFKA_START_TIMEOUT). */
   start(): Promise<void>;
   /**
    * Stops every running partition, publishes the task's final checkpoint (`SyncTask.close`, read
@@ -117,11 +133,19 @@ export declare class KafkaTaskSync extends EventEmitter {
    * bounded by `stopTimeout`.
    */
   close(): Promise<void>;
+  /** Throws a SyncError (KAFKA_SESSION_LOST, …) when the task may have lost its session, is reconnecting, or failed: never accepted and dropped. */
   addPartitions(partitions: PartitionSpec[]): SyncOutput;
   partitionStarted(token: string): SyncOutput;
+  /** Throws like `addPartitions`. */
   partitionFinished(token: string): SyncOutput;
-  /** Resolves once every message published so far is acknowledged by the broker. */
+  /** Resolves once every message published so far is acknowledged by the broker; rejects (the failure's code) when the task failed before some went out. */
   flush(): Promise<void>;
+  /**
+   * Whether the task may act on `token` now (told to start it, not to stop it, and its session
+   * holds). Ask before each write: after a freeze the first call stops every partition (the
+   * `stop` listeners run within it), fails the task (KAFKA_SESSION_LOST) and answers false.
+   */
+  isRunning(token: string): boolean;
   on<E extends keyof KafkaTaskSyncEvents>(event: E, listener: KafkaTaskSyncEvents[E]): this;
   once<E extends keyof KafkaTaskSyncEvents>(event: E, listener: KafkaTaskSyncEvents[E]): this;
   off<E extends keyof KafkaTaskSyncEvents>(event: E, listener: KafkaTaskSyncEvents[E]): this;
@@ -134,6 +158,8 @@ export declare class KafkaTaskSync extends EventEmitter {
   knownTasks(): TaskState[];
   epoch(): string | undefined;
   isLeader(): boolean;
+  /** The task ids of the epoch in force (empty before the first one): e.g. to wait for the group before adding the initial partitions. */
+  epochMembers(): string[];
   /** Tokens this task was told to start and not yet to stop. */
   runningPartitions(): string[];
 }
@@ -141,7 +167,22 @@ export declare class KafkaTaskSync extends EventEmitter {
 /** The heartbeat group's partition assigner (kafkajs runs `assign` on the leader only). */
 export declare function taskSyncAssigner(options: {
   taskId: string;
-  onAssign?: ((members: {memberId: string; taskId: string}[]) => void) | undefined;
+  /** The connector name and id announced with the task id (KafkaTaskSync's `connectorName` and `connectorId`). */
+  connector?: string | undefined;
+  connectorId?: string | undefined;
+  /** Tells this process from another one announcing the same task id. */
+  nonce?: string | undefined;
+  /**
+   * Runs on the leader with the members sorted by task id (and what each announced); may return
+   * the members it refuses (member id → `{code, message}`): they get no partitions, and a refusal
+   * kafkajs reports to them as an unsubscribed topic, which KafkaTaskSync turns into its error.
+   */
+  onAssign?:
+    | ((
+        members: {memberId: string; taskId: string}[],
+        announced: {memberId: string; taskId: string; connector: string | null; connectorId: string | null; nonce: string | null}[],
+      ) => Map<string, {code: string; message: string}> | void)
+    | undefined;
 }): PartitionAssigner;
 
 /**

@@ -10,11 +10,12 @@
 //   reader.mjs  the sync-topic reader as a pure state machine (where it starts: the core's
 //               start rule, the root's syncLogStart, re-exported here as findEpochStart)
 //   topics.mjs  the topics: names, creation, shape checks, the retention rule
+import {randomUUID} from 'node:crypto';
 import {EventEmitter} from 'node:events';
 import {PartkitError, SyncError} from '../errors.mjs';
 import {argumentKit, describe, isPlainObject} from '../kit/args.mjs';
 import {SyncTask, minSyncRetention, resolveSyncOptions, syncLogStart as findEpochStart} from '../sync.mjs';
-import {HeartbeatGroup, taskSyncAssigner} from './group.mjs';
+import {HeartbeatGroup, monotonic, taskSyncAssigner} from './group.mjs';
 import {SyncLogReader} from './reader.mjs';
 import {
   DEFAULT_SYNC_RETENTION_MS,
@@ -43,17 +44,23 @@ const DEFAULTS = {
   replicationFactor: undefined,
   syncRetentionMs: DEFAULT_SYNC_RETENTION_MS,
   stopTimeout: 10000,
+  startTimeout: 120000,
+  outageTimeout: 60000,
 };
 
 /** Every key of the KafkaTaskSync options (the removed `tickInterval` is refused with its own message). */
 const OPTIONS = [
-  'kafka', 'connectorName', 'taskId', 'syncOptions', 'createSyncTask', 'clock', 'syncTopic', 'heartbeatTopic', 'groupId',
+  'kafka', 'connectorName', 'connectorId', 'taskId', 'syncOptions', 'createSyncTask', 'clock', 'syncTopic', 'heartbeatTopic', 'groupId',
   'onStart', 'onStop', 'onError', 'onRebalance', 'onEpoch', ...Object.keys(DEFAULTS),
 ];
 
 // The tick timer sleeps until the SyncTask's pollTimeout(), but never longer than this (ms; so a
 // clock that jumps is noticed), nor than setTimeout can (2^31 - 1 ms).
 const MAX_TICK_DELAY = 60000;
+// How often the session watchdog runs at most (ms; it runs every heartbeatInterval / 2 when that
+// is shorter): after a freeze, the connector's own timers that were due before it may run first,
+// so the shorter, the fewer (see isRunning, which checks the session when asked).
+const WATCHDOG_PERIOD = 50;
 // A deadline that a tick already reached and that pollTimeout() still reports is retried no
 // sooner than this (ms): no busy loop on a core whose pollTimeout() stays in the past.
 const STALE_TICK_DELAY = 50;
@@ -109,7 +116,10 @@ export class KafkaTaskSync extends EventEmitter {
     if (typeof taskId !== 'string' || taskId === '') throw new SyncError(`options.taskId must be a non-empty string, got ${describe(taskId)}`, 'INVALID_ARGUMENT');
     const o = {...DEFAULTS};
     for (const [k, v] of Object.entries(options)) if (v !== undefined) o[k] = v;
-    for (const k of ['topicCheckInterval', 'stopTimeout', 'sessionTimeout', 'heartbeatInterval', 'rebalanceTimeout', 'scanWindow', 'heartbeatPartitions']) {
+    if (options.connectorId !== undefined && (typeof options.connectorId !== 'string' || options.connectorId === '' || options.connectorId.length > 1024)) {
+      throw new SyncError(`options.connectorId must be a non-empty string of at most 1024 characters (what tells this connector from another one with the same name: a config hash, a deployment id), got ${describe(options.connectorId)}`, 'INVALID_ARGUMENT');
+    }
+    for (const k of ['outageTimeout', 'startTimeout', 'topicCheckInterval', 'stopTimeout', 'sessionTimeout', 'heartbeatInterval', 'rebalanceTimeout', 'scanWindow', 'heartbeatPartitions']) {
       if (!Number.isSafeInteger(o[k]) || o[k] <= 0) throw new SyncError(`options.${k} must be a positive integer, got ${describe(o[k])}`, 'INVALID_ARGUMENT');
     }
     if (o.heartbeatInterval >= o.sessionTimeout) throw new SyncError('options.heartbeatInterval must be lower than options.sessionTimeout', 'INVALID_ARGUMENT');
@@ -127,17 +137,25 @@ export class KafkaTaskSync extends EventEmitter {
     this.retention = retention;
     this.kafka = kafka;
     this.connectorName = connectorName;
+    this.connectorId = o.connectorId;
     this.taskId = taskId;
+    // tells this process from another one that (wrongly) runs the same task id
+    this.nonce = randomUUID();
     this.options = o;
     const names = kafkaTopicNames(connectorName);
     this.syncTopic = o.syncTopic ?? names.sync;
     this.heartbeatTopic = o.heartbeatTopic ?? names.heartbeat;
     this.groupId = o.groupId ?? connectorName;
-    this.readerGroupId = `${this.syncTopic}_reader_${taskId}`;
+    // a reader group of this process's own (a second process with the same task id must not
+    // take the sync topic's partition away from this one's reader)
+    this.readerGroupId = `${this.syncTopic}_reader_${taskId}_${this.nonce.slice(0, 8)}`;
     this.clock = o.clock ?? Date.now;
     const factory = o.createSyncTask ?? defaultSyncTaskFactory;
     if (typeof factory !== 'function') throw new SyncError('options.createSyncTask must be a function', 'INVALID_ARGUMENT');
-    this.task = factory === defaultSyncTaskFactory ? inSyncOptions(() => factory(taskId, o.syncOptions)) : factory(taskId, o.syncOptions);
+    this.baseTaskId = taskId;
+    this.makeTask = (id) => (factory === defaultSyncTaskFactory ? inSyncOptions(() => factory(id, o.syncOptions)) : factory(id, o.syncOptions));
+    this.task = this.makeTask(taskId);
+    this.outageSince = null; // monotonic: the last contact before an outage being ridden through
     for (const [event, key] of [['start', 'onStart'], ['stop', 'onStop'], ['error', 'onError'], ['rebalance', 'onRebalance'], ['epoch', 'onEpoch']]) {
       if (typeof o[key] === 'function') this.on(event, o[key]);
     }
@@ -149,6 +167,8 @@ export class KafkaTaskSync extends EventEmitter {
     this.retentionWarned = false;
     this.publishChain = Promise.resolve();
     this.published = 0;
+    this.stale = false; // between losing the session to an outage and the new task id
+    this.deferred = new Set(); // partitions to start once the group admitted this task
     this.log = null; // the SyncLogReader, once reading
     this.started = new Set(); // tokens this task told the connector to start and not to stop
     this.finalizing = false; // closing cleanly: the SyncTask's final checkpoint is on its way
@@ -209,9 +229,58 @@ export class KafkaTaskSync extends EventEmitter {
   isLeader() {
     return this.task.isLeader();
   }
+  /** The task ids of the epoch in force (empty before the first one). */
+  epochMembers() {
+    return typeof this.task.epochMembers === 'function' ? [...(this.task.epochMembers() ?? [])] : [];
+  }
   /** Tokens this task was told to start, and that have not been stopped nor reported finished. */
   runningPartitions() {
     return [...this.started];
+  }
+
+  /**
+   * Whether this task may act on `token` now: it was told to start it and not to stop it, and
+   * its group session still holds. Ask it before each write of a partition's data: after a freeze
+   * (SIGSTOP, a suspended VM, a blocked event loop) the first call notices that the session may
+   * be lost, stops every partition (the `stop` listeners run within this call), fails the task
+   * with KAFKA_SESSION_LOST and answers false, even when the connector's own timers run before
+   * this task's watchdog does.
+   */
+  isRunning(token) {
+    if (this.state !== 'running' || !this.checkSession()) return false;
+    return this.started.has(token);
+  }
+
+  /**
+   * Whether the heartbeat group session may still hold: the session watchdog, run every few tens
+   * of ms and before every input and event this task serves. When it may be lost (no successful
+   * request to the group coordinator sent within the session, or the process did not run that
+   * long), the task fails with KAFKA_SESSION_LOST at once: every partition is stopped (the `stop`
+   * listeners run within this call) before anything else is served. Returns false then.
+   */
+  checkSession() {
+    if (!this.serving()) return !this.failure;
+    if (!this.group.consumer) return true;
+    const lost = this.group.sessionCheck(monotonic());
+    if (!lost) return true;
+    const error = new SyncError(`${lost.why}: this task may have been expelled from the group and its partitions taken over; every partition was stopped`, 'KAFKA_SESSION_LOST');
+    // a process that was frozen fails (its restart is the supervisor's); one that lost the
+    // broker while it ran reconnects under a new task id (see recover)
+    if (lost.frozen) this.fail(error);
+    else this.recover(error, this.group.lastContact);
+    return false;
+  }
+
+  /** Called once the group fed this task its first rebalance: starts held until then go out. */
+  admitted() {
+    const held = [...this.deferred];
+    this.deferred.clear();
+    for (const token of held) {
+      if (!this.started.has(token)) {
+        this.started.add(token);
+        this.emit('start', token);
+      }
+    }
   }
 
   // ------------------------------------------------------------------------------- lifecycle
@@ -225,23 +294,25 @@ export class KafkaTaskSync extends EventEmitter {
     if (this.state !== 'new') throw new SyncError(`start() called on a KafkaTaskSync that is ${this.state}`, 'KAFKA_BAD_STATE');
     this.state = 'starting';
     const aborted = () => this.failure ?? new SyncError('KafkaTaskSync was closed while starting', 'KAFKA_BAD_STATE');
+    // start() is bounded: a step that hangs (a broker that accepts connections and never
+    // answers, a group that never forms) fails it with KAFKA_START_TIMEOUT; a failure or close()
+    // while starting ends it at once
+    const {startTimeout} = this.options;
+    let timer;
+    let abort;
+    const stopped = new Promise((resolve, reject) => {
+      abort = reject;
+      timer = setTimeout(() => reject(new SyncError(`start() did not finish within ${startTimeout} ms (startTimeout): the brokers, the topics or the heartbeat group ${this.groupId} did not answer in time`, 'KAFKA_START_TIMEOUT')), startTimeout);
+    });
+    this.abortStarting = abort;
+    const steps = this.startSteps('starting', aborted);
+    steps.catch(() => {});
     try {
-      this.admin = this.kafka.admin();
-      await this.admin.connect();
-      await this.ensureTopics();
-      // one partition: a fixed partitioner (which also keeps kafkajs from warning about its default one)
-      this.producer = this.kafka.producer({allowAutoTopicCreation: false, maxInFlightRequests: 1, idempotent: false, createPartitioner: () => () => 0});
-      await this.producer.connect();
-      // Subscription order: build the cached view from the sync topic first...
-      await this.startReader();
+      await Promise.race([steps, stopped]);
       if (this.state !== 'starting') throw aborted();
-      // ...then join the heartbeat group, which triggers the rebalance that announces this task.
-      await this.group.start();
-      if (this.state !== 'starting') throw aborted();
-      this.armTick();
       this.timers.push(setInterval(() => this.checkTopics(), this.options.topicCheckInterval));
-      this.timers.push(setInterval(() => this.group.checkSession(), Math.max(50, Math.floor(this.options.heartbeatInterval / 2))));
       this.state = 'running';
+      this.armTick();
     } catch (error) {
       if (this.state === 'starting') {
         const e = error instanceof SyncError ? error : new SyncError(`KafkaTaskSync failed to start: ${error?.message ?? error}`, 'KAFKA_START_FAILED');
@@ -249,7 +320,144 @@ export class KafkaTaskSync extends EventEmitter {
       }
       if (this.closing) await this.closing;
       throw this.failure ?? error;
+    } finally {
+      clearTimeout(timer);
+      this.abortStarting = null;
     }
+  }
+
+  /** The steps of start() (and of a reconnection: `phase` 'recovering'), in order; each checks it was not aborted meanwhile. */
+  async startSteps(phase, aborted) {
+    {
+      this.admin = this.kafka.admin();
+      await this.admin.connect();
+      await this.ensureTopics(phase === 'recovering');
+      // one partition: a fixed partitioner (which also keeps kafkajs from warning about its default one)
+      this.producer = this.kafka.producer({allowAutoTopicCreation: false, maxInFlightRequests: 1, idempotent: false, createPartitioner: () => () => 0});
+      await this.producer.connect();
+      // Subscription order: build the cached view from the sync topic first...
+      await this.startReader();
+      if (this.state !== phase) throw aborted();
+      // ...then join the heartbeat group, which triggers the rebalance that announces this task;
+      // the session watchdog runs from then on
+      const period = Math.max(10, Math.min(WATCHDOG_PERIOD, Math.floor(this.options.heartbeatInterval / 2)));
+      this.timers.push(setInterval(() => this.checkSession(), period));
+      await this.group.start();
+      if (this.state !== phase) throw aborted();
+    }
+  }
+
+  /**
+   * The task lost its group session to the brokers (no answer from the coordinator for longer
+   * than the session allows, a publish that failed, a client that crashed) while its process
+   * ran: it stops every partition at once, drops its clients and its SyncTask, and starts again
+   * under a new task id (`<taskId>~<n>`; the group treats it as a restarted task), retrying
+   * until the brokers answer. Past `outageTimeout` since the last contact, it fails (the error
+   * names both numbers). `since`: monotonic time of the last contact.
+   */
+  recover(error, since) {
+    if (this.state !== 'running') {
+      if (this.state !== 'recovering') this.fail(error);
+      return;
+    }
+    const {outageTimeout} = this.options;
+    const outageStart = Math.min(this.outageSince ?? Infinity, since || monotonic());
+    const elapsed = monotonic() - outageStart;
+    if (elapsed > outageTimeout) {
+      this.fail(new SyncError(`${error.message}; no contact with the brokers for ${Math.round(elapsed)} ms, more than outageTimeout (${outageTimeout} ms)`, error.code), error.cause);
+      return;
+    }
+    this.outageSince = outageStart;
+    this.state = 'recovering';
+    this.stale = true; // what the old clients still deliver is not served (incarnate clears it)
+    this.emit('warning', `${error.message} (${error.code}); reconnecting under a new task id, for at most outageTimeout (${outageTimeout} ms) since the last contact`);
+    this.recovery = this.reconnect(error).catch((e) => this.fail(e instanceof SyncError ? e : new SyncError(`reconnecting failed: ${e?.message ?? e}`, 'KAFKA_SESSION_LOST'), e));
+  }
+
+  /** See recover: stop, drop the clients, then start again (new task id) until it works or the bound passes. */
+  async reconnect(error) {
+    const {outageTimeout, stopTimeout, sessionTimeout, rebalanceTimeout} = this.options;
+    this.timers.forEach((t) => clearInterval(t));
+    this.timers = [];
+    clearTimeout(this.tickTimer);
+    this.tickTimer = null;
+    this.deferred.clear();
+    const running = [...this.started];
+    this.started.clear();
+    const pending = [];
+    for (const token of running) pending.push(...this.emitCollect('stop', token));
+    if (pending.length) await bounded(Promise.allSettled(pending), stopTimeout);
+    const attemptTimeout = Math.max(sessionTimeout + rebalanceTimeout, 10000);
+    for (let attempt = 1; ; attempt++) {
+      this.timers.forEach((t) => clearInterval(t));
+      this.timers = [];
+      await this.dropClients(Math.min(stopTimeout, 2000));
+      if (this.state !== 'recovering') return;
+      const left = outageTimeout - (monotonic() - this.outageSince);
+      if (left <= 0) {
+        throw new SyncError(`${error.message}; no contact with the brokers for ${Math.round(monotonic() - this.outageSince)} ms, more than outageTimeout (${outageTimeout} ms): reconnecting failed ${attempt - 1} time(s)`, 'KAFKA_SESSION_LOST');
+      }
+      this.incarnate();
+      const aborted = () => this.failure ?? new SyncError('KafkaTaskSync was closed while reconnecting', 'KAFKA_BAD_STATE');
+      const steps = this.startSteps('recovering', aborted);
+      steps.catch(() => {});
+      let timer;
+      const late = new Promise((resolve) => (timer = setTimeout(() => resolve('late'), Math.min(left, attemptTimeout))));
+      let outcome;
+      try {
+        outcome = await Promise.race([steps.then(() => 'ok'), late]);
+      } catch (e) {
+        outcome = e;
+      } finally {
+        clearTimeout(timer);
+      }
+      if (this.state !== 'recovering') {
+        // closed or failed meanwhile: what this attempt connected goes too
+        await this.dropClients(Math.min(stopTimeout, 2000));
+        return;
+      }
+      // what the brokers answered but is wrong (a topic lost, the retention rule broken, the group
+      // refusing this task) fails at once; what they did not answer is tried again
+      if (outcome instanceof SyncError && !['KAFKA_START_FAILED', 'KAFKA_BAD_STATE', 'KAFKA_READER_CRASHED', 'KAFKA_HEARTBEAT_CRASHED', 'KAFKA_TOPIC_CHECK_FAILED'].includes(outcome.code)) throw outcome;
+      if (outcome === 'ok') {
+        const took = Math.round(monotonic() - this.outageSince);
+        this.outageSince = null;
+        this.timers.push(setInterval(() => this.checkTopics(), this.options.topicCheckInterval));
+        this.state = 'running';
+        this.armTick();
+        this.emit('warning', `reconnected ${took} ms after the last contact with the brokers, as task ${this.taskId}`);
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 200 * attempt)));
+    }
+  }
+
+  /** A new identity for a reconnection: task id `<taskId>~<n>`, a new SyncTask, reader group and group member. */
+  incarnate() {
+    this.incarnation = (this.incarnation ?? 0) + 1;
+    this.taskId = `${this.baseTaskId}~${this.incarnation}`;
+    this.nonce = randomUUID();
+    this.readerGroupId = `${this.syncTopic}_reader_${this.taskId}_${this.nonce.slice(0, 8)}`;
+    try {
+      this.task.free?.();
+    } catch {}
+    this.task = this.makeTask(this.taskId);
+    this.log = null;
+    this.lastTick = -Infinity;
+    this.lastEpoch = undefined;
+    this.publishChain = Promise.resolve();
+    this.group = new HeartbeatGroup(this);
+    this.stale = false;
+  }
+
+  /** Disconnects every client (each bounded by `ms`), in the background past it. */
+  async dropClients(ms) {
+    const clients = [this.group.consumer, this.reader, this.producer, this.admin].filter(Boolean);
+    this.group.consumer = null;
+    this.reader = null;
+    this.producer = null;
+    this.admin = null;
+    await Promise.all(clients.map((c) => bounded(Promise.resolve().then(() => c.disconnect()).catch(() => {}), ms)));
   }
 
   /**
@@ -266,6 +474,7 @@ export class KafkaTaskSync extends EventEmitter {
   async shutdown(final, error, cause) {
     if (this.closing) return this.closing;
     const wasRunning = this.state === 'running';
+    const report = wasRunning || this.state === 'recovering';
     this.state = 'closing';
     this.closing = (async () => {
       this.timers.forEach((t) => clearInterval(t));
@@ -273,6 +482,8 @@ export class KafkaTaskSync extends EventEmitter {
       clearTimeout(this.tickTimer);
       this.tickTimer = null;
       this.abortStart?.(error ?? new SyncError('KafkaTaskSync was closed while starting', 'KAFKA_BAD_STATE'));
+      this.abortStarting?.(error ?? new SyncError('KafkaTaskSync was closed while starting', 'KAFKA_BAD_STATE'));
+      this.deferred.clear();
       if (error) {
         this.failure = error;
         if (cause !== undefined && error.cause === undefined) error.cause = cause;
@@ -305,7 +516,7 @@ export class KafkaTaskSync extends EventEmitter {
       await disconnect(this.producer, 'the producer');
       await disconnect(this.admin, 'the admin client');
       this.state = final;
-      if (error && wasRunning) this.reportError(error);
+      if (error && report) this.reportError(error);
     })();
     return this.closing;
   }
@@ -370,8 +581,14 @@ export class KafkaTaskSync extends EventEmitter {
    * thrown to the caller; errors of transport-driven inputs fail the task.
    */
   input(what, fn, rethrow = false) {
-    if (rethrow ? this.state !== 'running' : !this.live()) {
-      if (rethrow) throw new SyncError(`${what}() called on a KafkaTaskSync that is ${this.state}`, 'KAFKA_BAD_STATE');
+    // the session first: after a freeze, nothing is served before the task knows it may be out
+    if (this.serving()) this.checkSession();
+    if (rethrow ? this.state !== 'running' : !this.live() || this.stale) {
+      if (rethrow) {
+        if (this.failure) throw new SyncError(`${what}() refused: the task failed (${this.failure.code}): ${this.failure.message}`, this.failure.code);
+        if (this.state === 'recovering') throw new SyncError(`${what}() refused: the task lost its group session and is reconnecting (every partition was stopped)`, 'KAFKA_SESSION_LOST');
+        throw new SyncError(`${what}() called on a KafkaTaskSync that is ${this.state}`, 'KAFKA_BAD_STATE');
+      }
       return EMPTY_OUTPUT;
     }
     let out;
@@ -388,9 +605,14 @@ export class KafkaTaskSync extends EventEmitter {
     return out;
   }
 
-  /** Whether the transport feeds the SyncTask: running, starting, or closing cleanly (step 3). */
+  /** Whether the transport feeds the SyncTask: running, starting, reconnecting, or closing cleanly (step 3). */
   live() {
-    return this.state === 'running' || this.state === 'starting' || this.finalizing === true;
+    return this.serving() || this.finalizing === true;
+  }
+
+  /** Running, starting or reconnecting: the group and the reader are served. */
+  serving() {
+    return this.state === 'running' || this.state === 'starting' || this.state === 'recovering';
   }
 
   /**
@@ -419,6 +641,7 @@ export class KafkaTaskSync extends EventEmitter {
   apply(out) {
     for (const msg of out.publish ?? []) this.publish(msg);
     for (const token of out.stop ?? []) {
+      this.deferred.delete(token);
       if (this.started.delete(token)) this.emit('stop', token);
     }
     if (out.fenced) {
@@ -427,6 +650,12 @@ export class KafkaTaskSync extends EventEmitter {
       return;
     }
     for (const token of out.start ?? []) {
+      // nothing starts before the group admitted this task (a task refused by the group, e.g.
+      // a second process with this task id, starts nothing)
+      if (!this.group.admitted) {
+        this.deferred.add(token);
+        continue;
+      }
       if (!this.started.has(token)) {
         this.started.add(token);
         this.emit('start', token);
@@ -445,29 +674,52 @@ export class KafkaTaskSync extends EventEmitter {
     const record = typeof msg.value === 'string'
       ? {key: msg.key, value: msg.value, headers: {type: msg.type}}
       : {key: msg.taskID ?? this.taskId, value: JSON.stringify(msg), headers: {type: String(msg.type ?? '')}};
+    const group = this.group; // this incarnation's (see recover)
     this.publishChain = this.publishChain.then(async () => {
-      if (this.failure) return;
+      if (this.failure || this.group !== group || this.stale) {
+        group.dropped++;
+        return;
+      }
       try {
         await this.producer.send({topic: this.syncTopic, acks: -1, messages: [record]});
         this.published++;
       } catch (error) {
-        this.fail(new SyncError(`publishing to ${this.syncTopic} failed: ${error?.message ?? error}`, 'KAFKA_PUBLISH_FAILED'), error);
+        group.dropped++;
+        if (this.group !== group) return;
+        const e = new SyncError(`publishing to ${this.syncTopic} failed: ${error?.message ?? error}`, 'KAFKA_PUBLISH_FAILED');
+        e.cause = error;
+        this.recover(e, group.lastContact);
       }
     });
   }
 
-  /** Resolves once every message published so far has been acknowledged by the broker. */
+  /**
+   * Resolves once every message published so far has been acknowledged by the broker; rejects
+   * (with the failure's code) when the task failed before some of them went out.
+   */
   flush() {
-    return this.publishChain;
+    const group = this.group;
+    return this.publishChain.then(() => {
+      if (group.dropped) {
+        const why = this.failure ? `the task failed first (${this.failure.code}): ${this.failure.message}` : 'the task lost its group session first (KAFKA_SESSION_LOST) and reconnected under a new task id';
+        throw new SyncError(`${group.dropped} message(s) were not published: ${why}`, this.failure?.code ?? 'KAFKA_SESSION_LOST');
+      }
+    });
   }
 
   // ------------------------------------------------------------------------------- topics
 
-  async ensureTopics() {
+  async ensureTopics(reconnecting = false) {
     const {createTopics, heartbeatPartitions, replicationFactor, syncRetentionMs} = this.options;
     const topics = {syncTopic: this.syncTopic, heartbeatTopic: this.heartbeatTopic};
-    await createMissingTopics(this.admin, {...topics, createTopics, heartbeatPartitions, replicationFactor, syncRetentionMs});
-    await checkTopicShape(this.admin, this.syncTopic, this.heartbeatTopic, true);
+    if (reconnecting) {
+      // a topic missing now was deleted while the task ran: that is loud, never recreated
+      const listed = new Set(await this.admin.listTopics());
+      for (const name of [this.syncTopic, this.heartbeatTopic]) {
+        if (!listed.has(name)) throw new SyncError(`topic ${name} was lost (deleted while the task ran)`, 'KAFKA_TOPIC_LOST');
+      }
+    } else await createMissingTopics(this.admin, {...topics, createTopics, heartbeatPartitions, replicationFactor, syncRetentionMs});
+    await checkTopicShape(this.admin, this.syncTopic, this.heartbeatTopic, !reconnecting);
     await this.checkRetentionRule();
   }
 
@@ -486,7 +738,7 @@ export class KafkaTaskSync extends EventEmitter {
   }
 
   async checkTopics() {
-    if (this.state !== 'running' || this.checking) return;
+    if (this.state !== 'running' || this.checking || !this.checkSession()) return;
     this.checking = true;
     try {
       const listed = new Set(await this.admin.listTopics());
@@ -499,10 +751,19 @@ export class KafkaTaskSync extends EventEmitter {
       if (p && BigInt(p.high) <= this.lastOffset) {
         throw new SyncError(`sync topic ${this.syncTopic} was truncated or recreated (end offset ${p.high}, already read ${this.lastOffset})`, 'KAFKA_TOPIC_LOST');
       }
+      this.checkFailingSince = null;
     } catch (error) {
       if (this.state === 'running') {
-        const e = error instanceof SyncError ? error : new SyncError(`checking the topics failed: ${error?.message ?? error}`, 'KAFKA_TOPIC_CHECK_FAILED');
-        this.fail(e, error);
+        if (error instanceof SyncError) this.fail(error);
+        else {
+          // the brokers did not answer: an outage is the session watchdog's business (the task
+          // rides through one shorter than outageTimeout); a check that keeps failing longer fails
+          const now = monotonic();
+          this.checkFailingSince ??= now;
+          if (now - this.checkFailingSince > this.options.outageTimeout) {
+            this.fail(new SyncError(`checking the topics failed for ${Math.round(now - this.checkFailingSince)} ms, more than outageTimeout (${this.options.outageTimeout} ms): ${error?.message ?? error}`, 'KAFKA_TOPIC_CHECK_FAILED'), error);
+          } else this.emit('warning', `checking the topics failed (going on): ${error?.message ?? error}`);
+        }
       }
     } finally {
       this.checking = false;
@@ -535,10 +796,11 @@ export class KafkaTaskSync extends EventEmitter {
     });
     this.reader = reader;
     reader.on(reader.events.CRASH, ({payload}) => {
-      if (payload?.restart) return;
+      if (payload?.restart || this.reader !== reader) return;
       const e = new SyncError(`the sync topic reader crashed: ${payload?.error?.message ?? 'unknown error'}`, 'KAFKA_READER_CRASHED');
+      if (payload?.error !== undefined) e.cause = payload.error;
       ready.reject(e);
-      this.fail(e, payload?.error);
+      this.recover(e, this.group.lastContact);
     });
     // Carries out the reader's actions, in order; a seek waits its delay first (inside
     // eachMessage, so that the consumer delivers nothing else before the seek).
@@ -550,7 +812,7 @@ export class KafkaTaskSync extends EventEmitter {
         else if (a.type === 'ready') ready.resolve();
         else if (a.type === 'seek') {
           if (a.delay > 0) await new Promise((resolve) => setTimeout(resolve, a.delay));
-          if (this.state !== 'running' && this.state !== 'starting') return;
+          if (!this.serving() || this.reader !== reader) return;
           reader.seek({topic: this.syncTopic, partition: 0, offset: String(a.offset)});
         }
       }
@@ -560,7 +822,7 @@ export class KafkaTaskSync extends EventEmitter {
     await reader.run({
       autoCommit: false,
       eachMessage: async ({partition, message}) => {
-        if (partition !== 0) return;
+        if (partition !== 0 || this.reader !== reader) return;
         await perform(log.record(message.offset, message.value));
       },
     });

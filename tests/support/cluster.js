@@ -29,9 +29,14 @@ class TaskCluster {
     this.statusWaiters = new Map();
   }
 
-  spawn(taskId) {
-    const {brokers, connectorName, syncOptions, transport, tree, work, workMs = 500, hold = false} = this.o;
-    const config = {brokers, connectorName, taskId, syncOptions, transport, tree, work, workMs, hold};
+  /**
+   * Starts a task process known here as `taskId`; `extra` overrides the cluster's options for it
+   * (`connectorId`, `streamMs`, ...), and `extra.taskId` the task id it runs under (two processes
+   * with one task id: a collision).
+   */
+  spawn(taskId, extra = {}) {
+    const {brokers, connectorName, syncOptions, transport, tree, work, workMs = 500, hold = false, streamMs, connectorId} = {...this.o, ...extra};
+    const config = {brokers, connectorName, taskId: extra.taskId ?? taskId, label: taskId, syncOptions, transport, tree, work, workMs, hold, streamMs, connectorId};
     const child = fork(TASK, [], {env: {...process.env, PARTKIT_TASK_CONFIG: JSON.stringify(config)}, stdio: ['ignore', 'inherit', 'inherit', 'ipc']});
     const proc = {id: taskId, child, alive: true, exited: new Promise((resolve) => child.once('exit', resolve))};
     child.on('message', (m) => {
@@ -58,6 +63,22 @@ class TaskCluster {
     await p.exited;
     const t = Date.now();
     this.events.push({task: taskId, t, ev: 'killed'});
+    return t;
+  }
+
+  /** SIGSTOP: the task's process is frozen (it keeps its connections). Returns the time. */
+  freeze(taskId) {
+    this.procs.get(taskId).child.kill('SIGSTOP');
+    const t = Date.now();
+    this.events.push({task: taskId, t, ev: 'frozen'});
+    return t;
+  }
+
+  /** SIGCONT: the frozen task runs again. Returns the time. */
+  thaw(taskId) {
+    this.procs.get(taskId).child.kill('SIGCONT');
+    const t = Date.now();
+    this.events.push({task: taskId, t, ev: 'woken'});
     return t;
   }
 
@@ -170,7 +191,9 @@ class TaskCluster {
         if (open.has(k)) throw new Error(`${e.task} started ${e.token} twice without a stop`);
         open.set(k, e.t);
       } else if (e.ev === 'stop' || e.ev === 'finish') close(e.task, e.token, e.t, e.ev);
-      else if (e.ev === 'killed' || e.ev === 'exit') {
+      // a frozen task does nothing while frozen; what it does once woken is checked apart
+      // (actedAfterWaking): it must not act on what it ran before
+      else if (e.ev === 'killed' || e.ev === 'exit' || e.ev === 'frozen') {
         for (const k of [...open.keys()]) if (k.startsWith(`${e.task}|`)) close(e.task, k.slice(e.task.length + 1), e.t, e.ev);
       }
     }
@@ -179,6 +202,31 @@ class TaskCluster {
       out.push({task, token, start, end: Infinity, how: 'running'});
     }
     return out;
+  }
+
+  /**
+   * What tasks did after they were woken from a freeze: every `stream`, `start` or `finishing`
+   * of a task after its `woken` event (a woken task must fail before it acts; a `finish` that
+   * comes then acknowledges a publish made before the freeze).
+   */
+  actedAfterWaking() {
+    const out = [];
+    for (const w of this.of('woken')) {
+      out.push(...this.events.filter((e) => e.task === w.task && e.t >= w.t && ['stream', 'start', 'finishing'].includes(e.ev)));
+    }
+    return out;
+  }
+
+  /**
+   * Children started before their parents finished: every `start` of a partition at a time
+   * when one of its parents (in `tree`) had not yet been reported `finishing` by any task.
+   */
+  childrenBeforeParents(tree) {
+    const parents = new Map();
+    for (const [p, kids] of Object.entries(tree ?? {})) for (const k of kids) (parents.get(k) ?? parents.set(k, []).get(k)).push(p);
+    const finishing = new Map();
+    for (const e of this.of('finishing')) if (!finishing.has(e.token) || finishing.get(e.token) > e.t) finishing.set(e.token, e.t);
+    return this.of('start').filter((s) => (parents.get(s.token) ?? []).some((p) => !(finishing.get(p) <= s.t)));
   }
 
   /** Pairs of intervals of one partition that overlap in time. */

@@ -8,6 +8,8 @@ const EVENTS = {
   HEARTBEAT: 'consumer.heartbeat',
   CRASH: 'consumer.crash',
   REBALANCING: 'consumer.rebalancing',
+  RECEIVED_UNSUBSCRIBED_TOPICS: 'consumer.received_unsubscribed_topics',
+  REQUEST: 'consumer.network.request',
 };
 
 class FakeKafka {
@@ -180,17 +182,20 @@ class FakeConsumer {
       this.delivering = false;
     });
   }
-  /** Runs the assigner as the group leader does; `members` are `[memberId, taskId]` pairs. */
+  /**
+   * Runs the assigner as the group leader does; `members` are `[memberId, taskId, announced?]`
+   * (`announced`: the member's `{connector, connectorId, nonce}`).
+   */
   async assign(members) {
     const {encodeMember} = module.exports;
-    return this.assigner.assign({members: members.map(([memberId, taskId]) => ({memberId, memberMetadata: encodeMember(this.assigner, taskId)})), topics: this.topicNames});
+    return this.assigner.assign({members: members.map(([memberId, taskId, announced]) => ({memberId, memberMetadata: encodeMember(this.assigner, taskId, announced)})), topics: this.topicNames});
   }
 }
 
 /** The JoinGroup metadata a member with this task id sends (built by the assigner itself). */
-function encodeMember(assigner, taskId) {
+function encodeMember(assigner, taskId, announced = {}) {
   const {taskSyncAssigner} = require('partkit/kafka');
-  return taskSyncAssigner({taskId})({cluster: {}}).protocol({topics: ['hb']}).metadata;
+  return taskSyncAssigner({taskId, ...announced})({cluster: {}}).protocol({topics: ['hb']}).metadata;
 }
 
 /**

@@ -5,7 +5,14 @@
 // only reports the start and leaves the partition Scheduled (never started, never finished): a
 // task that owns thousands of partitions without publishing a state per partition.
 //
-// Killing this process (SIGKILL) is a task that dies without leaving the group.
+// With `streamMs`, while it reads a partition it also reports a `stream` line every `streamMs` ms,
+// each written only if `sync.isRunning(token)` says so right then (the check a connector makes
+// before each write): the evidence that a task acts on a partition. `finishing` is reported when
+// it calls partitionFinished (before the finish is published); a call the task refuses is a
+// `refused` event with the error's code.
+//
+// Killing this process (SIGKILL) is a task that dies without leaving the group; SIGSTOP freezes
+// it.
 'use strict';
 
 const {createHash} = require('node:crypto');
@@ -13,7 +20,7 @@ const {Kafka, logLevel} = require('kafkajs');
 const {KafkaTaskSync} = require('../../dist/kafka.cjs');
 
 const cfg = JSON.parse(process.env.PARTKIT_TASK_CONFIG);
-const send = (m) => process.connected && process.send({task: cfg.taskId, t: Date.now(), ...m});
+const send = (m) => process.connected && process.send({task: cfg.label ?? cfg.taskId, t: Date.now(), ...m});
 
 const kafka = new Kafka({
   clientId: cfg.taskId,
@@ -28,27 +35,51 @@ const sync = new KafkaTaskSync({
   connectorName: cfg.connectorName,
   taskId: cfg.taskId,
   syncOptions: cfg.syncOptions,
+  ...(cfg.connectorId !== undefined ? {connectorId: cfg.connectorId} : {}),
   ...cfg.transport,
 });
+// the check before each write (isRunning; a build without it: the running set)
+const mayWrite = (token) => (typeof sync.isRunning === 'function' ? sync.isRunning(token) : sync.runningPartitions().includes(token));
+// a call the task refuses is reported, never thrown out of a timer
+const attempt = (what, fn) => {
+  try {
+    fn();
+    return true;
+  } catch (e) {
+    send({ev: 'refused', what, code: e.code, message: e.message});
+    return false;
+  }
+};
 
 const timers = new Map();
+const streams = new Map();
 sync.on('start', (token) => {
   send({ev: 'start', token});
   if (cfg.hold) return;
   const ms = cfg.work?.[token] ?? cfg.workMs;
+  if (cfg.streamMs) {
+    streams.set(token, setInterval(() => {
+      if (mayWrite(token)) send({ev: 'stream', token});
+    }, cfg.streamMs));
+  }
   const t1 = setTimeout(() => {
-    try {
-      sync.partitionStarted(token);
-    } catch (e) {
-      send({ev: 'warn', message: `partitionStarted(${token}): ${e.message}`});
-    }
+    attempt(`partitionStarted(${token})`, () => sync.partitionStarted(token));
     const kids = cfg.tree?.[token];
     const t2 = setTimeout(() => {
-      if (kids && kids.length) sync.addPartitions(kids.map((k) => ({token: k, parents: [token]})));
+      if (kids && kids.length && !attempt(`addPartitions(children of ${token})`, () => sync.addPartitions(kids.map((k) => ({token: k, parents: [token]}))))) return;
       const t3 = setTimeout(async () => {
         timers.delete(token);
-        sync.partitionFinished(token);
-        await sync.flush();
+        clearInterval(streams.get(token));
+        streams.delete(token);
+        if (!mayWrite(token)) return;
+        send({ev: 'finishing', token});
+        if (!attempt(`partitionFinished(${token})`, () => sync.partitionFinished(token))) return;
+        try {
+          await sync.flush();
+        } catch (e) {
+          send({ev: 'refused', what: `flush after partitionFinished(${token})`, code: e.code, message: e.message});
+          return;
+        }
         send({ev: 'finish', token});
       }, Math.ceil(ms / 2));
       timers.set(token, t3);
@@ -60,6 +91,8 @@ sync.on('start', (token) => {
 sync.on('stop', (token) => {
   clearTimeout(timers.get(token));
   timers.delete(token);
+  clearInterval(streams.get(token));
+  streams.delete(token);
   send({ev: 'stop', token});
 });
 sync.on('epoch', (epoch) => send({ev: 'epoch', epoch, leader: sync.isLeader()}));
@@ -100,7 +133,7 @@ function view(known) {
 
 process.on('message', async (m) => {
   try {
-    if (m.cmd === 'add') sync.addPartitions(m.specs);
+    if (m.cmd === 'add') attempt('addPartitions', () => sync.addPartitions(m.specs));
     else if (m.cmd === 'status') send(status(m.view));
     else if (m.cmd === 'close') {
       await sync.close();
