@@ -238,13 +238,18 @@ export function bucketingConfigWarnings(config) {
   return warnings;
 }
 
-/** The bucketing key `key` nearly matches (case, `_`/`-` and camelCase aside, at most two edits), if any. */
+/**
+ * The bucketing key `key` nearly matches, if any: case, `_`/`-` and camelCase aside, at most two
+ * edits, one for `bucket_id` (so a connector's own `bucket`, an S3 bucket's name, is not taken for
+ * a misspelt `bucket_id`).
+ */
 function nearMiss(key) {
   const fold = (s) => s.toLowerCase().replace(/[_-]/g, '');
   const k = fold(key);
   for (const name of CONFIG_KEYS) {
     const n = fold(name);
-    if (k === n || (Math.abs(k.length - n.length) <= 2 && distance(k, n) <= 2)) return name;
+    const edits = n.length < 10 ? 1 : 2;
+    if (k === n || (Math.abs(k.length - n.length) <= edits && distance(k, n) <= edits)) return name;
   }
   return undefined;
 }

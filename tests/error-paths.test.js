@@ -109,6 +109,9 @@ test('near-miss keys of a bucketing config: warned of through the logger, never 
     'Warning: config.BucketRanges is not a bucketing key and is ignored: did you mean bucket_ranges?',
   ]);
   expect(p.bucketingConfigWarnings({bucket_total: 4, bucket_id: 2, connector_name: 'x'})).toEqual([]);
+  // A connector's own keys a few letters from bucket_id are not near misses (an S3 connector's `bucket`).
+  expect(p.bucketingConfigWarnings({bucket: 'my-bucket', buckets: ['a'], bucket_id: 1, bucket_total: 1})).toEqual([]);
+  expect(p.bucketingConfigWarnings({bucket_i: 1}).map((w) => w.suggestion)).toEqual(['bucket_id']);
   expect(p.bucketingConfigWarnings({round_robin_bucket_executon: true})).toEqual([{
     code: 'BUCKET_CONFIG_NEAR_MISS', path: ['round_robin_bucket_executon'], key: 'round_robin_bucket_executon',
     suggestion: 'round_robin_bucket_execution',

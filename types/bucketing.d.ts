@@ -39,7 +39,7 @@ export declare function bucket(key: string, data: string, bucketTotal?: number):
 
 /**
  * A key of a config that nearly matches one of the four bucketing keys (case, `_` or camelCase,
- * an edit or two): ignored, as faros ignores every key it does not read, so a warning only.
+ * an edit or two; one for `bucket_id`): ignored, as faros ignores every key it does not read, so a warning only.
  */
 export interface BucketingConfigWarning {
   code: 'BUCKET_CONFIG_NEAR_MISS';
