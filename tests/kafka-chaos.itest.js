@@ -255,8 +255,7 @@ d('KafkaTaskSync chaos on tansu', () => {
     for (const id of c.alive()) await c.close(id);
   });
 
-  // Open: fails on tansu 0.6 today (see docs/kafka.md, Bounds); run with PARTKIT_KAFKA_OPEN=1.
-  openTest('the broker paused past the session timeout and resumed: the tasks stop their partitions, reconnect and carry on, without a process restart', async () => {
+  test.concurrent('the broker paused past the session timeout and resumed: the tasks stop their partitions, reconnect and carry on, without a process restart', async () => {
     const own = await startTansu({bin: TANSU});
     try {
       const {tree, tokens} = chains(4, 3);

@@ -616,7 +616,7 @@ describe('KafkaTaskSync over an in-memory kafka', () => {
     hb(kafka).fire(EVENTS.GROUP_JOIN, {memberId: 'm-zombie', isLeader: true});
     await tick();
     expect(kafka.calls.filter((c) => c === 'disconnect c').length).toBe(before + 1);
-    expect(events.filter(([e]) => e === 'warning').map(([, m]) => m)).toEqual(['the heartbeat group consumer of c rejoined after the task ended; leaving again']);
+    expect(events.filter(([e]) => e === 'warning').map(([, m]) => m)).toEqual(['the heartbeat group consumer of c (task a) rejoined after the task ended; leaving again']);
     expect(events.filter(([e]) => e === 'rebalance')).toEqual([]);
   });
 
@@ -664,6 +664,49 @@ describe('KafkaTaskSync over an in-memory kafka', () => {
     c.fire(EVENTS.HEARTBEAT, {memberId: 'm-a1', groupGenerationId: 1});
     await until(() => events.filter(([e, t]) => e === 'start' && t === 'p1').length === 2, 'p1 started again');
     expect(sync.isRunning('p1')).toBe(true);
+  });
+
+  test('a finish the broker did not acknowledge when the session is lost gets a stop: the partition started again later comes after it', async () => {
+    const kafka = new FakeKafka();
+    const {events} = await alone(kafka);
+    sync.addPartitions([{token: 'p1', parents: []}, {token: 'p2', parents: []}]);
+    await sync.flush();
+    let release;
+    const gate = new Promise((resolve) => (release = resolve));
+    const admin = kafka.admin.bind(kafka);
+    kafka.admin = () => {
+      const a = admin();
+      return {...a, connect: () => gate.then(() => a.connect())};
+    };
+    kafka.failSends = true;
+    sync.partitionFinished('p1'); // accepted; its publish fails, so the session is taken as lost
+    const flushed = sync.flush().then(() => null, (e) => e);
+    expect(sync.isRunning('p1')).toBe(false);
+    await until(() => sync.state === 'recovering', 'the reconnection');
+    expect(events.filter(([e]) => e === 'stop').map(([, t]) => t).sort()).toEqual(['p1', 'p2']);
+    expect(await flushed).toMatchObject({code: 'KAFKA_SESSION_LOST'});
+    kafka.failSends = false;
+    release();
+    await until(() => sync.state === 'running', 'the task running again');
+    const c = kafka.consumers.filter((x) => x.groupId === 'c').at(-1);
+    await c.assign([['m-a1', 'a~1']]);
+    c.fire(EVENTS.GROUP_JOIN, {memberId: 'm-a1', isLeader: true});
+    c.fire(EVENTS.HEARTBEAT, {memberId: 'm-a1', groupGenerationId: 1});
+    // its finish was lost: p1 runs again (at least once), after its stop
+    await until(() => events.filter(([e, t]) => e === 'start' && t === 'p1').length === 2, 'p1 started again');
+    const p1 = events.filter(([e, t]) => t === 'p1' && (e === 'start' || e === 'stop')).map(([e]) => e);
+    expect(p1).toEqual(['start', 'stop', 'start']);
+  });
+
+  test('a finish acknowledged before a failure gets no stop; a clean close() does not stop finished partitions', async () => {
+    const kafka = new FakeKafka();
+    const {events} = await alone(kafka);
+    sync.addPartitions([{token: 'p1', parents: []}, {token: 'p2', parents: []}]);
+    sync.partitionFinished('p1');
+    await sync.flush();
+    sync.partitionFinished('p2');
+    await sync.close();
+    expect(events.filter(([e]) => e === 'stop')).toEqual([]);
   });
 
   test('a task frozen past its session: the first call after it stops every partition, then is refused (KAFKA_SESSION_LOST)', async () => {

@@ -298,6 +298,7 @@ export class HeartbeatGroup {
    */
   async start() {
     const sync = this.sync;
+    this.taskId = sync.taskId; // this incarnation's
     const me = {taskId: sync.taskId, connector: sync.connectorName, connectorId: sync.connectorId ?? null, nonce: sync.nonce};
     const consumer = sync.kafka.consumer({
       groupId: sync.groupId,
@@ -358,7 +359,8 @@ export class HeartbeatGroup {
       if (sync.state === 'closed' || sync.state === 'failed' || sync.group !== this) {
         // kafkajs can rejoin after a disconnect that came during a rebalance (tulios/kafkajs#1462):
         // a member with this task's id but no task behind it. Leave again.
-        sync.emit('warning', `the heartbeat group consumer of ${sync.groupId} rejoined after the task ended; leaving again`);
+        const after = sync.group !== this && sync.state !== 'closed' && sync.state !== 'failed' ? 'after the task reconnected under a new task id' : 'after the task ended';
+        sync.emit('warning', `the heartbeat group consumer of ${sync.groupId} (task ${this.taskId}) rejoined ${after}; leaving again`);
         Promise.resolve()
           .then(() => consumer.disconnect())
           .catch(() => {});

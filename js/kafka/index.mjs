@@ -171,6 +171,10 @@ export class KafkaTaskSync extends EventEmitter {
     this.deferred = new Set(); // partitions to start once the group admitted this task
     this.log = null; // the SyncLogReader, once reading
     this.started = new Set(); // tokens this task told the connector to start and not to stop
+    // token -> the publish of its finish: partitions the connector reported finished whose
+    // finish the broker has not acknowledged yet (see stopAll)
+    this.finishing = new Map();
+    this.lastPublish = null; // the latest publish (a promise of whether the broker acknowledged it)
     this.finalizing = false; // closing cleanly: the SyncTask's final checkpoint is on its way
     this.whenClosed = null;
     this.group = new HeartbeatGroup(this); // the heartbeat group member (js/kafka/group.mjs)
@@ -374,42 +378,51 @@ export class KafkaTaskSync extends EventEmitter {
     this.recovery = this.reconnect(error).catch((e) => this.fail(e instanceof SyncError ? e : new SyncError(`reconnecting failed: ${e?.message ?? e}`, 'KAFKA_SESSION_LOST'), e));
   }
 
-  /** See recover: stop, drop the clients, then start again (new task id) until it works or the bound passes. */
+  /**
+   * See recover: stop, drop the clients, then start again (new task id) until it works or the
+   * bound passes. An attempt runs to its end, never abandoned half-way: kafkajs bounds each
+   * request and its retries, and a client cannot be called back once started (a group consumer
+   * left behind while it joins joins later: a member with no task behind it, with the id of the
+   * next attempt's task). Only outageTimeout ends an attempt early: the task then fails, and
+   * what the attempt still connects is disconnected once it is over.
+   */
   async reconnect(error) {
-    const {outageTimeout, stopTimeout, sessionTimeout, rebalanceTimeout} = this.options;
+    const {outageTimeout, stopTimeout} = this.options;
     this.timers.forEach((t) => clearInterval(t));
     this.timers = [];
     clearTimeout(this.tickTimer);
     this.tickTimer = null;
     this.deferred.clear();
-    const running = [...this.started];
-    this.started.clear();
-    const pending = [];
-    for (const token of running) pending.push(...this.emitCollect('stop', token));
+    const pending = this.stopAll();
     if (pending.length) await bounded(Promise.allSettled(pending), stopTimeout);
-    const attemptTimeout = Math.max(sessionTimeout + rebalanceTimeout, 10000);
+    const tooLong = (attempts) => new SyncError(`${error.message}; no contact with the brokers for ${Math.round(monotonic() - this.outageSince)} ms, more than outageTimeout (${outageTimeout} ms): reconnecting failed ${attempts} time(s)`, 'KAFKA_SESSION_LOST');
     for (let attempt = 1; ; attempt++) {
       this.timers.forEach((t) => clearInterval(t));
       this.timers = [];
       await this.dropClients(Math.min(stopTimeout, 2000));
       if (this.state !== 'recovering') return;
       const left = outageTimeout - (monotonic() - this.outageSince);
-      if (left <= 0) {
-        throw new SyncError(`${error.message}; no contact with the brokers for ${Math.round(monotonic() - this.outageSince)} ms, more than outageTimeout (${outageTimeout} ms): reconnecting failed ${attempt - 1} time(s)`, 'KAFKA_SESSION_LOST');
-      }
+      if (left <= 0) throw tooLong(attempt - 1);
       this.incarnate();
       const aborted = () => this.failure ?? new SyncError('KafkaTaskSync was closed while reconnecting', 'KAFKA_BAD_STATE');
       const steps = this.startSteps('recovering', aborted);
       steps.catch(() => {});
       let timer;
-      const late = new Promise((resolve) => (timer = setTimeout(() => resolve('late'), Math.min(left, attemptTimeout))));
+      const deadline = new Promise((resolve) => (timer = setTimeout(() => resolve('deadline'), left)));
       let outcome;
       try {
-        outcome = await Promise.race([steps.then(() => 'ok'), late]);
+        outcome = await Promise.race([steps.then(() => 'ok'), deadline]);
       } catch (e) {
         outcome = e;
       } finally {
         clearTimeout(timer);
+      }
+      if (outcome === 'deadline') {
+        const group = this.group;
+        steps.catch(() => {}).finally(() => {
+          if (this.group === group) this.dropClients(Math.min(stopTimeout, 2000));
+        });
+        throw tooLong(attempt);
       }
       if (this.state !== 'recovering') {
         // closed or failed meanwhile: what this attempt connected goes too
@@ -490,15 +503,18 @@ export class KafkaTaskSync extends EventEmitter {
       }
       // 1. Stop every running partition before leaving the group: once this task has left, the
       //    others may take them over. Listeners may return promises; they are awaited (bounded).
-      const running = [...this.started];
-      this.started.clear();
-      const pending = [];
-      for (const token of running) pending.push(...this.emitCollect('stop', token));
+      //    A failing task stops too the partitions whose finish the broker has not acknowledged.
+      const pending = this.stopAll(Boolean(error));
       if (pending.length) await bounded(Promise.allSettled(pending), this.options.stopTimeout);
       // 2. Let queued publishes reach the broker before leaving: a finish published while
       //    closing then lands before the group learns this task left, so the leader of the next
-      //    epoch reads it before it computes (no finished partition is started again).
-      if (!error) await bounded(this.publishChain, this.options.stopTimeout);
+      //    epoch reads it before it computes (no finished partition is started again). A finish
+      //    still not acknowledged then gets its `stop`.
+      if (!error) {
+        await bounded(this.publishChain, this.options.stopTimeout);
+        const late = this.stopAll();
+        if (late.length) await bounded(Promise.allSettled(late), this.options.stopTimeout);
+      }
       // 3. The final checkpoint (SyncTask.close): the task publishes one once it has read back
       //    what it published, so that a connector whose tasks all closed finds its state after a stop shorter than the retention. The reader keeps feeding it meanwhile (bounded).
       if (!error && wasRunning) await this.finalCheckpoint();
@@ -569,11 +585,40 @@ export class KafkaTaskSync extends EventEmitter {
     return this.input('partitionStarted', () => this.task.partitionStarted(token, this.clock()), true);
   }
 
-  /** The connector finished `token`: it has no more data. */
+  /**
+   * The connector finished `token`: it has no more data. The partition is no longer running here
+   * at once; until the broker acknowledged its finish, a task that stops everything (a lost
+   * session, a failure) emits `stop` for it too (see stopAll).
+   */
   partitionFinished(token) {
+    const before = this.lastPublish;
     const out = this.input('partitionFinished', () => this.task.partitionFinished(token, this.clock()), true);
-    this.started.delete(token);
+    if (this.started.delete(token) && this.lastPublish !== before) {
+      const sent = this.lastPublish;
+      this.finishing.set(token, sent);
+      sent.then((acknowledged) => {
+        if (acknowledged && this.finishing.get(token) === sent) this.finishing.delete(token);
+      });
+    }
     return out;
+  }
+
+  /**
+   * Emits `stop` for every running partition, and for every partition whose finish the broker
+   * has not acknowledged (with `finishing`): that finish may be lost with the session, and the
+   * partition then started again, here or elsewhere, so the connector hears `stop` before any
+   * new `start` of it. Returns the promises the listeners returned.
+   */
+  stopAll(finishing = true) {
+    const tokens = [...this.started];
+    this.started.clear();
+    if (finishing) {
+      for (const token of this.finishing.keys()) if (!tokens.includes(token)) tokens.push(token);
+      this.finishing.clear();
+    }
+    const pending = [];
+    for (const token of tokens) pending.push(...this.emitCollect('stop', token));
+    return pending;
   }
 
   /**
@@ -675,22 +720,27 @@ export class KafkaTaskSync extends EventEmitter {
       ? {key: msg.key, value: msg.value, headers: {type: msg.type}}
       : {key: msg.taskID ?? this.taskId, value: JSON.stringify(msg), headers: {type: String(msg.type ?? '')}};
     const group = this.group; // this incarnation's (see recover)
-    this.publishChain = this.publishChain.then(async () => {
+    // resolves to whether the broker acknowledged the record
+    const sent = this.publishChain.then(async () => {
       if (this.failure || this.group !== group || this.stale) {
         group.dropped++;
-        return;
+        return false;
       }
       try {
         await this.producer.send({topic: this.syncTopic, acks: -1, messages: [record]});
         this.published++;
+        return true;
       } catch (error) {
         group.dropped++;
-        if (this.group !== group) return;
+        if (this.group !== group) return false;
         const e = new SyncError(`publishing to ${this.syncTopic} failed: ${error?.message ?? error}`, 'KAFKA_PUBLISH_FAILED');
         e.cause = error;
         this.recover(e, group.lastContact);
+        return false;
       }
     });
+    this.publishChain = sent;
+    this.lastPublish = sent;
   }
 
   /**
