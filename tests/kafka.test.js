@@ -698,6 +698,28 @@ describe('KafkaTaskSync over an in-memory kafka', () => {
     expect(p1).toEqual(['start', 'stop', 'start']);
   });
 
+  test('a reconnection attempt still running at outageTimeout fails the task; what it connects afterwards is disconnected', async () => {
+    const kafka = new FakeKafka();
+    const {events} = await alone(kafka, {outageTimeout: 300});
+    sync.addPartitions([{token: 'p1', parents: []}]);
+    await sync.flush();
+    let release;
+    const gate = new Promise((resolve) => (release = resolve));
+    const admin = kafka.admin.bind(kafka);
+    kafka.admin = () => {
+      const a = admin();
+      return {...a, connect: () => gate.then(() => a.connect())};
+    };
+    kafka.failSends = true;
+    sync.partitionStarted('p1');
+    await until(() => sync.state === 'failed', 'the failure');
+    expect(events.filter(([e]) => e === 'error').map(([, x]) => [x.code, /more than outageTimeout \(300 ms\): reconnecting failed 1 time/.test(x.message)])).toEqual([['KAFKA_SESSION_LOST', true]]);
+    const disconnects = kafka.calls.filter((c) => c === 'admin.disconnect').length;
+    release(); // the attempt goes on: the admin client it connected is disconnected
+    await until(() => kafka.calls.filter((c) => c === 'admin.disconnect').length > disconnects, 'the late admin client disconnected');
+    expect(kafka.consumers.filter((c) => c.groupId === 'c').length).toBe(1); // it joined no group
+  });
+
   test('a finish acknowledged before a failure gets no stop; a clean close() does not stop finished partitions', async () => {
     const kafka = new FakeKafka();
     const {events} = await alone(kafka);

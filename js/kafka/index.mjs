@@ -333,12 +333,19 @@ export class KafkaTaskSync extends EventEmitter {
   /** The steps of start() (and of a reconnection: `phase` 'recovering'), in order; each checks it was not aborted meanwhile. */
   async startSteps(phase, aborted) {
     {
+      // after each step: a task closed or failed meanwhile connects nothing more
+      const check = () => {
+        if (this.state !== phase) throw aborted();
+      };
       this.admin = this.kafka.admin();
       await this.admin.connect();
+      check();
       await this.ensureTopics(phase === 'recovering');
+      check();
       // one partition: a fixed partitioner (which also keeps kafkajs from warning about its default one)
       this.producer = this.kafka.producer({allowAutoTopicCreation: false, maxInFlightRequests: 1, idempotent: false, createPartitioner: () => () => 0});
       await this.producer.connect();
+      check();
       // Subscription order: build the cached view from the sync topic first...
       await this.startReader();
       if (this.state !== phase) throw aborted();
