@@ -797,20 +797,29 @@ export class KafkaTaskSync extends EventEmitter {
   async checkTopics() {
     if (this.state !== 'running' || this.checking || !this.checkSession()) return;
     this.checking = true;
+    // this incarnation's clients: a check that a reconnection overtook (its clients dropped)
+    // concludes nothing
+    const {admin, group} = this;
+    const overtaken = () => this.state !== 'running' || this.group !== group;
     try {
-      const listed = new Set(await this.admin.listTopics());
+      const listed = new Set(await admin.listTopics());
+      if (overtaken()) return;
       for (const name of [this.syncTopic, this.heartbeatTopic]) {
         if (!listed.has(name)) throw new SyncError(`topic ${name} was lost (deleted while the task ran)`, 'KAFKA_TOPIC_LOST');
       }
-      await checkTopicShape(this.admin, this.syncTopic, this.heartbeatTopic, false);
-      await this.checkRetentionRule();
-      const [p] = await this.admin.fetchTopicOffsets(this.syncTopic);
+      await checkTopicShape(admin, this.syncTopic, this.heartbeatTopic, false);
+      if (overtaken()) return;
+      const warnings = await checkSyncTopicRetention(admin, this.syncTopic, this.retention);
+      if (overtaken()) return;
+      this.warnRetention(warnings);
+      const [p] = await admin.fetchTopicOffsets(this.syncTopic);
+      if (overtaken()) return;
       if (p && BigInt(p.high) <= this.lastOffset) {
         throw new SyncError(`sync topic ${this.syncTopic} was truncated or recreated (end offset ${p.high}, already read ${this.lastOffset})`, 'KAFKA_TOPIC_LOST');
       }
       this.checkFailingSince = null;
     } catch (error) {
-      if (this.state === 'running') {
+      if (!overtaken()) {
         if (error instanceof SyncError) this.fail(error);
         else {
           // the brokers did not answer: an outage is the session watchdog's business (the task
