@@ -219,9 +219,11 @@ export const monotonic = () => performance.now();
 const CONTACT_REQUESTS = new Set(['Heartbeat', 'JoinGroup', 'SyncGroup']);
 
 /**
- * One KafkaTaskSync's member of the heartbeat group. It reads the task's configuration and state
- * (`state`, `options`, `kafka`, `groupId`, `heartbeatTopic`, `taskId`) and reports to it:
- * `emit('rebalance' | 'warning')`, `input('onRebalance')`, `fail()`.
+ * One KafkaTaskSync's member of the heartbeat group. Its `sync` is the port the task gives it
+ * (the task's internals are private): it reads the task's configuration and state (`state`,
+ * `options`, `kafka`, `groupId`, `heartbeatTopic`, `taskId`, `nonce`, `task`, `group`) and
+ * reports to it: `emit('rebalance' | 'warning')`, `input('onRebalance')`, `checkSession()`,
+ * `admitted()`, `fail()`, `recover()`.
  *
  * It also keeps the session clock (`sessionCheck`): the time, on a monotonic clock, when the
  * latest request that the coordinator answered with success was *sent* (the broker restarts the
