@@ -2,7 +2,7 @@
 // protocol codec, where a new reader starts on the sync topic, argument checks, the retention
 // rule, and the transport over an in-memory kafkajs stand-in driving partkit's SyncTask.
 const {AssignerProtocol} = require('kafkajs');
-const {SyncTask, SyncError} = require('partkit');
+const {SyncError} = require('partkit');
 const {KafkaTaskSync, taskSyncAssigner, findEpochStart, kafkaTopicNames} = require('partkit/kafka');
 
 const {MemberMetadata, MemberAssignment} = AssignerProtocol;
@@ -282,8 +282,13 @@ describe('the retention rule', () => {
   const kafka = {consumer() {}, producer() {}, admin() {}};
   const make = (o) => new KafkaTaskSync({kafka, connectorName: 'c1', taskId: 't1', ...o});
 
-  test('syncRetentionMs defaults to 7 days; -1 or 4 × stateRefreshInterval and more are accepted', () => {
-    expect(make().options.syncRetentionMs).toBe(604800000);
+  test('syncRetentionMs defaults to 7 days; -1 or 4 × stateRefreshInterval and more are accepted', async () => {
+    const {FakeKafka} = require('./support/fake-kafka');
+    const fake = new FakeKafka();
+    const s = new KafkaTaskSync({kafka: fake, connectorName: 'c1', taskId: 't1'});
+    await s.start();
+    expect(fake.topics.get('c1_connector_sync').configs['retention.ms']).toBe('604800000');
+    await s.close();
     expect(() => make({syncRetentionMs: -1})).not.toThrow();
     expect(() => make({syncRetentionMs: 1200000})).not.toThrow();
   });
@@ -368,6 +373,13 @@ describe('KafkaTaskSync over an in-memory kafka', () => {
     return {task, events};
   }
   const hb = (kafka) => kafka.consumers.find((c) => c.groupId === 'c');
+  // the group id of the task's sync-topic reader (its own group: <sync topic>_reader_<taskId>_<8 hex digits>)
+  const readerGroup = (kafka) => kafka.consumers.find((c) => c.groupId.startsWith('c_connector_sync_reader_')).groupId;
+  // the nonce the task announces in its JoinGroup metadata
+  const nonceOf = (kafka) => {
+    const {AssignerProtocol: {MemberMetadata: MM}} = require('kafkajs');
+    return JSON.parse(Buffer.from(MM.decode(hb(kafka).assigner.protocol({topics: ['hb']}).metadata).userData).toString('utf8')).nonce;
+  };
   const messages = (task) => task.inputs.filter(([k]) => k === 'message').map(([, m]) => m);
 
   /** A started task 'a', alone in the group and its leader, with epoch 1-a applied. */
@@ -398,14 +410,14 @@ describe('KafkaTaskSync over an in-memory kafka', () => {
     const {task, events} = make(kafka, {scanWindow: 100});
     await sync.start();
     // windows of 100, 400, then the whole log: the base epoch 1-x starts at offset 100
-    expect(kafka.calls.filter((c) => c.startsWith('seek'))).toEqual([`seek ${sync.readerGroupId} 500`, `seek ${sync.readerGroupId} 200`, `seek ${sync.readerGroupId} 0`]);
+    expect(kafka.calls.filter((c) => c.startsWith('seek'))).toEqual([`seek ${readerGroup(kafka)} 500`, `seek ${readerGroup(kafka)} 200`, `seek ${readerGroup(kafka)} 0`]);
     const got = messages(task);
     expect(got.length).toBe(500);
     expect(got[0]).toMatchObject({type: 'NewEpoch', syncEpoch: '1-x'});
     expect(got[499]).toMatchObject({n: 599});
     // the heartbeat group is joined after the replay
     const joinedAt = kafka.calls.indexOf('connect c');
-    expect(joinedAt).toBeGreaterThan(kafka.calls.lastIndexOf(`seek ${sync.readerGroupId} 0`));
+    expect(joinedAt).toBeGreaterThan(kafka.calls.lastIndexOf(`seek ${readerGroup(kafka)} 0`));
     expect(sync.state).toBe('running');
     expect(events.filter(([e]) => e === 'warning')).toEqual([]);
   });
@@ -528,7 +540,6 @@ describe('KafkaTaskSync over an in-memory kafka', () => {
     const {task} = make(kafka, {clock: () => now, syncOptions: {rebalanceTimeout: 60}});
     await sync.start();
     expect(task.pollTimeout()).toBeUndefined();
-    expect(sync.tickTimer).toBe(null);
     const c = hb(kafka);
     await c.assign([['m-a', 'a'], ['m-b', 'b']]);
     c.fire(EVENTS.GROUP_JOIN, {memberId: 'm-a', isLeader: true});
@@ -536,7 +547,6 @@ describe('KafkaTaskSync over an in-memory kafka', () => {
     // the leader waits for b's answer until now + rebalanceTimeout (once its own answer is read back)
     await until(() => task.pollTimeout() !== undefined, 'a deadline');
     expect(task.pollTimeout()).toBe(1060);
-    expect(sync.tickTimer).not.toBe(null);
     await new Promise((r) => setTimeout(r, 30));
     expect(task.inputs.filter(([k]) => k === 'tick')).toEqual([]);
     now = 1060;
@@ -576,9 +586,8 @@ describe('KafkaTaskSync over an in-memory kafka', () => {
     });
     await sync.close();
     const tail = kafka.calls.slice(kafka.calls.indexOf('connector stopped p1'));
-    expect(tail.filter((c) => !c.startsWith('send'))).toEqual(['connector stopped p1', 'disconnect c', `disconnect ${sync.readerGroupId}`, 'producer.disconnect', 'admin.disconnect']);
+    expect(tail.filter((c) => !c.startsWith('send'))).toEqual(['connector stopped p1', 'disconnect c', `disconnect ${readerGroup(kafka)}`, 'producer.disconnect', 'admin.disconnect']);
     expect(sync.state).toBe('closed');
-    expect(sync.tickTimer).toBe(null);
     expect(() => sync.addPartitions([])).toThrow(expect.objectContaining({code: 'KAFKA_BAD_STATE'}));
   });
 
@@ -601,7 +610,7 @@ describe('KafkaTaskSync over an in-memory kafka', () => {
     await sync.start();
     await sync.close();
     expect(sync.state).toBe('closed');
-    expect(kafka.calls.slice(kafka.calls.indexOf('disconnect c'))).toEqual(['disconnect c', `disconnect ${sync.readerGroupId}`, 'producer.disconnect', 'admin.disconnect']);
+    expect(kafka.calls.slice(kafka.calls.indexOf('disconnect c'))).toEqual(['disconnect c', `disconnect ${readerGroup(kafka)}`, 'producer.disconnect', 'admin.disconnect']);
     expect(events.filter(([e]) => e === 'warning').map(([, m]) => m)).toEqual([
       'the heartbeat group consumer of c did not disconnect within 50 ms (stopTimeout); going on without it (exit the process to drop its connection)',
     ]);
@@ -616,7 +625,7 @@ describe('KafkaTaskSync over an in-memory kafka', () => {
     hb(kafka).fire(EVENTS.GROUP_JOIN, {memberId: 'm-zombie', isLeader: true});
     await tick();
     expect(kafka.calls.filter((c) => c === 'disconnect c').length).toBe(before + 1);
-    expect(events.filter(([e]) => e === 'warning').map(([, m]) => m)).toEqual(['the heartbeat group consumer of c rejoined after the task ended; leaving again']);
+    expect(events.filter(([e]) => e === 'warning').map(([, m]) => m)).toEqual(['the heartbeat group consumer of c (task a) rejoined after the task ended; leaving again']);
     expect(events.filter(([e]) => e === 'rebalance')).toEqual([]);
   });
 
@@ -666,6 +675,71 @@ describe('KafkaTaskSync over an in-memory kafka', () => {
     expect(sync.isRunning('p1')).toBe(true);
   });
 
+  test('a finish the broker did not acknowledge when the session is lost gets a stop: the partition started again later comes after it', async () => {
+    const kafka = new FakeKafka();
+    const {events} = await alone(kafka);
+    sync.addPartitions([{token: 'p1', parents: []}, {token: 'p2', parents: []}]);
+    await sync.flush();
+    let release;
+    const gate = new Promise((resolve) => (release = resolve));
+    const admin = kafka.admin.bind(kafka);
+    kafka.admin = () => {
+      const a = admin();
+      return {...a, connect: () => gate.then(() => a.connect())};
+    };
+    kafka.failSends = true;
+    sync.partitionFinished('p1'); // accepted; its publish fails, so the session is taken as lost
+    const flushed = sync.flush().then(() => null, (e) => e);
+    expect(sync.isRunning('p1')).toBe(false);
+    await until(() => sync.state === 'recovering', 'the reconnection');
+    expect(events.filter(([e]) => e === 'stop').map(([, t]) => t).sort()).toEqual(['p1', 'p2']);
+    expect(await flushed).toMatchObject({code: 'KAFKA_SESSION_LOST'});
+    kafka.failSends = false;
+    release();
+    await until(() => sync.state === 'running', 'the task running again');
+    const c = kafka.consumers.filter((x) => x.groupId === 'c').at(-1);
+    await c.assign([['m-a1', 'a~1']]);
+    c.fire(EVENTS.GROUP_JOIN, {memberId: 'm-a1', isLeader: true});
+    c.fire(EVENTS.HEARTBEAT, {memberId: 'm-a1', groupGenerationId: 1});
+    // its finish was lost: p1 runs again (at least once), after its stop
+    await until(() => events.filter(([e, t]) => e === 'start' && t === 'p1').length === 2, 'p1 started again');
+    const p1 = events.filter(([e, t]) => t === 'p1' && (e === 'start' || e === 'stop')).map(([e]) => e);
+    expect(p1).toEqual(['start', 'stop', 'start']);
+  });
+
+  test('a reconnection attempt still running at outageTimeout fails the task; what it connects afterwards is disconnected', async () => {
+    const kafka = new FakeKafka();
+    const {events} = await alone(kafka, {outageTimeout: 300});
+    sync.addPartitions([{token: 'p1', parents: []}]);
+    await sync.flush();
+    let release;
+    const gate = new Promise((resolve) => (release = resolve));
+    const admin = kafka.admin.bind(kafka);
+    kafka.admin = () => {
+      const a = admin();
+      return {...a, connect: () => gate.then(() => a.connect())};
+    };
+    kafka.failSends = true;
+    sync.partitionStarted('p1');
+    await until(() => sync.state === 'failed', 'the failure');
+    expect(events.filter(([e]) => e === 'error').map(([, x]) => [x.code, /more than outageTimeout \(300 ms\): reconnecting failed 1 time/.test(x.message)])).toEqual([['KAFKA_SESSION_LOST', true]]);
+    const disconnects = kafka.calls.filter((c) => c === 'admin.disconnect').length;
+    release(); // the attempt goes on: the admin client it connected is disconnected
+    await until(() => kafka.calls.filter((c) => c === 'admin.disconnect').length > disconnects, 'the late admin client disconnected');
+    expect(kafka.consumers.filter((c) => c.groupId === 'c').length).toBe(1); // it joined no group
+  });
+
+  test('a finish acknowledged before a failure gets no stop; a clean close() does not stop finished partitions', async () => {
+    const kafka = new FakeKafka();
+    const {events} = await alone(kafka);
+    sync.addPartitions([{token: 'p1', parents: []}, {token: 'p2', parents: []}]);
+    sync.partitionFinished('p1');
+    await sync.flush();
+    sync.partitionFinished('p2');
+    await sync.close();
+    expect(events.filter(([e]) => e === 'stop')).toEqual([]);
+  });
+
   test('a task frozen past its session: the first call after it stops every partition, then is refused (KAFKA_SESSION_LOST)', async () => {
     const kafka = new FakeKafka();
     const {events} = await alone(kafka, {sessionTimeout: 2000, heartbeatInterval: 100});
@@ -703,7 +777,7 @@ describe('KafkaTaskSync over an in-memory kafka', () => {
     await sync.start();
     const c = hb(kafka);
     const out = await c.assign([
-      ['m-a', 'a', {connector: 'c', connectorId: 'v1', nonce: sync.nonce}],
+      ['m-a', 'a', {connector: 'c', connectorId: 'v1', nonce: nonceOf(kafka)}],
       ['m-b', 'b', {connector: 'c', connectorId: 'v2'}],
       ['m-x', 'x', {connector: 'c', connectorId: 'v1', nonce: 'n1'}],
       ['m-y', 'x', {connector: 'c', connectorId: 'v1', nonce: 'n2'}],
@@ -754,7 +828,7 @@ describe('KafkaTaskSync over an in-memory kafka', () => {
     await until(() => messages(task).length >= 4, 'four messages');
     expect(messages(task).map((m) => m.n)).toEqual([0, 1, 2, 3]);
     expect(events).toEqual([['warning', 'offset 1 of c_connector_sync was missing from a fetch and came on a later one']]);
-    expect(kafka.calls.filter((c) => c.startsWith('seek'))).toEqual([`seek ${sync.readerGroupId} 0`, `seek ${sync.readerGroupId} 1`, `seek ${sync.readerGroupId} 1`]);
+    expect(kafka.calls.filter((c) => c.startsWith('seek'))).toEqual([`seek ${readerGroup(kafka)} 0`, `seek ${readerGroup(kafka)} 1`, `seek ${readerGroup(kafka)} 1`]);
     expect(sync.state).toBe('running');
   });
 
@@ -909,8 +983,14 @@ test('after retention deleted every NewEpoch, a fresh leader starts from a check
     const orphans = [...running].filter(([, id]) => id === 'a').map(([t]) => t);
     expect(orphans.length).toBeGreaterThan(0);
     const a = tasks.get('a');
-    a.fail(new SyncError('killed', 'TEST_KILLED'));
-    await a.closing;
+    // it fails (a listener that throws: every partition stopped, no final checkpoint, it leaves)
+    a.on('error', () => {});
+    a.on('test-kill', () => {
+      throw new SyncError('killed', 'TEST_KILLED');
+    });
+    a.emit('test-kill');
+    for (let i = 0; i < 400 && a.state !== 'failed'; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(a.state).toBe('failed');
     orphans.forEach((t) => running.delete(t));
     const d = await spawn('d');
     expect(d.epoch()).toBe('1-a'); // the replay from the checkpoint applied the epoch in force
@@ -945,7 +1025,7 @@ test('close() while start() replays the sync topic ends start() instead of leavi
 test("without createSyncTask, KafkaTaskSync drives partkit's SyncTask with the given options", () => {
   const kafka = {consumer() {}, producer() {}, admin() {}};
   const s = new KafkaTaskSync({kafka, connectorName: 'c', taskId: 't1', syncOptions: {rebalanceTimeout: 5000}});
-  expect(s.task).toBeInstanceOf(SyncTask);
+  expect(s.knownTasks().map((t) => t.taskID)).toEqual(['t1']); // partkit's SyncTask, before any input
   expect(s.epoch()).toBeUndefined();
   expect(() => new KafkaTaskSync({kafka, connectorName: 'c', taskId: 't1', syncOptions: {bogus: 1}})).toThrow(expect.objectContaining({code: 'SYNC_INVALID_OPTIONS'}));
 });
@@ -954,6 +1034,22 @@ describe('partkit/kafka: a Node-only subpath', () => {
   test('the package root exports no Kafka transport', () => {
     const root = require('partkit');
     for (const name of ['KafkaTaskSync', 'SyncLogReader', 'taskSyncAssigner', 'findEpochStart', 'kafkaTopicNames']) expect(root[name]).toBeUndefined();
+  });
+
+  test("KafkaTaskSync's public surface is what types/kafka.d.ts declares: its internals are private", () => {
+    const {EventEmitter} = require('node:events');
+    const s = new KafkaTaskSync({kafka: {consumer() {}, producer() {}, admin() {}}, connectorName: 'c', taskId: 't1'});
+    const own = Object.keys(s).filter((k) => !Object.keys(new EventEmitter()).includes(k));
+    expect(own).toEqual([]);
+    expect(Object.getOwnPropertyNames(KafkaTaskSync.prototype).sort()).toEqual(
+      ['constructor', 'taskId', 'connectorName', 'connectorId', 'syncTopic', 'heartbeatTopic', 'groupId', 'state', 'failure', 'start', 'close', 'addPartitions', 'partitionStarted', 'partitionFinished', 'flush', 'isRunning', 'emit', 'ownedPartitions', 'knownTasks', 'epoch', 'isLeader', 'epochMembers', 'runningPartitions'].sort(),
+    );
+    // the read-only properties are getters
+    expect(() => {
+      'use strict';
+      s.state = 'running';
+    }).toThrow(TypeError);
+    expect(s.state).toBe('new');
   });
 
   test('KafkaTaskSync is an EventEmitter whose emit guards the task', () => {
@@ -981,9 +1077,7 @@ describe('partkit/kafka: a Node-only subpath', () => {
     s.on('warning', () => {
       throw new Error('boom');
     });
-    const failed = [];
-    s.fail = (e) => failed.push(e.code);
     expect(() => s.emit('warning', 'w')).not.toThrow();
-    expect(failed).toEqual(['KAFKA_LISTENER_FAILED']);
+    expect(s.failure).toMatchObject({code: 'KAFKA_LISTENER_FAILED', message: 'a "warning" listener threw: boom'});
   });
 });

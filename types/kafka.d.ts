@@ -95,7 +95,12 @@ export interface KafkaTaskSyncOptions {
 export interface KafkaTaskSyncEvents {
   /** Start reading this partition, then call `partitionStarted(token)`. */
   start: (token: string) => void | Promise<void>;
-  /** Stop reading this partition now (ownership moved away, the task was fenced, or it is closing). */
+  /**
+   * Stop reading this partition now (ownership moved away, the task was fenced, or it is
+   * closing). A task that stops everything (a lost session, a failure) also stops the partitions
+   * whose finish it accepted but the broker had not acknowledged yet: that finish may be lost,
+   * and the partition may be started again later.
+   */
   stop: (token: string) => void | Promise<void>;
   /** A fatal failure (a topic lost, the session lost to a freeze or to an outage longer than `outageTimeout`, a refusal by the group): every partition was stopped, the task is closed. */
   error: (error: Error) => void;

@@ -219,9 +219,11 @@ export const monotonic = () => performance.now();
 const CONTACT_REQUESTS = new Set(['Heartbeat', 'JoinGroup', 'SyncGroup']);
 
 /**
- * One KafkaTaskSync's member of the heartbeat group. It reads the task's configuration and state
- * (`state`, `options`, `kafka`, `groupId`, `heartbeatTopic`, `taskId`) and reports to it:
- * `emit('rebalance' | 'warning')`, `input('onRebalance')`, `fail()`.
+ * One KafkaTaskSync's member of the heartbeat group. Its `sync` is the port the task gives it
+ * (the task's internals are private): it reads the task's configuration and state (`state`,
+ * `options`, `kafka`, `groupId`, `heartbeatTopic`, `taskId`, `nonce`, `task`, `group`) and
+ * reports to it: `emit('rebalance' | 'warning')`, `input('onRebalance')`, `checkSession()`,
+ * `admitted()`, `fail()`, `recover()`.
  *
  * It also keeps the session clock (`sessionCheck`): the time, on a monotonic clock, when the
  * latest request that the coordinator answered with success was *sent* (the broker restarts the
@@ -298,6 +300,7 @@ export class HeartbeatGroup {
    */
   async start() {
     const sync = this.sync;
+    this.taskId = sync.taskId; // this incarnation's
     const me = {taskId: sync.taskId, connector: sync.connectorName, connectorId: sync.connectorId ?? null, nonce: sync.nonce};
     const consumer = sync.kafka.consumer({
       groupId: sync.groupId,
@@ -358,7 +361,8 @@ export class HeartbeatGroup {
       if (sync.state === 'closed' || sync.state === 'failed' || sync.group !== this) {
         // kafkajs can rejoin after a disconnect that came during a rebalance (tulios/kafkajs#1462):
         // a member with this task's id but no task behind it. Leave again.
-        sync.emit('warning', `the heartbeat group consumer of ${sync.groupId} rejoined after the task ended; leaving again`);
+        const after = sync.group !== this && sync.state !== 'closed' && sync.state !== 'failed' ? 'after the task reconnected under a new task id' : 'after the task ended';
+        sync.emit('warning', `the heartbeat group consumer of ${sync.groupId} (task ${this.taskId}) rejoined ${after}; leaving again`);
         Promise.resolve()
           .then(() => consumer.disconnect())
           .catch(() => {});
