@@ -13,12 +13,8 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const require = createRequire(import.meta.url);
 const partkit = require('../../dist/index.cjs');
 
-if (!existsSync(CHROMIUM)) {
-  const message = `lifecycle browser test: ${CHROMIUM} not found (install Debian's chromium package)`;
-  if (process.env.PARTKIT_REQUIRE_BROWSER === '1') throw new Error(message);
-  console.warn(`SKIPPED ${message}`);
-  process.exit(0);
-}
+const {serviceFound} = require('../support/service.js');
+if (!serviceFound(existsSync(CHROMIUM), {what: `lifecycle browser test: ${CHROMIUM}`, install: "install Debian's chromium package", env: 'PARTKIT_REQUIRE_BROWSER'})) process.exit(0);
 
 const events = [
   {type: 'WantCreate', timestamp: 1, wantId: 'w1', partitions: ['sales/daily']},

@@ -17,12 +17,8 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const require = createRequire(import.meta.url);
 const partkit = require('../../dist/index.cjs');
 
-if (!existsSync(CHROMIUM)) {
-  const message = `browser test: ${CHROMIUM} not found (install Debian's chromium package)`;
-  if (process.env.PARTKIT_REQUIRE_BROWSER === '1') throw new Error(message);
-  console.warn(`SKIPPED ${message}`);
-  process.exit(0);
-}
+const {serviceFound} = require('../support/service.js');
+if (!serviceFound(existsSync(CHROMIUM), {what: `browser test: ${CHROMIUM}`, install: "install Debian's chromium package", env: 'PARTKIT_REQUIRE_BROWSER'})) process.exit(0);
 
 const {chromium} = require('playwright-core');
 const profile = mkdtempSync(join(tmpdir(), 'partkit-chromium-'));
