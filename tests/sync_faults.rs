@@ -22,6 +22,17 @@ fn world(ids: &[&str], opts: SyncOptions) -> World {
     w
 }
 
+/// `l` alone, leading epoch 1, checkpointing every `interval`.
+fn lone_leader(interval: u64) -> World {
+    let opts = SyncOptions {
+        state_refresh_interval: interval,
+        ..SyncOptions::default()
+    };
+    let mut w = world(&["l"], opts);
+    w.rebalance(1, "l", &["l"]);
+    w
+}
+
 /// A task whose reader stalls keeps answering rebalances from its old epoch with a share of a
 /// partition to a task that since ran it, finished it and left. Before: the epoch after the
 /// finisher left dropped the finished partition, the stale answer put the share back, and once
@@ -68,12 +79,7 @@ fn a_stale_share_does_not_bring_a_finished_partition_back() {
     assert_eq!(w.task("b").epoch(), Some("4-b"));
     assert!(w.violations.is_empty(), "{:?}", w.violations);
     // p is still known to be done (a tombstone with a member), not new work
-    let p = w
-        .task("b")
-        .owned_partitions()
-        .iter()
-        .find(|p| p.token == "p")
-        .cloned();
+    let p = w.partition("b", "p");
     assert!(p.as_ref().is_none_or(|p| p.state.is_done()), "{p:?}");
 }
 
@@ -241,12 +247,7 @@ fn an_owners_older_word_does_not_undo_a_finish_read_before_it() {
 #[test]
 fn a_record_read_again_does_not_move_what_a_checkpoint_names() {
     let interval = 2_000;
-    let opts = SyncOptions {
-        state_refresh_interval: interval,
-        ..SyncOptions::default()
-    };
-    let mut w = world(&["l"], opts);
-    w.rebalance(1, "l", &["l"]);
+    let mut w = lone_leader(interval);
     w.add("l", "p", &[]);
     w.settle();
     w.run("l", "p");
@@ -353,12 +354,7 @@ fn longest_gap(clean: &[u64], from: u64, until: u64) -> u64 {
 #[test]
 fn a_busy_leader_with_a_backlog_still_checkpoints() {
     let interval = 2_000;
-    let opts = SyncOptions {
-        state_refresh_interval: interval,
-        ..SyncOptions::default()
-    };
-    let mut w = world(&["l"], opts);
-    w.rebalance(1, "l", &["l"]);
+    let mut w = lone_leader(interval);
     let specs: Vec<PartitionSpec> = (0..400)
         .map(|i| PartitionSpec::new(&format!("p{i:03}"), &[]))
         .collect();

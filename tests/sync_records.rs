@@ -3,9 +3,7 @@
 //! that every reader joins into the same view as the whole message, and a message whose chunks
 //! did not all land (its author died half-way) is applied by nobody.
 
-use partkit::sync::{
-    PartitionSpec, RebalanceEvent, SyncMessage, SyncOptions, SyncTask, MIN_RECORD_BYTES,
-};
+use partkit::sync::{PartitionSpec, SyncMessage, SyncOptions, SyncTask, MIN_RECORD_BYTES};
 
 #[path = "support/sync_world.rs"]
 mod world;
@@ -131,35 +129,8 @@ fn an_epoch_whose_chunks_did_not_all_land_is_applied_by_nobody() {
     add(&mut g, "a", &specs("a", 60));
     add(&mut g, "b", &specs("b", 60));
     // generation 2: b leads; its NewEpoch goes out in chunks, and b dies after the first ones
-    let ev_a = RebalanceEvent {
-        generation: 2,
-        leader: false,
-        members: None,
-    };
-    let ev_b = RebalanceEvent {
-        generation: 2,
-        leader: true,
-        members: Some(vec!["a".into(), "b".into()]),
-    };
     let now = g.now;
-    let out = g
-        .tasks
-        .get_mut("a")
-        .unwrap()
-        .0
-        .on_rebalance(&ev_a, now)
-        .unwrap()
-        .publish;
-    g.append(out);
-    let out = g
-        .tasks
-        .get_mut("b")
-        .unwrap()
-        .0
-        .on_rebalance(&ev_b, now)
-        .unwrap()
-        .publish;
-    g.append(out);
+    g.announce(2, "b", &["a", "b"]);
     // b reads the answers (its own included) and publishes the epoch
     let (b, cursor) = g.tasks.get_mut("b").unwrap();
     let mut published = vec![];
@@ -182,25 +153,13 @@ fn an_epoch_whose_chunks_did_not_all_land_is_applied_by_nobody() {
     let mut tail = chunks.clone();
     tail.swap(0, 1);
     for m in &tail {
-        let _ = late
-            .tasks
-            .get_mut("c")
-            .unwrap()
-            .0
-            .on_message(m, now)
-            .unwrap();
+        let _ = late.task_mut("c").on_message(m, now).unwrap();
     }
     assert_eq!(late.tasks["c"].0.epoch(), None);
     // all of them, in order: applied
     let mut fresh = group(max, &["c"]);
     for m in &chunks {
-        let _ = fresh
-            .tasks
-            .get_mut("c")
-            .unwrap()
-            .0
-            .on_message(m, now)
-            .unwrap();
+        let _ = fresh.task_mut("c").on_message(m, now).unwrap();
     }
     assert_eq!(fresh.tasks["c"].0.epoch(), Some("2-b"));
     // a last chunk that makes the whole message malformed (a token of the first chunk again) is
@@ -251,13 +210,7 @@ fn the_bound_is_checked() {
     let mut m = g.log.last().unwrap().clone();
     m.chunk = Some(partkit::sync::ChunkRef { index: 3, count: 2 });
     assert_eq!(
-        g.tasks
-            .get_mut("a")
-            .unwrap()
-            .0
-            .on_message(&m, 0)
-            .unwrap_err()
-            .code(),
+        g.task_mut("a").on_message(&m, 0).unwrap_err().code(),
         "SYNC_MALFORMED_MESSAGE"
     );
 }
@@ -269,6 +222,7 @@ fn start_and_finish_each(g: &mut World, finish: usize) -> (usize, usize) {
     let (bytes, largest) = (g.bytes, g.largest);
     g.largest = 0;
     let ids: Vec<String> = g.tasks.keys().cloned().collect();
+    let now = g.now;
     for id in &ids {
         let tokens: Vec<String> = g.tasks[id]
             .0
@@ -277,11 +231,11 @@ fn start_and_finish_each(g: &mut World, finish: usize) -> (usize, usize) {
             .map(|p| p.token.clone())
             .collect();
         for (i, t) in tokens.iter().enumerate() {
-            let out = g.tasks.get_mut(id).unwrap().0.partition_started(t, g.now);
-            g.append(out.unwrap().publish);
+            let out = g.task_mut(id).partition_started(t, now).unwrap();
+            g.append(out.publish);
             if finish > 0 && i % finish == 0 {
-                let out = g.tasks.get_mut(id).unwrap().0.partition_finished(t, g.now);
-                g.append(out.unwrap().publish);
+                let out = g.task_mut(id).partition_finished(t, now).unwrap();
+                g.append(out.publish);
             }
         }
         g.settle();

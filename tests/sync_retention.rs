@@ -32,6 +32,16 @@ fn world() -> World {
     w
 }
 
+/// `a` and `b`, reading from the log's start, in epoch 1 led by `a`.
+fn pair() -> World {
+    let mut w = world();
+    for id in ["a", "b"] {
+        w.join(id, 0);
+    }
+    w.rebalance(1, "a", &["a", "b"]);
+    w
+}
+
 /// The standalone reproduction exactly: retention has deleted every record, x (owning p, q, r)
 /// dies, a fresh task n joins and leads. n has read the survivors' answers of epoch 2-a and
 /// then their re-publication of it: a task that has applied no epoch takes the re-publication
@@ -44,11 +54,9 @@ fn a_fresh_leader_after_retention_keeps_a_dead_tasks_partitions() {
         w.join(id, 0);
     }
     let now = w.now;
-    let out = w
-        .task_mut("x")
-        .add_partitions(&specs(&["p", "q", "r"]), now)
-        .unwrap();
-    w.act("x", out);
+    w.call("x", |t, now| {
+        t.add_partitions(&specs(&["p", "q", "r"]), now).unwrap()
+    });
     for t in ["p", "q", "r"] {
         let out = w.task_mut("x").partition_started(t, now).unwrap();
         w.act("x", out);
@@ -89,11 +97,9 @@ fn a_new_task_starts_from_a_checkpoint_after_a_quiet_day() {
     }
     w.rebalance(1, "a", &["a", "b", "x"]);
     let now = w.now;
-    let out = w
-        .task_mut("x")
-        .add_partitions(&specs(&["p", "q", "r"]), now)
-        .unwrap();
-    w.act("x", out);
+    w.call("x", |t, now| {
+        t.add_partitions(&specs(&["p", "q", "r"]), now).unwrap()
+    });
     w.settle();
     w.start_running(now);
     w.settle();
@@ -131,8 +137,7 @@ fn a_lone_replacement_takes_the_state_over_instead_of_fencing() {
     w.rebalance(1, "x", &["x"]);
     w.rebalance(2, "x", &["x"]);
     let now = w.now;
-    let out = w.task_mut("x").add_partitions(&specs(&["p"]), now).unwrap();
-    w.act("x", out);
+    w.call("x", |t, now| t.add_partitions(&specs(&["p"]), now).unwrap());
     let out = w.task_mut("x").partition_started("p", now).unwrap();
     w.act("x", out);
     let out = w
@@ -203,17 +208,11 @@ fn poll_timeout_is_never_in_the_past_after_a_tick() {
 /// stops p and counts it finished (work done twice, never at the same time, and not for ever).
 #[test]
 fn a_finish_that_lands_after_the_next_epoch_stops_the_rerun() {
-    let mut w = world();
-    for id in ["a", "b"] {
-        w.join(id, 0);
-    }
-    w.rebalance(1, "a", &["a", "b"]);
+    let mut w = pair();
     let now = w.now;
-    let out = w
-        .task_mut("b")
-        .add_partitions(&specs(&["p", "q"]), now)
-        .unwrap();
-    w.act("b", out);
+    w.call("b", |t, now| {
+        t.add_partitions(&specs(&["p", "q"]), now).unwrap()
+    });
     w.settle();
     let holder = w.owners(&["p"])["p"].0.clone();
     assert_eq!(holder, "b", "p stays with its finder when loads tie");
@@ -237,12 +236,7 @@ fn a_finish_that_lands_after_the_next_epoch_stops_the_rerun() {
         !w.running["a"].contains("p"),
         "a stopped p once b's finish landed"
     );
-    let p = w
-        .task("a")
-        .owned_partitions()
-        .iter()
-        .find(|p| p.token == "p")
-        .cloned();
+    let p = w.partition("a", "p");
     assert_eq!(p.map(|p| p.state), Some(PartitionStatus::Finished));
     // q, which b had not finished, goes on on a
     assert!(w.owners(&["q"])["q"].0 == "a");
@@ -261,15 +255,9 @@ fn retention_rule_constant() {
 /// which only b's overtaking record holds; when b dies, q goes to a live task.
 #[test]
 fn a_new_task_starts_from_an_overtaken_checkpoint() {
-    let mut w = world();
-    for id in ["a", "b"] {
-        w.join(id, 0);
-    }
-    w.rebalance(1, "a", &["a", "b"]);
+    let mut w = pair();
     w.rebalance(2, "a", &["a", "b"]);
-    let now = w.now;
-    let out = w.task_mut("b").add_partitions(&specs(&["p"]), now).unwrap();
-    w.act("b", out);
+    w.call("b", |t, now| t.add_partitions(&specs(&["p"]), now).unwrap());
     w.settle();
     // a's next checkpoint, held back while b's record lands first
     let held = loop {
@@ -283,9 +271,7 @@ fn a_new_task_starts_from_an_overtaken_checkpoint() {
         w.act("a", out);
         w.settle();
     };
-    let now = w.now;
-    let out = w.task_mut("b").add_partitions(&specs(&["q"]), now).unwrap();
-    w.act("b", out);
+    w.call("b", |t, now| t.add_partitions(&specs(&["q"]), now).unwrap());
     let overtaking = w.log.len() - 1;
     w.act("a", held);
     let k = (overtaking + 1..w.log.len())
@@ -379,17 +365,10 @@ fn members_step_in_a_slot_apart_never_sooner_than_the_ack_timeout() {
 fn a_stop_shorter_than_the_retention_after_a_clean_close_loses_nothing() {
     let interval = opts().state_refresh_interval;
     let retention = MIN_RETENTION_REFRESHES * interval;
-    let mut w = world();
-    for id in ["a", "b"] {
-        w.join(id, 0);
-    }
-    w.rebalance(1, "a", &["a", "b"]);
-    let now = w.now;
-    let out = w
-        .task_mut("a")
-        .add_partitions(&specs(&["p", "q", "r"]), now)
-        .unwrap();
-    w.act("a", out);
+    let mut w = pair();
+    w.call("a", |t, now| {
+        t.add_partitions(&specs(&["p", "q", "r"]), now).unwrap()
+    });
     let until = w.now + 20_000;
     w.run_until(until, Some(retention));
     let now = w.now;

@@ -23,8 +23,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use partkit::sync::{
     checkpoint_message, find_epoch_start, EpochStart, LogRecord, MessageType, PartitionSpec,
-    PartitionStatus, RebalanceEvent, RecordHeader, SyncMessage, SyncOptions, SyncOutput, SyncTask,
-    TaskState,
+    PartitionState, PartitionStatus, RebalanceEvent, RecordHeader, SyncMessage, SyncOptions,
+    SyncOutput, SyncTask, TaskState,
 };
 
 /// The log, the tasks reading it, and what the scenario's faults and checks keep.
@@ -259,6 +259,15 @@ impl World {
         what: &str,
     ) {
         self.now += self.input_gap;
+        self.call_as(id, f, what);
+    }
+
+    /// An input of `id` made by `f(task, now)` at the current time (the clock not moved).
+    pub fn call(&mut self, id: &str, f: impl FnOnce(&mut SyncTask, u64) -> SyncOutput) {
+        self.call_as(id, f, "");
+    }
+
+    fn call_as(&mut self, id: &str, f: impl FnOnce(&mut SyncTask, u64) -> SyncOutput, what: &str) {
         let now = self.now;
         let out = f(self.task_mut(id), now);
         self.act_as(id, out, what);
@@ -598,6 +607,15 @@ impl World {
     }
 
     // ---- views ----
+
+    /// Partition `token` as `id` owns it, if it does.
+    pub fn partition(&self, id: &str, token: &str) -> Option<PartitionState> {
+        self.task(id)
+            .owned_partitions()
+            .iter()
+            .find(|p| p.token == token)
+            .cloned()
+    }
 
     /// The unfinished tokens `id` owns, sorted.
     pub fn owned(&self, id: &str) -> Vec<String> {
