@@ -23,13 +23,22 @@ pub fn net(ids: &[&str]) -> World {
     n
 }
 
-/// Three tasks in epoch 1 with p0..p5 spread over them.
-pub fn three_tasks() -> World {
-    let mut n = net(&["t1", "t2", "t3"]);
-    n.announce(1, "t1", &["t1", "t2", "t3"]);
+/// Tasks `ids` in epoch 1, which the first leads, and its partitions `tokens` spread over them
+/// (everyone has read everything).
+pub fn epoch_one(ids: &[&str], tokens: &[&str]) -> World {
+    let mut n = net(ids);
+    n.announce(1, ids[0], ids);
     n.settle();
-    assert_eq!(n.task("t1").epoch(), Some("1-t1"));
-    n.add_partitions("t1", &specs(&["p0", "p1", "p2", "p3", "p4", "p5"]));
+    assert_eq!(
+        n.task(ids[0]).epoch(),
+        Some(format!("1-{}", ids[0]).as_str())
+    );
+    n.add_partitions(ids[0], &specs(tokens));
     n.settle();
     n
+}
+
+/// Three tasks in epoch 1 with p0..p5 spread over them.
+pub fn three_tasks() -> World {
+    epoch_one(&["t1", "t2", "t3"], &["p0", "p1", "p2", "p3", "p4", "p5"])
 }

@@ -10,11 +10,7 @@ use crate::net::*;
 
 #[test]
 fn dbz_6544_6685_single_task_leader_ignores_its_own_stale_answer_after_new_epoch() {
-    let mut n = net(&["t1"]);
-    n.announce(1, "t1", &["t1"]);
-    n.settle();
-    n.add_partitions("t1", &specs(&["p0", "p1"]));
-    n.settle();
+    let mut n = epoch_one(&["t1"], &["p0", "p1"]);
     let before = n.task("t1").owned_partitions().to_vec();
     // the stale answer and the epoch are read again (duplicate delivery, replay after restart)
     let stale: Vec<SyncMessage> = n
@@ -357,11 +353,7 @@ fn task_missing_a_new_epoch_fences_itself_at_the_next_message_of_the_leader() {
 /// A task fenced while it runs partitions stops them in the same output.
 #[test]
 fn a_task_that_reads_a_hole_stops_what_it_runs() {
-    let mut n = net(&["t1", "t2"]);
-    n.announce(1, "t1", &["t1", "t2"]);
-    n.settle();
-    n.add_partitions("t1", &specs(&["a", "b"]));
-    n.settle();
+    let mut n = epoch_one(&["t1", "t2"], &["a", "b"]);
     assert_eq!(n.owned("t2"), vec!["b"]);
     assert_eq!(n.started["t2"], vec!["b"]);
     // t1 publishes twice; t2 reads only the second

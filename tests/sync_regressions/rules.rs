@@ -344,11 +344,7 @@ fn what_an_epoch_gives_starts_once_every_member_applied_it() {
 /// partitions. Its replacement replays the log and keeps every partition.
 #[test]
 fn a_lone_leader_that_never_read_the_epoch_of_a_generation_it_joined_fences_itself() {
-    let mut n = net(&["t1", "t2"]);
-    n.announce(1, "t1", &["t1", "t2"]);
-    n.settle();
-    n.add_partitions("t1", &specs(&["a", "b", "c"]));
-    n.settle();
+    let mut n = epoch_one(&["t1", "t2"], &["a", "b", "c"]);
     n.tick(1);
     n.settle();
     assert_eq!(n.task("t2").epoch(), Some("1-t1"));
