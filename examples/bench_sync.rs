@@ -77,23 +77,17 @@ fn state(task: usize, first: usize, count: usize, departed_share_to: Option<Stri
 }
 
 fn message(kind: MessageType, states: Vec<TaskState>) -> SyncMessage {
+    let task_id = states[0].task_id.clone();
     SyncMessage {
-        sync_epoch: "17-connector_task-0_00000000".into(),
-        task_id: states[0].task_id.clone(),
-        message_timestamp: 1_700_000_000_000,
-        kind,
-        connector_state: states,
         epoch_generation: 17,
         base_epoch: (kind == MessageType::NewEpoch).then(|| "16-connector_task-3_9e3779b1".into()),
-        rebalance_generation: None,
-        resend: false,
-        epoch_attempt: 0,
-        message_seq: None,
-        checkpoint: None,
-        departed: Vec::new(),
-        chunk: None,
-        delta: None,
-        rejected: Vec::new(),
+        ..SyncMessage::new(
+            kind,
+            "17-connector_task-0_00000000",
+            task_id,
+            1_700_000_000_000,
+            states,
+        )
     }
 }
 
@@ -142,22 +136,8 @@ fn epoch_at_scale(tasks: usize, per: usize) -> serde_json::Value {
         })
         .collect();
     let regular = |s: &TaskState, kind: MessageType, now: u64| SyncMessage {
-        sync_epoch: String::new(),
-        task_id: s.task_id.clone(),
-        message_timestamp: now,
-        kind,
-        connector_state: vec![s.clone()],
-        epoch_generation: 0,
-        base_epoch: None,
         rebalance_generation: (kind == MessageType::RebalanceAnswer).then_some(1),
-        resend: false,
-        epoch_attempt: 0,
-        message_seq: None,
-        checkpoint: None,
-        departed: Vec::new(),
-        chunk: None,
-        delta: None,
-        rejected: Vec::new(),
+        ..SyncMessage::new(kind, "", s.task_id.clone(), now, vec![s.clone()])
     };
     for s in &states[2..] {
         log.push(regular(s, MessageType::Regular, now));

@@ -1,7 +1,7 @@
 // Bucketing and round robin: a drop-in for faros-airbyte-common's RoundRobinConfig contract.
 // Type checks of JS values happen here; every value rule lives in the Rust core.
 import * as wasm from '#wasm/bucketing';
-import {BucketingError, PartkitError, call, describe, freeWasm, freed, readArgs, rethrow, tooLarge} from './errors.mjs';
+import {BucketingError, PartkitError, WasmObject, call, describe, live, rethrow, tooLarge} from './errors.mjs';
 // partkit/bucketing exports its error classes too (the same classes as the root's).
 export {PartkitError, BucketingError} from './errors.mjs';
 import {MAX_BATCH_ITEMS, MAX_BATCH_UNITS, MAX_RANGE_ITEMS, MAX_STRING} from './limits.mjs';
@@ -150,27 +150,20 @@ export function bucket(key, data, bucketTotal = 1) {
 export function bucketMany(key, data, bucketTotal = 1) {
   requireString(key, 'key');
   requireTotal(bucketTotal);
-  return mapPacked(data, 'data', argError, Uint32Array, (p) => call(() => wasm.bucketUtf16(key, bucketTotal, p), BucketingError));
+  return mapPacked(data, 'data', kit, Uint32Array, (p) => call(() => wasm.bucketUtf16(key, bucketTotal, p), BucketingError));
 }
 
 /** A bucketer bound to one key and total that keeps its HMAC key state between calls. */
-export class Bucketer {
-  #inner;
+export class Bucketer extends WasmObject {
   #key;
   #total;
 
   constructor(key, bucketTotal = 1) {
     requireString(key, 'key');
     requireTotal(bucketTotal);
-    this.#inner = call(() => new wasm.Bucketer(key, bucketTotal));
+    super(call(() => new wasm.Bucketer(key, bucketTotal)), BucketingError, 'Bucketer');
     this.#key = key;
     this.#total = bucketTotal;
-  }
-
-  /** The wasm object; OBJECT_FREED from JS, without entering wasm, once freed. */
-  #live() {
-    if (this.#inner === null) throw freed(BucketingError, 'this Bucketer');
-    return this.#inner;
   }
 
   get key() {
@@ -182,29 +175,14 @@ export class Bucketer {
   }
 
   bucket(data) {
-    this.#live();
+    live(this);
     requireString(data, 'data');
-    return call(() => this.#live().bucket(data), BucketingError);
+    return call(() => live(this).bucket(data), BucketingError);
   }
 
   bucketMany(data) {
-    this.#live();
-    return mapPacked(data, 'data', argError, Uint32Array, (p) => call(() => this.#live().bucketUtf16(p), BucketingError));
-  }
-
-  /**
-   * Frees the wasm memory now instead of at garbage collection. Every later call throws
-   * BucketingError `OBJECT_FREED` (from JS, without entering wasm); a second `free()` does nothing.
-   */
-  free() {
-    const inner = this.#inner;
-    this.#inner = null;
-    freeWasm(inner);
-  }
-
-  /** `free()`, under the name `using` calls (explicit resource management): `using x = …` frees `x` at the end of its scope. */
-  [Symbol.dispose]() {
-    this.free();
+    live(this);
+    return mapPacked(data, 'data', kit, Uint32Array, (p) => call(() => live(this).bucketUtf16(p), BucketingError));
   }
 }
 
@@ -307,7 +285,7 @@ export function roundRobinSchedule(config, state, runs) {
 export function bucketDistribution(key, data, bucketTotal) {
   requireString(key, 'key');
   requireTotal(bucketTotal);
-  const packed = mapPacked(data, 'data', argError, Uint32Array, (p) => call(() => wasm.bucketUtf16(key, bucketTotal, p), BucketingError));
+  const packed = mapPacked(data, 'data', kit, Uint32Array, (p) => call(() => wasm.bucketUtf16(key, bucketTotal, p), BucketingError));
   // [min, max, mean, spread, count_1, …, count_total]
   const stats = call(() => wasm.distributionOf(bucketTotal, packed), BucketingError);
   const counts = Array.from(stats.subarray(4));
@@ -323,63 +301,40 @@ export function bucketDistribution(key, data, bucketTotal) {
 }
 
 /** The eligible buckets of `bucket_ranges` for a total. */
-export class BucketSet {
-  #inner;
-
+export class BucketSet extends WasmObject {
   constructor(bucketTotal, bucketRanges) {
     const c = reading(() => ({
       total: bucketTotal,
       ranges: bucketRanges,
       rangeList: Array.isArray(bucketRanges) ? plainRanges(bucketRanges) : null,
     }), 'bucketRanges');
-    this.#inner = call(() => new wasm.BucketSet(...encode(c)), BucketingError);
-  }
-
-  /** The wasm object; OBJECT_FREED from JS, without entering wasm, once freed. */
-  #live() {
-    if (this.#inner === null) throw freed(BucketingError, 'this BucketSet');
-    return this.#inner;
+    super(call(() => new wasm.BucketSet(...encode(c)), BucketingError), BucketingError, 'BucketSet');
   }
 
   /** The smallest eligible bucket greater than `bucketId`, wrapping to the smallest. */
   next(bucketId) {
-    this.#live();
+    live(this);
     if (typeof bucketId !== 'number') {
       throw argError(`bucketId must be a number, got ${describe(bucketId)}`);
     }
-    return call(() => this.#live().next(bucketId), BucketingError);
+    return call(() => live(this).next(bucketId), BucketingError);
   }
 
   /** The eligible buckets, ascending. */
   buckets() {
-    this.#live();
-    return Array.from(call(() => this.#live().buckets(MAX_LISTED_BUCKETS), BucketingError));
+    live(this);
+    return Array.from(call(() => live(this).buckets(MAX_LISTED_BUCKETS), BucketingError));
   }
 
   /** How many buckets are eligible. */
   get size() {
-    return call(() => this.#live().size(), BucketingError);
+    return call(() => live(this).size(), BucketingError);
   }
 
   /** Whether `bucketId` is eligible. */
   has(bucketId) {
-    const inner = this.#live();
+    const inner = live(this);
     return typeof bucketId === 'number' && call(() => inner.has(bucketId), BucketingError);
-  }
-
-  /**
-   * Frees the wasm memory now instead of at garbage collection. Every later call throws
-   * BucketingError `OBJECT_FREED` (from JS, without entering wasm); a second `free()` does nothing.
-   */
-  free() {
-    const inner = this.#inner;
-    this.#inner = null;
-    freeWasm(inner);
-  }
-
-  /** `free()`, under the name `using` calls (explicit resource management): `using x = …` frees `x` at the end of its scope. */
-  [Symbol.dispose]() {
-    this.free();
   }
 }
 

@@ -1,5 +1,5 @@
 // Error classes of the package, and the one place wasm errors become them.
-import {boundMessage, pathOf, quote, readingAs, tooLargeError} from './kit/args.mjs';
+import {boundMessage, pathOf, quote, tooLargeError} from './kit/args.mjs';
 
 /**
  * Base class of every error partkit throws on purpose: a stable `message`, a `code`, and a
@@ -79,31 +79,80 @@ export function call(fn, Class) {
   }
 }
 
-/**
- * Runs `read`, which reads and copies caller values (getters, proxies and `Array.isArray` on a
- * revoked proxy run here, in JS, before wasm is entered). Anything it throws that is not a
- * partkit error becomes `fail(message)`: an `INVALID_ARGUMENT` of the caller's domain.
- */
-export const readArgs = (fail, read, name) => readingAs(fail, PartkitError, read, name);
-
 /** `INPUT_TOO_LARGE` of `Class`: `what` is over `bound` (its unit in `unit`). */
 export {tooLargeError as tooLarge};
-
-/** `OBJECT_FREED` of `Class`: a method of `name` called after `free()`. */
-export function freed(Class, name) {
-  return new Class(`${name} was freed: free() ends an object's use, create a new one`, 'OBJECT_FREED');
-}
 
 export {describe} from './kit/args.mjs';
 
 /**
- * Frees a wasm object a class has just let go of (`free()` of the JS classes). A call that
- * trapped may have left it borrowed: it is then left to the garbage collector.
+ * Frees a wasm object a class has let go of (`free()` of the JS classes, or one made for a call
+ * that failed). A call that trapped may have left it borrowed: it is then left to the garbage
+ * collector.
  */
 export function freeWasm(inner) {
   try {
     inner?.free();
   } catch {
     // still borrowed by a call that trapped
+  }
+}
+
+/** The wasm object a `WasmObject` holds; OBJECT_FREED from JS, without entering wasm, once freed. */
+export let live;
+
+/**
+ * The base of every JS class that holds a wasm object users `free()` (docs/ARCHITECTURE.md, "The
+ * boundary rule"): `live(this)` is the wasm object, or, once freed, `OBJECT_FREED` of the
+ * domain's class naming `this <name>`; `free()` (and `using`) lets it go, and a second `free()`
+ * does nothing.
+ */
+export class WasmObject {
+  #inner;
+  #Class;
+  #name;
+
+  /** `inner`: the wasm object; `Class`: the domain's error class; `name`: the class as users know it. */
+  constructor(inner, Class, name) {
+    this.#inner = inner;
+    this.#Class = Class;
+    this.#name = name;
+  }
+
+  static {
+    live = (object) => {
+      if (object.#inner === null) {
+        throw new object.#Class(`this ${object.#name} was freed: free() ends an object's use, create a new one`, 'OBJECT_FREED');
+      }
+      return object.#inner;
+    };
+  }
+
+  /**
+   * Frees the wasm memory now instead of at garbage collection. Every later call throws
+   * `OBJECT_FREED` (from JS, without entering wasm); a second `free()` does nothing.
+   */
+  free() {
+    const inner = this.#inner;
+    this.#inner = null;
+    freeWasm(inner);
+  }
+
+  /** `free()`, under the name `using` calls (explicit resource management): `using x = …` frees `x` at the end of its scope. */
+  [Symbol.dispose]() {
+    this.free();
+  }
+}
+
+/**
+ * `fn()`, a call on the wasm object of `object` (a `WasmObject`). A trap (out of memory) would
+ * leave that borrowed for ever in wasm-bindgen's bookkeeping: `object` is freed, the call
+ * throws as it did and every later one `OBJECT_FREED`.
+ */
+export function freedOnTrap(object, fn) {
+  try {
+    return fn();
+  } catch (error) {
+    if (isTrap(error)) object.free();
+    throw error;
   }
 }

@@ -1,7 +1,7 @@
 // UUID buckets for bulk imports: which `[dataset, bucket]` partition each imported item goes to.
 // Type checks of JS values happen here; every value rule lives in the Rust core (src/imports).
 import * as wasm from '#wasm/imports';
-import {ImportBucketError, PartkitError, call as callWasm, describe, readArgs, tooLarge} from './errors.mjs';
+import {ImportBucketError, PartkitError, call as callWasm, describe, tooLarge} from './errors.mjs';
 // partkit/imports exports its error classes too (the same classes as the root's).
 export {PartkitError, ImportBucketError} from './errors.mjs';
 import {MAX_BATCH_ITEMS, MAX_BATCH_UNITS, MAX_STRING} from './limits.mjs';

@@ -1,7 +1,7 @@
 // Partition lifecycle: an event-sourced build state with partition UUIDs. Type checks of JS
 // arguments happen here; every rule lives in the Rust core (src/lifecycle).
 import * as wasm from '#wasm/lifecycle';
-import {LifecycleError, PartkitError, describe, freeWasm, freed, isTrap, readArgs, rethrow, tooLarge} from './errors.mjs';
+import {LifecycleError, PartkitError, WasmObject, describe, freeWasm, freedOnTrap, live, rethrow, tooLarge} from './errors.mjs';
 // partkit/lifecycle exports its error classes too (the same classes as the root's).
 export {PartkitError, LifecycleError} from './errors.mjs';
 import {MAX_BATCH_ITEMS, MAX_JSON, MAX_SNAPSHOT_JSON, MAX_STRING} from './limits.mjs';
@@ -12,20 +12,15 @@ import {inJsWords} from './kit/serde.mjs';
 const {reserveUnits} = packedFor(wasm);
 
 const kit = argumentKit(LifecycleError, {base: PartkitError, maxString: MAX_STRING});
-const argError = kit.fail;
+const {fail: argError, requireString, requireMillis} = kit;
 const INTERNAL = Symbol('partkit.lifecycle.internal');
 const REPLAY_CHUNK = 10_000;
-
-const requireString = (name, value) => kit.requireString(value, name);
 
 /** JSON `text` of `what`, bounded by `bound` code units. */
 function boundedJson(text, what, bound) {
   if (text.length > bound) throw tooLarge(LifecycleError, what, text.length, bound, 'UTF-16 code units of JSON');
   return text;
 }
-
-/** A time in integer milliseconds, like event timestamps: a safe integer >= 0. */
-const requireMillis = (name, value) => kit.requireMillis(value, name);
 
 /** A view the wasm side wrote as JSON text, or `undefined` (none). */
 const parsed = (text) => (text === undefined ? undefined : JSON.parse(text));
@@ -54,7 +49,7 @@ function jsonOf(value) {
   try {
     return {text: JSON.stringify(value)};
   } catch (error) {
-    return {reason: readArgs(argError, () => String(error?.message ?? error))};
+    return {reason: kit.reading(() => String(error?.message ?? error))};
   }
 }
 
@@ -87,17 +82,9 @@ function eventJson(event, index) {
  * The build state: wants (by partition ref), job runs (by partition UUID), partition instances
  * (one canonical per ref, older ones kept as history) and taints, changed only by `apply`.
  */
-export class BuildState {
-  #inner;
-
+export class BuildState extends WasmObject {
   constructor(...args) {
-    this.#inner = args[0] === INTERNAL ? args[1] : run(() => new wasm.BuildState());
-  }
-
-  /** The wasm state; OBJECT_FREED from JS, without entering wasm, once freed. */
-  #live() {
-    if (this.#inner === null) throw freed(LifecycleError, 'this BuildState');
-    return this.#inner;
+    super(args[0] === INTERNAL ? args[1] : run(() => new wasm.BuildState()), LifecycleError, 'BuildState');
   }
 
   /**
@@ -107,16 +94,9 @@ export class BuildState {
    * is dropped: the call throws OUT_OF_MEMORY and every later one OBJECT_FREED.
    */
   #call(fn, text = '') {
-    const inner = this.#live();
+    const inner = live(this);
     if (text.length > 4096) reserveUnits(LifecycleError, text.length);
-    return run(() => {
-      try {
-        return fn(inner);
-      } catch (error) {
-        if (isTrap(error)) this.free();
-        throw error;
-      }
-    });
+    return run(() => freedOnTrap(this, () => fn(inner)));
   }
 
   /**
@@ -124,7 +104,7 @@ export class BuildState {
    * throws its LifecycleError with `eventIndex` set.
    */
   static replay(events) {
-    const log = readArgs(argError, () => {
+    const log = kit.reading(() => {
       if (!Array.isArray(events)) throw argError(`events must be an array, got ${describe(events)}`);
       if (events.length > MAX_BATCH_ITEMS) throw tooLarge(LifecycleError, 'events', events.length, MAX_BATCH_ITEMS, 'items');
       const log = Array.prototype.slice.call(events);
@@ -169,7 +149,7 @@ export class BuildState {
    * @throws LifecycleError `INVALID_SNAPSHOT` when it is malformed or inconsistent.
    */
   static fromSnapshot(snapshot) {
-    readArgs(argError, () => {
+    kit.reading(() => {
       if (!isObject(snapshot)) throw argError(`snapshot must be an object, got ${describe(snapshot)}`);
     }, 'snapshot');
     // Snapshots are JSON data by definition: they cross as JSON text, checked strictly
@@ -189,7 +169,7 @@ export class BuildState {
    * checked first: a refused event throws LifecycleError and leaves the state unchanged.
    */
   apply(event) {
-    this.#live();
+    live(this);
     const text = eventJson(event);
     try {
       return this.#call((inner) => inner.applyJson(text), text);
@@ -200,43 +180,43 @@ export class BuildState {
 
   /** The canonical (current) instance of a partition ref, if any job run built it. */
   canonicalPartition(ref) {
-    requireString('ref', ref);
+    requireString(ref, 'ref');
     return parsed(this.#call((inner) => inner.canonicalPartition(ref)));
   }
 
   /** The partition instance with this UUID (any case). */
   partition(uuid) {
-    requireString('uuid', uuid);
+    requireString(uuid, 'uuid');
     return parsed(this.#call((inner) => inner.partition(uuid)));
   }
 
   /** Every instance of a ref, oldest first; the canonical one is last. */
   partitionHistory(ref) {
-    requireString('ref', ref);
+    requireString(ref, 'ref');
     return JSON.parse(this.#call((inner) => inner.partitionHistory(ref)));
   }
 
   /** The want with this id. */
   want(wantId) {
-    requireString('wantId', wantId);
+    requireString(wantId, 'wantId');
     return this.#call((inner) => inner.want(wantId));
   }
 
   /** Ids of every want naming this ref, in creation order, whatever their state. */
   wantsForPartition(ref) {
-    requireString('ref', ref);
+    requireString(ref, 'ref');
     return this.#call((inner) => inner.wantsForPartition(ref));
   }
 
   /** The job run with this id. */
   jobRun(jobRunId) {
-    requireString('jobRunId', jobRunId);
+    requireString(jobRunId, 'jobRunId');
     return parsed(this.#call((inner) => inner.jobRun(jobRunId)));
   }
 
   /** The taint with this id. */
   taint(taintId) {
-    requireString('taintId', taintId);
+    requireString(taintId, 'taintId');
     return this.#call((inner) => inner.taint(taintId));
   }
 
@@ -246,7 +226,7 @@ export class BuildState {
    * 1000 <= now` (no TTL never expires). Expiry changes no state.
    */
   schedulableWants(now) {
-    if (now !== undefined) requireMillis('now', now);
+    if (now !== undefined) requireMillis(now, 'now');
     return this.#call((inner) => inner.schedulableWants(now));
   }
 
@@ -255,7 +235,7 @@ export class BuildState {
    * now` (integer ms), in creation order. SLA is an alarm threshold: it changes no state.
    */
   wantsPastSla(now) {
-    requireMillis('now', now);
+    requireMillis(now, 'now');
     return this.#call((inner) => inner.wantsPastSla(now));
   }
 
@@ -274,18 +254,6 @@ export class BuildState {
     const [partitions, wants, jobRuns, refs] = this.#call((inner) => inner.counts());
     return {partitions, wants, jobRuns, refs};
   }
-
-  /** Frees the wasm memory now (otherwise it is freed when the object is garbage-collected). */
-  free() {
-    const inner = this.#inner;
-    this.#inner = null;
-    freeWasm(inner);
-  }
-
-  /** `free()`, under the name `using` calls (explicit resource management): `using x = …` frees `x` at the end of its scope. */
-  [Symbol.dispose]() {
-    this.free();
-  }
 }
 
 /**
@@ -294,7 +262,7 @@ export class BuildState {
  * first 16 bytes with UUIDv8 version and RFC 9562 variant bits.
  */
 export function derivePartitionUuid(jobRunId, partitionRef) {
-  requireString('jobRunId', jobRunId);
-  requireString('partitionRef', partitionRef);
+  requireString(jobRunId, 'jobRunId');
+  requireString(partitionRef, 'partitionRef');
   return run(() => wasm.derivePartitionUuid(jobRunId, partitionRef));
 }

@@ -1,7 +1,7 @@
 // Object-store key partitioning with exact parity with Go (Bacalhau's S3 partitioner).
 // Type checks of JS values happen here; every value rule lives in the Rust core.
 import * as wasm from '#wasm/objects';
-import {PartitionError, PartkitError, call as callWasm, describe, freeWasm, freed, isTrap, readArgs, rethrow, tooLarge} from './errors.mjs';
+import {PartitionError, PartkitError, WasmObject, call as callWasm, describe, freeWasm, freedOnTrap, live, tooLarge} from './errors.mjs';
 // partkit/objects exports its error classes too (the same classes as the root's).
 export {PartkitError, PartitionError} from './errors.mjs';
 import {MAX_BATCH_ITEMS, MAX_CHUNK_BYTES, MAX_LISTING_BYTES, MAX_STRING} from './limits.mjs';
@@ -120,7 +120,7 @@ function readObjectList(objects, name) {
 
 /** Runs `fn(packed, dirs)` over packed keys, chunk by chunk (see packed.mjs). */
 function packed(keys, dirs, Out, fn) {
-  return mapPacked(keys, 'keys', argError, Out, (p, start, end) =>
+  return mapPacked(keys, 'keys', kit, Out, (p, start, end) =>
     fn(p, dirs.length === 0 ? NO_FLAGS : dirs.subarray(start, end)));
 }
 
@@ -150,37 +150,26 @@ export function partitionObjects(objects, totalPartitions, partitionIndex, sourc
   try {
     const {keys, dirs} = reading(() => readObjectList(list, 'objects'), 'objects');
     const out = [];
-    mapPacked(keys, 'keys', argError, Uint32Array, (p, start, end) => {
+    mapPacked(keys, 'keys', kit, Uint32Array, (p, start, end) => {
       const picked = call(() => selector.select(p, dirs.length === 0 ? NO_FLAGS : dirs.subarray(start, end)));
       for (let i = 0; i < picked.length; i++) out.push(list[start + picked[i]]);
       return new Uint32Array(end - start);
     });
     return out;
   } finally {
-    try {
-      selector.free();
-    } catch {
-      // still borrowed by a call that trapped: left to the garbage collector
-    }
+    freeWasm(selector);
   }
 }
 
 /** A partitioner for one total and source: the config is validated and compiled once. */
-export class ObjectPartitioner {
-  #inner;
+export class ObjectPartitioner extends WasmObject {
   #total;
 
   constructor(totalPartitions, source) {
     requireInteger(totalPartitions, 'totalPartitions');
     const [prefix, c] = readSource(source);
-    this.#inner = call(() => new wasm.ObjectPartitioner({totalPartitions, sourceKey: prefix, partition: c}));
+    super(call(() => new wasm.ObjectPartitioner({totalPartitions, sourceKey: prefix, partition: c})), PartitionError, 'ObjectPartitioner');
     this.#total = totalPartitions;
-  }
-
-  /** The wasm object; OBJECT_FREED from JS, without entering wasm, once freed. */
-  #live() {
-    if (this.#inner === null) throw freed(PartitionError, 'this ObjectPartitioner');
-    return this.#inner;
   }
 
   /** The number of partitions. */
@@ -190,7 +179,7 @@ export class ObjectPartitioner {
 
   /** The listing prefix trimmed from keys (Go: TrimSuffix(TrimSpace(source.key), "*")). */
   get prefix() {
-    return call(() => this.#live().prefix());
+    return call(() => live(this).prefix());
   }
 
   /**
@@ -199,12 +188,12 @@ export class ObjectPartitioner {
    * sentence; the partitioning is Go's all the same.
    */
   get warnings() {
-    return call(() => this.#live().warnings());
+    return call(() => live(this).warnings());
   }
 
   /** False when every partition gets every object (type '' or 'none', or one partition). */
   get isPartitioned() {
-    return call(() => this.#live().isPartitioned());
+    return call(() => live(this).isPartitioned());
   }
 
   /**
@@ -212,26 +201,26 @@ export class ObjectPartitioner {
    * when nothing is partitioned.
    */
   indexOf(key) {
-    this.#live();
+    live(this);
     requireString(key, 'key');
-    return call(() => this.#live().indexOf(key, AUTO));
+    return call(() => live(this).indexOf(key, AUTO));
   }
 
   /** indexOf of every key, in one call: an Int32Array. */
   indexMany(keys) {
-    this.#live();
+    live(this);
     reading(() => {
       if (!Array.isArray(keys)) throw argError(`keys must be an array of strings, got ${describe(keys)}`);
     }, 'keys');
-    return mapPacked(keys, 'keys', argError, Int32Array, (p) => call(() => this.#live().indexPacked(p, NO_FLAGS)));
+    return mapPacked(keys, 'keys', kit, Int32Array, (p) => call(() => live(this).indexPacked(p, NO_FLAGS)));
   }
 
   /** The objects of partition `partitionIndex`, as the same references, in input order. */
   select(objects, partitionIndex) {
-    this.#live();
+    live(this);
     const list = copyList(objects, 'objects');
     requireInteger(partitionIndex, 'partitionIndex');
-    call(() => this.#live().checkIndex(partitionIndex));
+    call(() => live(this).checkIndex(partitionIndex));
     const idx = this.#indices(list);
     const out = [];
     for (let i = 0; i < idx.length; i++) {
@@ -242,7 +231,7 @@ export class ObjectPartitioner {
 
   /** Every partition's objects at once, in one pass: `plan(objects)[i]` = `select(objects, i)`. */
   plan(objects) {
-    this.#live();
+    live(this);
     const list = copyList(objects, 'objects');
     this.#checkListed();
     const idx = this.#indices(list);
@@ -275,14 +264,14 @@ export class ObjectPartitioner {
    * `warnings` (see the `warnings` getter) when there are any.
    */
   stats(keys) {
-    this.#live();
+    live(this);
     this.#checkListed();
     const {keys: k, dirs} = readObjects(keys, 'keys');
     let fallback = 0;
     let directories = 0;
     const counts = new Array(this.#total).fill(0);
     packed(k, dirs, Uint32Array, (p, d) => {
-      const s = call(() => this.#live().statsPacked(p, d));
+      const s = call(() => live(this).statsPacked(p, d));
       fallback += s[0];
       directories += s[1];
       for (let i = 2; i < s.length; i++) counts[i - 2] += s[i];
@@ -297,16 +286,16 @@ export class ObjectPartitioner {
    * (newline-separated UTF-8 keys: a file, stdin, a response body), fed chunk by chunk.
    */
   lineSelector(partitionIndex) {
-    this.#live();
+    live(this);
     requireInteger(partitionIndex, 'partitionIndex');
-    call(() => this.#live().checkIndex(partitionIndex));
-    return new LineSelector(call(() => this.#live().lineSplitter(partitionIndex)));
+    call(() => live(this).checkIndex(partitionIndex));
+    return new LineSelector(call(() => live(this).lineSplitter(partitionIndex)));
   }
 
   /** A streaming indexer over a listing given as bytes: every key line's partition, chunk by chunk. */
   lineIndexer() {
-    this.#live();
-    return new LineIndexer(call(() => this.#live().lineSplitter(-1)));
+    live(this);
+    return new LineIndexer(call(() => live(this).lineSplitter(-1)));
   }
 
   /**
@@ -314,20 +303,11 @@ export class ObjectPartitioner {
    * an Int32Array (DIRECTORY, ALL_PARTITIONS as in `indexOf`).
    */
   partitionLines(bytes) {
-    this.#live();
+    live(this);
     const view = readBytes(bytes, 'bytes', MAX_LISTING_BYTES);
     const indexer = this.lineIndexer();
     try {
-      const parts = [];
-      let n = 0;
-      for (let at = 0; at < view.length || at === 0; at += SLICE_BYTES) {
-        const end = Math.min(view.length, at + SLICE_BYTES);
-        const part = indexer.indexLines(view.subarray(at, end), {final: end === view.length});
-        parts.push(part);
-        n += part.length;
-        if (end === view.length) break;
-      }
-      return concat(Int32Array, parts, n);
+      return bySlices(view, Int32Array, (slice, final) => indexer.indexLines(slice, {final}));
     } finally {
       indexer.free();
     }
@@ -338,23 +318,17 @@ export class ObjectPartitioner {
    * Uint32Array of `[start, end)` byte ranges into `bytes` (without the `\r\n` or `\n`).
    */
   selectLines(bytes, partitionIndex) {
-    this.#live();
+    live(this);
     const view = readBytes(bytes, 'bytes', MAX_LISTING_BYTES);
     const selector = this.lineSelector(partitionIndex);
     try {
-      const parts = [];
-      let n = 0;
-      for (let at = 0; at < view.length || at === 0; at += SLICE_BYTES) {
-        const end = Math.min(view.length, at + SLICE_BYTES);
-        const {ranges, head} = selector.selectLines(view.subarray(at, end), {final: end === view.length});
+      return bySlices(view, Uint32Array, (slice, final, at) => {
+        const {ranges, head} = selector.selectLines(slice, {final});
         // A line begun in an earlier slice starts `head.length` bytes before this one.
         if (head.length > 0) ranges[0] = at - head.length;
         for (let i = head.length > 0 ? 1 : 0; i < ranges.length; i++) ranges[i] += at;
-        parts.push(ranges);
-        n += ranges.length;
-        if (end === view.length) break;
-      }
-      return concat(Uint32Array, parts, n);
+        return ranges;
+      });
     } finally {
       selector.free();
     }
@@ -363,28 +337,13 @@ export class ObjectPartitioner {
   /** Indices of a list already copied by `copyList`. */
   #indices(list) {
     const {keys, dirs} = reading(() => readObjectList(list, 'objects'), 'objects');
-    return packed(keys, dirs, Int32Array, (p, d) => call(() => this.#live().indexPacked(p, d)));
+    return packed(keys, dirs, Int32Array, (p, d) => call(() => live(this).indexPacked(p, d)));
   }
 
   #checkListed() {
     if (this.#total > MAX_LISTED_PARTITIONS) {
       throw argError(`plan and stats support at most ${MAX_LISTED_PARTITIONS} partitions`);
     }
-  }
-
-  /**
-   * Frees the wasm memory now instead of at garbage collection. Every later call throws
-   * PartitionError `OBJECT_FREED` (from JS, without entering wasm); a second `free()` does nothing.
-   */
-  free() {
-    const inner = this.#inner;
-    this.#inner = null;
-    freeWasm(inner);
-  }
-
-  /** `free()`, under the name `using` calls (explicit resource management): `using x = …` frees `x` at the end of its scope. */
-  [Symbol.dispose]() {
-    this.free();
   }
 }
 
@@ -448,6 +407,23 @@ function readFinal(options) {
   }, 'options');
 }
 
+/**
+ * `feed(slice, final, at)` over `view` in slices of SLICE_BYTES (`at`: where the slice starts;
+ * an empty view is one empty final slice), the typed arrays it returns joined into one `Out`.
+ */
+function bySlices(view, Out, feed) {
+  const parts = [];
+  let n = 0;
+  for (let at = 0; at < view.length || at === 0; at += SLICE_BYTES) {
+    const end = Math.min(view.length, at + SLICE_BYTES);
+    const part = feed(view.subarray(at, end), end === view.length, at);
+    parts.push(part);
+    n += part.length;
+    if (end === view.length) break;
+  }
+  return concat(Out, parts, n);
+}
+
 function concat(Out, parts, n) {
   if (parts.length === 1) return parts[0];
   const out = new Out(n);
@@ -460,56 +436,32 @@ function concat(Out, parts, n) {
 }
 
 /** The wasm splitter shared by LineSelector and LineIndexer. */
-class LineStream {
-  #inner;
-  #name;
-
+class LineStream extends WasmObject {
   constructor(inner, name) {
-    this.#inner = inner;
-    this.#name = name;
-  }
-
-  #live() {
-    if (this.#inner === null) throw freed(PartitionError, `this ${this.#name}`);
-    return this.#inner;
+    super(inner, PartitionError, name);
   }
 
   /** Copies `chunk` into the splitter's input buffer, then runs `method` over it. */
   feed(chunk, options, method) {
-    this.#live();
+    live(this);
     const view = readBytes(chunk, 'chunk', MAX_CHUNK_BYTES);
     const final = readFinal(options);
-    const inner = this.#live();
-    try {
+    const inner = live(this);
+    return call(() => freedOnTrap(this, () => {
       const ptr = inner.reserve(view.length);
       new Uint8Array(wasm.wasmMemory().buffer, ptr, view.length).set(view);
       return {out: method(inner, view.length, final), inner};
-    } catch (error) {
-      // A trapped call leaves the wasm object borrowed: drop it.
-      if (isTrap(error)) this.free();
-      return rethrow(error, PartitionError);
-    }
+    }));
   }
 
   /** Bytes of an unfinished line carried to the next chunk. */
   get carried() {
-    return call(() => this.#live().carried());
+    return call(() => live(this).carried());
   }
 
   /** Forgets any carried line: the next chunk starts a new stream. */
   reset() {
-    call(() => this.#live().reset());
-  }
-
-  free() {
-    const inner = this.#inner;
-    this.#inner = null;
-    freeWasm(inner);
-  }
-
-  /** `free()`, under the name `using` calls (explicit resource management): `using x = …` frees `x` at the end of its scope. */
-  [Symbol.dispose]() {
-    this.free();
+    call(() => live(this).reset());
   }
 }
 

@@ -4,7 +4,7 @@
 // U+FFFD). Large batches go in chunks, so the buffer stays small and cache-resident.
 // Each domain has its own wasm instance (js/wasm/load.mjs): `packedFor(wasm)` gives the helpers
 // that write into that instance's memory.
-import {describe, isTrap, outOfMemory, readArgs, rethrow, tooLarge} from './errors.mjs';
+import {describe, isTrap, outOfMemory, rethrow} from './errors.mjs';
 import {MAX_BATCH_ITEMS, MAX_BATCH_UNITS, MAX_STRING} from './limits.mjs';
 
 /** Code units per wasm call. */
@@ -15,14 +15,15 @@ const GROUP_UNITS = 1 << 14;
 /**
  * `items` read once (any proxy or getter runs here, in JS) into `list`, with every string's
  * length in `lens`, bounded: at most MAX_BATCH_ITEMS items of at most MAX_STRING code units,
- * MAX_BATCH_UNITS in all. `fail(message)` builds the error for a non-array or a non-string.
+ * MAX_BATCH_UNITS in all. `kit`: the argument kit of the caller's domain (js/kit/args.mjs), whose
+ * errors refuse a non-array or a non-string.
  */
-export function readStrings(items, name, fail) {
-  const Class = fail('').constructor;
-  const list = readArgs(fail, () => {
+export function readStrings(items, name, kit) {
+  const {fail, tooLarge} = kit;
+  const list = kit.reading(() => {
     if (!Array.isArray(items)) throw fail(`${name} must be an array of strings, got ${describe(items)}`);
     const n = items.length;
-    if (n > MAX_BATCH_ITEMS) throw tooLarge(Class, name, n, MAX_BATCH_ITEMS, 'items');
+    if (n > MAX_BATCH_ITEMS) throw tooLarge(name, n, MAX_BATCH_ITEMS, 'items');
     return Array.prototype.slice.call(items);
   }, name);
   const n = list.length;
@@ -31,11 +32,11 @@ export function readStrings(items, name, fail) {
   for (let i = 0; i < n; i++) {
     const s = list[i];
     if (typeof s !== 'string') throw fail(`${name}[${i}] must be a string, got ${describe(s)}`);
-    if (s.length > MAX_STRING) throw tooLarge(Class, `${name}[${i}]`, s.length, MAX_STRING, 'UTF-16 code units');
+    if (s.length > MAX_STRING) throw tooLarge(`${name}[${i}]`, s.length, MAX_STRING, 'UTF-16 code units');
     units += s.length;
     lens[i] = s.length;
   }
-  if (units > MAX_BATCH_UNITS) throw tooLarge(Class, name, units, MAX_BATCH_UNITS, 'UTF-16 code units in all');
+  if (units > MAX_BATCH_UNITS) throw tooLarge(name, units, MAX_BATCH_UNITS, 'UTF-16 code units in all');
   return {list, lens, units};
 }
 
@@ -87,18 +88,18 @@ export function packedFor(wasm) {
   /**
    * Maps `items` (an array of strings) through `fn(packed, start, end)`, which returns one typed
    * array entry per item of `items[start..end)`, read from the wasm `PackedStrings` `packed`;
-   * returns one typed array of class `Out`. `fail(message)` builds the error thrown for a
-   * non-array or a non-string item.
+   * returns one typed array of class `Out`. `kit`: the argument kit of the caller's domain, whose
+   * errors refuse a non-array or a non-string item.
    */
-  function mapPacked(items, name, fail, Out, fn) {
-    const {list, lens} = readStrings(items, name, fail);
+  function mapPacked(items, name, kit, Out, fn) {
+    const {list, lens} = readStrings(items, name, kit);
     items = list;
     const n = list.length;
     if (shared === null) {
       try {
         shared = new wasm.PackedStrings();
       } catch (error) {
-        rethrow(error, fail('').constructor);
+        rethrow(error, kit.Class);
       }
     }
     const packed = shared;
@@ -112,13 +113,13 @@ export function packedFor(wasm) {
         packed.reset(size, end - start);
       } catch (error) {
         if (isTrap(error)) dropShared();
-        rethrow(error, fail('').constructor);
+        rethrow(error, kit.Class);
       }
       const {buffer} = wasm.wasmMemory();
       new Uint32Array(buffer, packed.lensPtr(), end - start).set(lens.subarray(start, end));
       // `list` holds strings read once: their lengths cannot change between the two passes.
       if (writeUnits(items, start, end, new Uint16Array(buffer, packed.unitsPtr(), size)) !== size) {
-        throw fail(`${name}: the strings were not written whole`);
+        throw kit.fail(`${name}: the strings were not written whole`);
       }
       let res;
       try {
@@ -149,11 +150,11 @@ const CHUNK_CHARS = 1 << 24;
 
 /**
  * Maps `items` (an array of strings) through `fn(joined, lens)`, which returns one typed array
- * entry per item, chunk by chunk; returns one typed array of class `Out`.
- * `fail(message)` builds the error thrown for a non-array or a non-string item.
+ * entry per item, chunk by chunk; returns one typed array of class `Out`. `kit`: the argument kit
+ * of the caller's domain, whose errors refuse a non-array or a non-string item.
  */
-export function mapJoined(items, name, fail, Out, fn) {
-  const {list, lens, units: chars} = readStrings(items, name, fail);
+export function mapJoined(items, name, kit, Out, fn) {
+  const {list, lens, units: chars} = readStrings(items, name, kit);
   items = list;
   const n = list.length;
   if (chars <= CHUNK_CHARS) return fn(items.join(''), lens);

@@ -5,7 +5,7 @@
 // here, their messages either parsed too or, with `publishAs: 'records'`, kept as the JSON text to
 // publish.
 import * as wasm from '#wasm/sync';
-import {PartkitError, SyncError, call as callWasm, describe, freeWasm, freed, isTrap, readArgs, tooLarge} from './errors.mjs';
+import {PartkitError, SyncError, WasmObject, call as callWasm, describe, freedOnTrap, live, tooLarge} from './errors.mjs';
 // partkit/sync exports its error classes too (the same classes as the root's).
 export {PartkitError, SyncError} from './errors.mjs';
 import {MAX_BATCH_ITEMS, MAX_JSON, MAX_SNAPSHOT_JSON, MAX_STRING} from './limits.mjs';
@@ -16,15 +16,9 @@ import {inJsWords} from './kit/serde.mjs';
 const {reserveUnits} = packedFor(wasm);
 
 const kit = argumentKit(SyncError, {base: PartkitError, maxString: MAX_STRING});
-const argError = kit.fail;
+const {fail: argError, isObject, requireString} = kit;
 const utf8 = new TextEncoder();
 const call = (fn) => callWasm(fn, SyncError);
-
-function isObject(value, name) {
-  return kit.reading(() => isPlainObject(value), name);
-}
-
-const requireString = (name, value) => kit.requireString(value, name);
 
 const requireNow = (now) => kit.requireMillis(now, 'now');
 
@@ -56,6 +50,18 @@ function readOptions(options) {
     }
     return copy;
   }, 'options');
+}
+
+/**
+ * The SyncTask options (absent: the core's defaults) as the core takes them: `text`, the JSON of
+ * the core's options, and its UTF-8 `bytes` (both undefined when absent); `records`: whether
+ * outputs publish records (`publishAs`, which is not the core's).
+ */
+function coreOptions(options) {
+  if (options === undefined) return {text: undefined, bytes: undefined, records: false};
+  const {publishAs, ...core} = readOptions(options);
+  const text = jsonOf(core, 'SYNC_INVALID_OPTIONS', 'invalid options', 'options');
+  return {text, bytes: utf8.encode(text), records: publishAs === 'records'};
 }
 
 const REBALANCE = ['generation', 'leader', 'members'];
@@ -94,7 +100,7 @@ function jsonOf(value, code, what, name) {
   try {
     text = JSON.stringify(value);
   } catch (error) {
-    const reason = readArgs(argError, () => String(error?.message ?? error));
+    const reason = kit.reading(() => String(error?.message ?? error));
     throw new SyncError(`${what}: ${name} cannot be serialized as JSON: ${reason}`, code);
   }
   if (text === undefined) throw new SyncError(`${what}: ${name} cannot be serialized as JSON`, code);
@@ -109,16 +115,9 @@ function jsonOf(value, code, what, name) {
  * read from the sync topic, the task's own messages included, goes to `onMessage` in topic
  * order. A refused input throws SyncError and leaves the task unchanged.
  */
-class SyncTask {
-  #inner;
+class SyncTask extends WasmObject {
   /** Whether outputs give their messages as records (`publishAs: 'records'`). */
   #records = false;
-
-  /** The wasm task; OBJECT_FREED from JS, without entering wasm, once freed. */
-  #live() {
-    if (this.#inner === null) throw freed(SyncError, 'this SyncTask');
-    return this.#inner;
-  }
 
   /**
    * A call on the wasm task; `fn(inner, bytes)` gets JSON `text` (if any) as its UTF-8 bytes,
@@ -127,20 +126,13 @@ class SyncTask {
    * and every later one OBJECT_FREED.
    */
   #call(fn, text) {
-    const inner = this.#live();
+    const inner = live(this);
     let bytes;
     if (text !== undefined) {
       if (text.length > 4096) reserveUnits(SyncError, text.length);
       bytes = utf8.encode(text);
     }
-    return call(() => {
-      try {
-        return fn(inner, bytes);
-      } catch (error) {
-        if (isTrap(error)) this.free();
-        throw error;
-      }
-    });
+    return call(() => freedOnTrap(this, () => fn(inner, bytes)));
   }
 
   /** `#call` of a method that answers with JSON text: its value. */
@@ -168,6 +160,18 @@ class SyncTask {
   }
 
   /**
+   * `#output` of an input given as JSON `text`: a refusal in serde's words is worded in JS words,
+   * naming the field of the argument `name` it is about.
+   */
+  #jsonInput(fn, text, name) {
+    try {
+      return this.#output(fn, text);
+    } catch (error) {
+      throw inJsWords(SyncError, error, text, name);
+    }
+  }
+
+  /**
    * @param taskId unique id of this task (new on every restart).
    * @param options `{rebalanceTimeout, epochAckTimeout, removalDelay, tombstoneTtl,
    *   stateRefreshInterval}` in ms, and `maxRecordBytes` (bytes of JSON per published record);
@@ -176,20 +180,15 @@ class SyncTask {
    *   transport writes as it is instead of stringifying a message parsed for it).
    */
   constructor(taskId, options) {
-    requireString('taskId', taskId);
-    let text;
-    let records = false;
-    if (options !== undefined) {
-      const {publishAs, ...core} = readOptions(options);
-      records = publishAs === 'records';
-      text = jsonOf(core, 'SYNC_INVALID_OPTIONS', 'invalid options', 'options');
-    }
-    const bytes = text === undefined ? undefined : utf8.encode(text);
+    requireString(taskId, 'taskId');
+    const {text, bytes, records} = coreOptions(options);
+    let inner;
     try {
-      this.#inner = call(() => new wasm.SyncTask(taskId, bytes, records));
+      inner = call(() => new wasm.SyncTask(taskId, bytes, records));
     } catch (error) {
       throw inJsWords(SyncError, error, text, 'options');
     }
+    super(inner, SyncError, 'SyncTask');
     this.#records = records;
   }
 
@@ -198,18 +197,14 @@ class SyncTask {
    * `resolveSyncOptions` gives them; `publishAs` is not among them.
    */
   options() {
-    return JSON.parse(call(() => this.#live().optionsJson()));
+    return JSON.parse(call(() => live(this).optionsJson()));
   }
 
   /** A group rebalance: `{generation, leader, members?}` (`members` required for the leader). */
   onRebalance(event, now) {
     requireNow(now);
     const text = jsonOf(readRebalance(event), 'SYNC_INVALID_REBALANCE', 'invalid rebalance', 'event');
-    try {
-      return this.#output((inner, bytes) => inner.onRebalanceJson(bytes, now), text);
-    } catch (error) {
-      throw inJsWords(SyncError, error, text, 'event');
-    }
+    return this.#jsonInput((inner, bytes) => inner.onRebalanceJson(bytes, now), text, 'event');
   }
 
   /**
@@ -221,11 +216,7 @@ class SyncTask {
     requireNow(now);
     if (typeof message === 'string') {
       if (message.length > MAX_JSON) throw tooLarge(SyncError, 'the sync message', message.length, MAX_JSON, 'UTF-16 code units');
-      try {
-        return this.#output((inner, bytes) => inner.onMessageJson(bytes, now), message);
-      } catch (error) {
-        throw inJsWords(SyncError, error, message, 'message');
-      }
+      return this.#jsonInput((inner, bytes) => inner.onMessageJson(bytes, now), message, 'message');
     }
     // (a Proxy's traps run in `instanceof` and in the copy: both before wasm is entered)
     if (kit.reading(() => message instanceof Uint8Array, 'message')) {
@@ -251,11 +242,7 @@ class SyncTask {
       throw new SyncError(`malformed sync message: message must be an object, or a record value (a Uint8Array or a string), got ${describe(message)}`, 'SYNC_MALFORMED_MESSAGE');
     }
     const text = jsonOf(message, 'SYNC_MALFORMED_MESSAGE', 'malformed sync message', 'message');
-    try {
-      return this.#output((inner, bytes) => inner.onMessageJson(bytes, now), text);
-    } catch (error) {
-      throw inJsWords(SyncError, error, text, 'message');
-    }
+    return this.#jsonInput((inner, bytes) => inner.onMessageJson(bytes, now), text, 'message');
   }
 
   /** Initial partitions, or children read from a partition this task runs. */
@@ -275,23 +262,19 @@ class SyncTask {
       }
     }, 'partitions');
     const text = jsonOf(partitions, 'SYNC_INVALID_PARTITION', 'invalid partition', 'partitions');
-    try {
-      return this.#output((inner, bytes) => inner.addPartitionsJson(bytes, now), text);
-    } catch (error) {
-      throw inJsWords(SyncError, error, text, 'partitions');
-    }
+    return this.#jsonInput((inner, bytes) => inner.addPartitionsJson(bytes, now), text, 'partitions');
   }
 
   /** The caller started reading a partition it was told to start. */
   partitionStarted(token, now) {
-    requireString('token', token);
+    requireString(token, 'token');
     requireNow(now);
     return this.#output((inner) => inner.partitionStarted(token, now));
   }
 
   /** The caller finished reading a partition (after passing its children to addPartitions). */
   partitionFinished(token, now) {
-    requireString('token', token);
+    requireString(token, 'token');
     requireNow(now);
     return this.#output((inner) => inner.partitionFinished(token, now));
   }
@@ -308,7 +291,7 @@ class SyncTask {
    * input is a no-op.
    */
   fence(reason, now) {
-    requireString('reason', reason);
+    requireString(reason, 'reason');
     requireNow(now);
     return this.#output((inner) => inner.fence(reason, now));
   }
@@ -390,25 +373,13 @@ class SyncTask {
 
   /** Load of a task in this task's view: owned unfinished partitions + shares addressed to it. */
   loadOf(taskId) {
-    requireString('taskId', taskId);
+    requireString(taskId, 'taskId');
     return this.#call((inner) => inner.loadOf(taskId));
   }
 
   /** The earliest `now` at which `tick` has work, or undefined. */
   pollTimeout() {
     return this.#call((inner) => inner.pollTimeout());
-  }
-
-  /** Frees the wasm memory now (otherwise it is freed when the object is garbage-collected). */
-  free() {
-    const inner = this.#inner;
-    this.#inner = null;
-    freeWasm(inner);
-  }
-
-  /** `free()`, under the name `using` calls (explicit resource management): `using x = …` frees `x` at the end of its scope. */
-  [Symbol.dispose]() {
-    this.free();
   }
 }
 
@@ -429,30 +400,6 @@ export {SyncTaskClass as SyncTask};
 // SyncLogReader uses it). The caller's
 // values are read once, checked and copied here into plain data, sent as JSON.
 
-/**
- * Reads `fn()`; anything it throws (a getter, a revoked Proxy) becomes an INVALID_ARGUMENT
- * SyncError naming what was read: `what` is `fn(arg)` or `fn: path` (`findEpochStart(records)`,
- * `findEpochStart: records[3]`), the message `fn: path could not be read: …`.
- */
-function readOnce(what, fn) {
-  const m = /^([\w$]+)(?:\(([^)]*)\)|: (.+))$/.exec(what);
-  const [prefix, path] = m ? [m[1], m[2] ?? m[3]] : ['', what];
-  return readArgs((message) => argError(prefix ? `${prefix}: ${message}` : message), fn, path);
-}
-
-/** `value` (a string, number or bigint naming an offset) as a decimal string of a non-negative integer. */
-function offsetText(what, value) {
-  const type = typeof value;
-  if (type === 'bigint') {
-    if (value >= 0n) return String(value);
-  } else if (type === 'number') {
-    if (Number.isSafeInteger(value) && value >= 0) return String(value);
-  } else if (type === 'string') {
-    if (/^(0|[1-9][0-9]*)$/.test(value)) return value;
-  }
-  throw argError(`${what} must be a non-negative integer offset (a string, number or bigint), got ${type === 'string' ? JSON.stringify(value.slice(0, 40)) : describe(value)}`);
-}
-
 const count = (v) => Number.isSafeInteger(v) && v >= 0;
 // (a chunk index or count the core's 32 bits cannot hold is one no log can complete: 2^32 - 1)
 const u32 = (v) => Math.min(v, 2 ** 32 - 1);
@@ -464,7 +411,7 @@ const u32 = (v) => Math.min(v, 2 ** 32 - 1);
 function startHeader(what, m) {
   if (m === null || m === undefined) return null;
   if (!isObject(m, what.replace(/^\w+: /, ''))) throw argError(`${what} must be a SyncMessage object or null, got ${describe(m)}`);
-  return readOnce(what, () => {
+  return kit.reading(() => {
     const {type, syncEpoch, baseEpoch, resend, taskID, messageSeq, checkpoint, epochGeneration, chunk} = m;
     const h = {};
     if (typeof type === 'string') h.type = type;
@@ -483,17 +430,12 @@ function startHeader(what, m) {
       if (count(index) && count(n) && index < n) h.chunk = {index: u32(index), count: u32(n)};
     }
     return h;
-  });
+  }, what);
 }
 
 /** The core's answer for `options` (read and checked as `new SyncTask` reads them): `{options, minRetention}`. */
 function syncOptions(options) {
-  let text;
-  if (options !== undefined) {
-    const {publishAs, ...core} = readOptions(options);
-    text = jsonOf(core, 'SYNC_INVALID_OPTIONS', 'invalid options', 'options');
-  }
-  const bytes = text === undefined ? undefined : utf8.encode(text);
+  const {text, bytes} = coreOptions(options);
   try {
     return JSON.parse(call(() => wasm.syncOptionsJson(bytes)));
   } catch (error) {
@@ -537,26 +479,26 @@ export function minSyncRetention(options) {
  * @param {{atLow: boolean, low: string|number|bigint}} where
  */
 export function syncLogStart(records, where) {
-  const isArray = readOnce('findEpochStart(records)', () => Array.isArray(records));
+  const isArray = kit.reading(() => Array.isArray(records), 'findEpochStart: records');
   if (!isArray) throw argError(`findEpochStart: records must be an array, got ${describe(records)}`);
-  const n = readOnce('findEpochStart(records)', () => records.length);
+  const n = kit.reading(() => records.length, 'findEpochStart: records');
   if (n > MAX_BATCH_ITEMS) throw tooLarge(SyncError, 'findEpochStart: records', n, MAX_BATCH_ITEMS, 'items');
   const out = [];
   let last = -1n;
   for (let i = 0; i < n; i++) {
     const what = `findEpochStart: records[${i}]`;
-    const r = readOnce(what, () => records[i]);
+    const r = kit.reading(() => records[i], what);
     if (!isObject(r, `records[${i}]`)) throw argError(`${what} must be an object {offset, message}, got ${describe(r)}`);
-    const [offset, message] = readOnce(what, () => [r.offset, r.message]);
-    const o = offsetText(`${what}.offset`, offset);
+    const [offset, message] = kit.reading(() => [r.offset, r.message], what);
+    const o = kit.requireOffset(offset, `${what}.offset`);
     if (BigInt(o) <= last) throw argError(`${what}.offset must be greater than the one before it (records in offset order)`);
     last = BigInt(o);
     out.push({offset: o, message: startHeader(`${what}.message`, message)});
   }
   if (!isObject(where, 'where')) throw argError(`findEpochStart: where must be an object {atLow, low}, got ${describe(where)}`);
-  const [atLow, low] = readOnce('findEpochStart(where)', () => [where.atLow, where.low]);
+  const [atLow, low] = kit.reading(() => [where.atLow, where.low], 'findEpochStart: where');
   if (typeof atLow !== 'boolean') throw argError(`findEpochStart: where.atLow must be a boolean, got ${describe(atLow)}`);
-  const text = JSON.stringify({records: out, atLow, low: offsetText('findEpochStart: where.low', low)});
+  const text = JSON.stringify({records: out, atLow, low: kit.requireOffset(low, 'findEpochStart: where.low')});
   if (text.length > MAX_SNAPSHOT_JSON) throw tooLarge(SyncError, 'findEpochStart: the JSON text of the records', text.length, MAX_SNAPSHOT_JSON, 'UTF-16 code units');
   if (text.length > 4096) reserveUnits(SyncError, text.length);
   const bytes = utf8.encode(text);
@@ -573,14 +515,14 @@ export function syncLogStart(records, where) {
  * @param {object[]} messages
  */
 export function checkpointMessage(messages) {
-  const isArray = readOnce('checkpointMessage(messages)', () => Array.isArray(messages));
+  const isArray = kit.reading(() => Array.isArray(messages), 'checkpointMessage: messages');
   if (!isArray) throw argError(`checkpointMessage: messages must be an array of SyncMessage objects, got ${describe(messages)}`);
-  const n = readOnce('checkpointMessage(messages)', () => messages.length);
+  const n = kit.reading(() => messages.length, 'checkpointMessage: messages');
   // (a message has at most MAX_CHUNKS records: 2^16)
   if (n > 2 ** 16) throw tooLarge(SyncError, 'checkpointMessage: messages', n, 2 ** 16, 'items');
   const copy = [];
   for (let i = 0; i < n; i++) {
-    const m = readOnce('checkpointMessage(messages)', () => messages[i]);
+    const m = kit.reading(() => messages[i], 'checkpointMessage: messages');
     if (!isObject(m, `messages[${i}]`)) throw argError(`checkpointMessage: messages[${i}] must be a SyncMessage object, got ${describe(m)}`);
     copy.push(m);
   }

@@ -3,6 +3,7 @@
 const crypto = require('crypto');
 const fc = require('fast-check');
 const partkit = require('partkit');
+const {thrown} = require('./support/thrown');
 
 const {
   bucket, bucketMany, Bucketer, validateBucketingConfig, nextBucketId, applyRoundRobinBucketing,
@@ -16,15 +17,6 @@ const GITHUB = 'farosai/airbyte-github-source';
 function reference(key, data, total) {
   const hex = crypto.createHmac('md5', key).update(data).digest('hex').substring(0, 8);
   return (parseInt(hex, 16) % total) + 1;
-}
-
-function thrown(fn) {
-  try {
-    fn();
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a throw');
 }
 
 describe('bucket()', () => {

@@ -9,6 +9,7 @@ const path = require('node:path');
 const {spawnSync} = require('node:child_process');
 const fc = require('fast-check');
 const partkit = require('partkit');
+const {thrown} = require('./support/thrown');
 
 const {BuildState, derivePartitionUuid, LifecycleError, PartkitError} = partkit;
 const CLI = path.join(__dirname, '..', 'js', 'cli.mjs');
@@ -48,7 +49,7 @@ class Harness {
   refused(event, code) {
     const e = this.stamp(event);
     const before = this.state.snapshot();
-    const error = catchError(() => this.state.apply(e));
+    const error = thrown(() => this.state.apply(e));
     expect(error).toBeInstanceOf(LifecycleError);
     expect(error).toBeInstanceOf(PartkitError);
     expect(error.name).toBe('LifecycleError');
@@ -71,15 +72,6 @@ class Harness {
     expect(BuildState.replay(this.log).snapshot()).toEqual(live);
     expect(BuildState.fromSnapshot(JSON.parse(JSON.stringify(live))).snapshot()).toEqual(live);
   }
-}
-
-function catchError(fn) {
-  try {
-    fn();
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected an error');
 }
 
 const want = (wantId, partitions, extra = {}) => ({type: 'WantCreate', wantId, partitions, ...extra});
@@ -304,10 +296,10 @@ describe('refused events', () => {
     for (const event of bad) h.refused(event, 'INVALID_EVENT');
     for (const notAnObject of [null, undefined, 42, 'WantCreate', [1, 2]]) {
       const before = h.state.snapshot();
-      expect(catchError(() => h.state.apply(notAnObject)).code).toBe('INVALID_EVENT');
+      expect(thrown(() => h.state.apply(notAnObject)).code).toBe('INVALID_EVENT');
       expect(h.state.snapshot()).toEqual(before);
     }
-    expect(catchError(() => h.state.apply({type: 'WantCancel', wantId: 'w1'})).code).toBe('INVALID_EVENT'); // no timestamp
+    expect(thrown(() => h.state.apply({type: 'WantCancel', wantId: 'w1'})).code).toBe('INVALID_EVENT'); // no timestamp
   });
 
   test('an event stamped before the last applied one is TIMESTAMP_NOT_MONOTONIC; an equal stamp is fine', () => {
@@ -316,14 +308,14 @@ describe('refused events', () => {
     h.ok(buffer('j1', ['a']));
     const last = h.now;
     const before = h.state.snapshot();
-    const error = catchError(() => h.state.apply({...job('JobRunSuccess', 'j1'), timestamp: last - 1}));
+    const error = thrown(() => h.state.apply({...job('JobRunSuccess', 'j1'), timestamp: last - 1}));
     expect(error).toBeInstanceOf(LifecycleError);
     expect(error.code).toBe('TIMESTAMP_NOT_MONOTONIC');
     expect(error.message).toBe(`timestamp ${last - 1} is earlier than ${last}, the timestamp of the last applied event`);
     expect(h.state.snapshot()).toEqual(before);
     h.state.checkInvariants();
     // Checked right after the shape: an early event that is also wrong otherwise names the time.
-    expect(catchError(() => h.state.apply({...job('JobRunSuccess', 'nope'), timestamp: 0})).code).toBe('TIMESTAMP_NOT_MONOTONIC');
+    expect(thrown(() => h.state.apply({...job('JobRunSuccess', 'nope'), timestamp: 0})).code).toBe('TIMESTAMP_NOT_MONOTONIC');
     expect(h.state.snapshot()).toEqual(before);
     const same = {...job('JobRunSuccess', 'j1'), timestamp: last};
     h.state.apply(same);
@@ -331,10 +323,10 @@ describe('refused events', () => {
     expect(h.state.want('w1')).toMatchObject({state: 'Successful', updatedAt: last});
     // Replay reports the index; a restored snapshot keeps the clock.
     const late = {...taint('t1', ['a']), timestamp: last - 1};
-    const replayError = catchError(() => BuildState.replay([...h.log, late]));
+    const replayError = thrown(() => BuildState.replay([...h.log, late]));
     expect([replayError.code, replayError.eventIndex]).toEqual(['TIMESTAMP_NOT_MONOTONIC', h.log.length]);
     const restored = BuildState.fromSnapshot(h.state.snapshot());
-    expect(catchError(() => restored.apply(late)).code).toBe('TIMESTAMP_NOT_MONOTONIC');
+    expect(thrown(() => restored.apply(late)).code).toBe('TIMESTAMP_NOT_MONOTONIC');
     restored.apply({...late, timestamp: last});
     h.checkReplayAndSnapshot();
   });
@@ -352,7 +344,7 @@ describe('refused events', () => {
       () => BuildState.fromSnapshot(null),
       () => derivePartitionUuid('j', 5),
     ]) {
-      const error = catchError(fn);
+      const error = thrown(fn);
       expect(error).toBeInstanceOf(LifecycleError);
       expect(error.code).toBe('INVALID_ARGUMENT');
     }
@@ -438,12 +430,12 @@ describe('want TTL and SLA (no clock in the core: the caller passes now)', () =>
     const state = timed([[t0, want('w', ['a'], {ttlSeconds: 1, slaSeconds: 1})]]);
     for (const bad of [-1, 1.5, NaN, Infinity, -Infinity, 2 ** 53, '5', null, 5n, {}, [1]]) {
       for (const fn of [() => state.schedulableWants(bad), () => state.wantsPastSla(bad)]) {
-        const error = catchError(fn);
+        const error = thrown(fn);
         expect(error).toBeInstanceOf(LifecycleError);
         expect(error.code).toBe('INVALID_ARGUMENT');
       }
     }
-    expect(catchError(() => state.wantsPastSla()).code).toBe('INVALID_ARGUMENT');
+    expect(thrown(() => state.wantsPastSla()).code).toBe('INVALID_ARGUMENT');
     expect(ids(state.schedulableWants(0))).toEqual(['w']);
     expect(ids(state.wantsPastSla(Number.MAX_SAFE_INTEGER))).toEqual(['w']);
     state.checkInvariants(); // still usable
@@ -459,22 +451,22 @@ describe('replay and snapshots', () => {
 
   test('replay stops at the first bad event and reports its index', () => {
     const bad = [log[0], log[1], {type: 'JobRunSuccess', timestamp: 3, jobRunId: 'nope'}, log[2]];
-    const error = catchError(() => BuildState.replay(bad));
+    const error = thrown(() => BuildState.replay(bad));
     expect(error).toBeInstanceOf(LifecycleError);
     expect(error.code).toBe('UNKNOWN_JOB_RUN');
     expect(error.eventIndex).toBe(2);
     expect(error.message).toBe("event 2: unknown job run 'nope'");
-    const malformed = catchError(() => BuildState.replay([log[0], {type: 'JobRunBuffer', timestamp: 2}]));
+    const malformed = thrown(() => BuildState.replay([log[0], {type: 'JobRunBuffer', timestamp: 2}]));
     expect([malformed.code, malformed.eventIndex]).toEqual(['INVALID_EVENT', 1]);
     expect(BuildState.replay(log).want('w')).toMatchObject({state: 'Successful', updatedAt: 3});
     // Long logs cross in chunks; the index still counts from the start of the log.
     const long = Array.from({length: 25_000}, (_, i) => ({type: 'WantCreate', timestamp: i, wantId: `w${i}`, partitions: [`p${i % 100}`]}));
     expect(BuildState.replay(long).stats()).toMatchObject({wants: 25_000, refs: 100});
     long[23_456] = {type: 'WantCancel', timestamp: 23_456, wantId: 'nope'};
-    const far = catchError(() => BuildState.replay(long));
+    const far = thrown(() => BuildState.replay(long));
     expect([far.code, far.eventIndex, far.message]).toEqual(['UNKNOWN_WANT', 23_456, "event 23456: unknown want 'nope'"]);
     long[23_456] = {type: 'WantCancel', timestamp: 1n, wantId: 'nope'};
-    expect(catchError(() => BuildState.replay(long)).eventIndex).toBe(23_456);
+    expect(thrown(() => BuildState.replay(long)).eventIndex).toBe(23_456);
     expect(BuildState.replay([]).snapshot().wants).toEqual([]);
   });
 
@@ -503,13 +495,13 @@ describe('replay and snapshots', () => {
     ]) {
       if (!('timestamp' in event)) Object.defineProperty(event, 'timestamp', {value: 5, enumerable: true});
       const before = h.state.snapshot();
-      const error = catchError(() => h.state.apply(event));
+      const error = thrown(() => h.state.apply(event));
       expect([error.constructor, error.code]).toEqual([LifecycleError, 'INVALID_EVENT']);
       expect(h.state.snapshot()).toEqual(before);
     }
-    const error = catchError(() => BuildState.replay([h.log[0], {...want('w1', ['a']), timestamp: 1n}]));
+    const error = thrown(() => BuildState.replay([h.log[0], {...want('w1', ['a']), timestamp: 1n}]));
     expect([error.code, error.eventIndex]).toEqual(['INVALID_EVENT', 1]);
-    expect(catchError(() => BuildState.replay([h.log[0], want('w\ud800', ['a'])])).eventIndex).toBe(1);
+    expect(thrown(() => BuildState.replay([h.log[0], want('w\ud800', ['a'])])).eventIndex).toBe(1);
     h.ok(want('w1', ['a']));
     h.checkReplayAndSnapshot();
   });
@@ -538,7 +530,7 @@ describe('replay and snapshots', () => {
     for (const f of corrupt) {
       const s = JSON.parse(JSON.stringify(snap));
       f(s);
-      expect(catchError(() => BuildState.fromSnapshot(s)).code).toBe('INVALID_SNAPSHOT');
+      expect(thrown(() => BuildState.fromSnapshot(s)).code).toBe('INVALID_SNAPSHOT');
     }
     h.checkReplayAndSnapshot();
   });

@@ -2,15 +2,7 @@
 // words, what was given; never serde's or Rust's words. Unknown option keys are refused the same
 // way everywhere, with the nearest known key suggested. Go's almost-sure mistakes get a warning.
 const p = require('partkit');
-
-function thrown(fn) {
-  try {
-    fn();
-  } catch (error) {
-    return error;
-  }
-  throw new Error('did not throw');
-}
+const {thrown} = require('./support/thrown');
 
 const RUST_WORDS = /invalid type|invalid value|\bu64\b|\bu32\b|\bi64\b|line \d+ column \d+|a undefined|expected a sequence|struct |a map\b/;
 

@@ -2,20 +2,12 @@
 // independent JS implementation, fast-check properties, and robustness against any input.
 const fc = require('fast-check');
 const partkit = require('partkit');
+const {thrown} = require('./support/thrown');
 
 const {
   partitionObjects, ObjectPartitioner, validatePartitionConfig, sanitizeKeyForPatternMatching,
   listingPrefix, fnv1a32, PartitionError, PartkitError, DIRECTORY, ALL_PARTITIONS,
 } = partkit;
-
-function thrown(fn) {
-  try {
-    fn();
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a throw');
-}
 
 /** FNV-1a 32 over UTF-8, written independently (Buffer encodes lone surrogates as U+FFFD). */
 function refFnv(text) {

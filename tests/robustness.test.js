@@ -3,17 +3,9 @@
 // input bounds and INVALID_ARGUMENT for every export. docs/robustness.md explains the rules.
 const p = require('partkit');
 const {INTERNAL, CALLBACKS, calls, canary, fixtures, hostileValues, revoked, stateOf} = require('./hostile');
+const {thrownIfAny: thrown} = require('./support/thrown');
 
 const expected = canary(p);
-
-function thrown(fn) {
-  try {
-    fn();
-  } catch (error) {
-    return error;
-  }
-  return undefined;
-}
 
 /** The error `fn` throws; fails unless it is a PartkitError with `code`. */
 function partkitError(fn, code) {

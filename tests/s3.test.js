@@ -9,18 +9,14 @@ const partkit = require('partkit');
 const s3 = require('partkit/s3');
 const {PutObjectCommand, CreateBucketCommand} = require('@aws-sdk/client-s3');
 const {findMotoPython, startMoto, s3Client} = require('./support/moto');
+const {describeWith} = require('./support/service');
+const {rejection} = require('./support/thrown');
 
 const {partitionObjects, ObjectPartitioner, PartitionError} = partkit;
 const {listPartition, stats, plan, parseS3Url} = s3;
 
 const PYTHON = findMotoPython();
-const REQUIRED = process.env.PARTKIT_REQUIRE_S3 === '1';
-if (!PYTHON) {
-  const message = 'S3 tests: moto not found (scripts/ensure-moto.sh installs it)';
-  if (REQUIRED) throw new Error(`${message}, and PARTKIT_REQUIRE_S3=1`);
-  console.warn(`SKIPPED ${message}`);
-}
-const d = PYTHON ? describe : describe.skip;
+const d = describeWith(PYTHON, {what: 'S3 tests: moto', install: 'scripts/ensure-moto.sh installs it', env: 'PARTKIT_REQUIRE_S3'});
 
 /** Keys with nested prefixes, directory markers, non-ASCII and spaces, some outside `data/`. */
 function keys(n) {
@@ -45,10 +41,6 @@ async function collect(iter) {
   const out = [];
   for await (const o of iter) out.push(o);
   return out;
-}
-
-function thrownAsync(promise) {
-  return promise.then(() => { throw new Error('expected a rejection'); }, (e) => e);
 }
 
 const SOURCES = {
@@ -113,7 +105,7 @@ d('partkit/s3 on moto', () => {
     expect(got[0]).toEqual(expect.objectContaining({size: 0, isDir: false, etag: expect.any(String)}));
     // As in Bacalhau, the `*`/`/` test looks at the key before trimming: a trailing space makes
     // it one object's key (HeadObject), here a missing one.
-    const e = await thrownAsync(collect(listPartition(client, {bucket: 'small', key: 'data/2024-03-0* '}, 1, 0)));
+    const e = await rejection(collect(listPartition(client, {bucket: 'small', key: 'data/2024-03-0* '}, 1, 0)));
     expect(e.code).toBe('S3_NOT_FOUND');
   });
 
@@ -142,14 +134,14 @@ d('partkit/s3 on moto', () => {
     const dir = await collect(listPartition(client, {bucket: 'single', key: 'one/dir'}, 1, 0));
     expect(dir.map((o) => o.key)).toEqual(['one/dir', 'one/dir/a.txt']);
     // A missing object is an error (as in Bacalhau), not an empty listing.
-    const e = await thrownAsync(collect(listPartition(client, {bucket: 'single', key: 'one/missing.txt'}, 1, 0)));
+    const e = await rejection(collect(listPartition(client, {bucket: 'single', key: 'one/missing.txt'}, 1, 0)));
     expect(e).toBeInstanceOf(PartitionError);
     expect(e.code).toBe('S3_NOT_FOUND');
     expect(e.cause).toBeDefined();
   });
 
   test('no such bucket: PartitionError S3_NO_SUCH_BUCKET with the S3 error attached', async () => {
-    const e = await thrownAsync(collect(listPartition(client, {bucket: 'nope-nope', key: 'x/'}, 2, 0)));
+    const e = await rejection(collect(listPartition(client, {bucket: 'nope-nope', key: 'x/'}, 2, 0)));
     expect(e).toBeInstanceOf(PartitionError);
     expect(e).toBeInstanceOf(partkit.PartkitError);
     expect(e.code).toBe('S3_NO_SUCH_BUCKET');
@@ -160,7 +152,7 @@ d('partkit/s3 on moto', () => {
   test('an AbortSignal stops a listing between pages and during a request', async () => {
     const ac = new AbortController();
     const got = [];
-    const e = await thrownAsync((async () => {
+    const e = await rejection((async () => {
       for await (const o of listPartition(client, {bucket: 'small', key: 'data/'}, 1, 0, {
         pageSize: 100, signal: ac.signal, onPage: (p) => { if (p.pages === 2) ac.abort(new Error('enough')); },
       })) got.push(o);
@@ -170,9 +162,9 @@ d('partkit/s3 on moto', () => {
     expect(got.length).toBeGreaterThan(190); // two pages of 100, minus directory markers
     expect(got.length).toBeLessThanOrEqual(200);
     const pre = AbortSignal.abort();
-    expect((await thrownAsync(collect(listPartition(client, {bucket: 'small', key: 'data/'}, 1, 0, {signal: pre})))).code).toBe('ABORTED');
+    expect((await rejection(collect(listPartition(client, {bucket: 'small', key: 'data/'}, 1, 0, {signal: pre})))).code).toBe('ABORTED');
     const soon = AbortSignal.timeout(1);
-    expect((await thrownAsync(collect(listPartition(client, {bucket: 'small'}, 1, 0, {signal: soon})))).code).toBe('ABORTED');
+    expect((await rejection(collect(listPartition(client, {bucket: 'small'}, 1, 0, {signal: soon})))).code).toBe('ABORTED');
   });
 
   test('100,000 objects over 1,000-key pages: 2 workers split the listing exactly once, as partitionObjects', async () => {
@@ -210,7 +202,7 @@ describe('partkit/s3 without a server', () => {
       [() => listPartition(noCall, src, 2, 2), 'PARTITION_INDEX_OUT_OF_RANGE'],
     ];
     for (const [fn, code] of cases) {
-      const e = await thrownAsync(collect(fn()));
+      const e = await rejection(collect(fn()));
       expect(e).toBeInstanceOf(PartitionError);
       expect(e.code).toBe(code);
     }
@@ -226,7 +218,7 @@ describe('partkit/s3 without a server', () => {
       [new TypeError('socket hang up'), 'S3_ERROR'],
     ];
     for (const [error, code] of cases) {
-      const e = await thrownAsync(stats(failing(error), src, 2));
+      const e = await rejection(stats(failing(error), src, 2));
       expect(e.code).toBe(code);
       expect(e.cause).toBe(error);
     }
@@ -240,12 +232,12 @@ describe('partkit/s3 without a server', () => {
       throw Object.assign(new Error('boom'), {name: 'InternalError', $metadata: {httpStatusCode: 500}});
     }};
     const got = [];
-    const e = await thrownAsync((async () => { for await (const o of listPartition(client, src, 1, 0)) got.push(o.key); })());
+    const e = await rejection((async () => { for await (const o of listPartition(client, src, 1, 0)) got.push(o.key); })());
     expect(got).toEqual(['data/a']);
     expect(e.code).toBe('S3_ERROR');
     // A truncated page without a token is an error too.
     const bad = {send: async () => ({Contents: [], IsTruncated: true})};
-    expect((await thrownAsync(collect(listPartition(bad, src, 1, 0)))).code).toBe('S3_ERROR');
+    expect((await rejection(collect(listPartition(bad, src, 1, 0)))).code).toBe('S3_ERROR');
   });
 
   test('parseS3Url', () => {

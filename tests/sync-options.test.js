@@ -3,6 +3,7 @@
 // keeping copies; `publishAs` read once by the SyncTask constructor.
 const partkit = require('partkit');
 const kafka = require('partkit/kafka');
+const {thrown} = require('./support/thrown');
 
 const {SyncTask, SyncError, resolveSyncOptions, minSyncRetention} = partkit;
 
@@ -15,15 +16,6 @@ const DEFAULTS = {
   stateRefreshInterval: 300000,
   maxRecordBytes: 900000,
 };
-
-function catchError(fn) {
-  try {
-    fn();
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected an error');
-}
 
 describe('resolveSyncOptions', () => {
   test('no options, or empty ones: every default of the core', () => {
@@ -42,14 +34,14 @@ describe('resolveSyncOptions', () => {
 
   test('what new SyncTask refuses, it refuses with the same code', () => {
     for (const options of [{rebalanceTimeout: 0}, {stateRefreshInterval: 0}, {maxRecordBytes: 10}, {rebalanceTimeot: 1}, {publishAs: 'json'}, {epochAckTimeout: -1}, {tombstoneTtl: 1.5}]) {
-      const task = catchError(() => new SyncTask('t', options));
-      const resolved = catchError(() => resolveSyncOptions(options));
+      const task = thrown(() => new SyncTask('t', options));
+      const resolved = thrown(() => resolveSyncOptions(options));
       expect(resolved).toBeInstanceOf(SyncError);
       expect([resolved.code, resolved.message]).toEqual([task.code, task.message]);
       expect(resolved.code).toBe('SYNC_INVALID_OPTIONS');
     }
-    expect(catchError(() => resolveSyncOptions(null)).code).toBe('INVALID_ARGUMENT');
-    expect(catchError(() => resolveSyncOptions([1])).code).toBe('INVALID_ARGUMENT');
+    expect(thrown(() => resolveSyncOptions(null)).code).toBe('INVALID_ARGUMENT');
+    expect(thrown(() => resolveSyncOptions([1])).code).toBe('INVALID_ARGUMENT');
   });
 });
 
@@ -70,7 +62,7 @@ describe('SyncTask#options', () => {
       expect(JSON.parse(r.value).taskID).toBe('t3');
     }
     records.free();
-    expect(catchError(() => records.options()).code).toBe('OBJECT_FREED');
+    expect(thrown(() => records.options()).code).toBe('OBJECT_FREED');
   });
 });
 
@@ -79,7 +71,7 @@ describe('minSyncRetention', () => {
     expect(minSyncRetention()).toBe(1200000);
     expect(minSyncRetention({stateRefreshInterval: 1000})).toBe(4000);
     expect(minSyncRetention({stateRefreshInterval: 1000, publishAs: 'records'})).toBe(4000);
-    expect(catchError(() => minSyncRetention({stateRefreshInterval: 0})).code).toBe('SYNC_INVALID_OPTIONS');
+    expect(thrown(() => minSyncRetention({stateRefreshInterval: 0})).code).toBe('SYNC_INVALID_OPTIONS');
   });
 
   test('KafkaTaskSync checks syncRetentionMs against it, and leaves the options to the core', () => {
@@ -87,14 +79,14 @@ describe('minSyncRetention', () => {
     const make = (o) => new kafka.KafkaTaskSync({kafka: client, connectorName: 'c1', taskId: 't1', ...o});
     const syncOptions = {stateRefreshInterval: 1000};
     expect(() => make({syncOptions, syncRetentionMs: minSyncRetention(syncOptions)})).not.toThrow();
-    const short = catchError(() => make({syncOptions, syncRetentionMs: minSyncRetention(syncOptions) - 1}));
+    const short = thrown(() => make({syncOptions, syncRetentionMs: minSyncRetention(syncOptions) - 1}));
     expect(short.code).toBe('KAFKA_RETENTION_TOO_SHORT');
     expect(short.message).toContain('(4000)');
     // invalid sync options: the core's error, as new SyncTask gives it
-    const bad = catchError(() => make({syncOptions: {stateRefreshInterval: 0}}));
+    const bad = thrown(() => make({syncOptions: {stateRefreshInterval: 0}}));
     expect([bad.code, bad.message]).toEqual([
       'SYNC_INVALID_OPTIONS',
-      catchError(() => new SyncTask('t1', {stateRefreshInterval: 0})).message,
+      thrown(() => new SyncTask('t1', {stateRefreshInterval: 0})).message,
     ]);
   });
 });

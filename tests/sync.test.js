@@ -3,17 +3,9 @@
 // (fast-check) leaving the task unchanged and working.
 const fc = require('fast-check');
 const partkit = require('partkit');
+const {thrown} = require('./support/thrown');
 
 const {SyncTask, SyncError, PartkitError} = partkit;
-
-function catchError(fn) {
-  try {
-    fn();
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected an error');
-}
 
 /** mulberry32: a tiny seeded PRNG, so the simulation is the same on every run. */
 function prng(seed) {
@@ -312,7 +304,7 @@ describe('SyncTask: records of at most maxRecordBytes', () => {
     bad.connectorState[0].data.partitions.push(earlier.data.partitions[0]);
     const again = new SyncTask('c', opts);
     for (const m of chunks.slice(0, -1)) again.onMessage(m, 7);
-    expect(catchError(() => again.onMessage(bad, 7)).code).toBe('SYNC_MALFORMED_MESSAGE');
+    expect(thrown(() => again.onMessage(bad, 7)).code).toBe('SYNC_MALFORMED_MESSAGE');
     expect(again.epoch()).toBeUndefined();
     again.onMessage(last, 7);
     expect(again.epoch()).toBe('2-b');
@@ -367,7 +359,7 @@ describe('SyncTask: bad input', () => {
       [() => t.onMessage(Buffer.from(c.values[0]), -1), 'INVALID_ARGUMENT'],
     ];
     for (const [fn, code] of cases) {
-      const error = catchError(fn);
+      const error = thrown(fn);
       expect(error).toBeInstanceOf(SyncError);
       expect(error).toBeInstanceOf(PartkitError);
       expect(error.name).toBe('SyncError');
@@ -376,13 +368,13 @@ describe('SyncTask: bad input', () => {
     }
     const cyclic = {};
     cyclic.self = cyclic;
-    expect(catchError(() => t.onMessage(cyclic, 1)).code).toBe('SYNC_MALFORMED_MESSAGE');
-    expect(catchError(() => t.onMessage({syncEpoch: 1n}, 1)).code).toBe('SYNC_MALFORMED_MESSAGE');
+    expect(thrown(() => t.onMessage(cyclic, 1)).code).toBe('SYNC_MALFORMED_MESSAGE');
+    expect(thrown(() => t.onMessage({syncEpoch: 1n}, 1)).code).toBe('SYNC_MALFORMED_MESSAGE');
     // bytes over a buffer detached after the view was made cannot be read
     const buffer = new ArrayBuffer(16);
     const bytes = new Uint8Array(buffer);
     structuredClone(buffer, {transfer: [buffer]});
-    expect(catchError(() => t.onMessage(bytes, 1)).code).toBe('INVALID_ARGUMENT');
+    expect(thrown(() => t.onMessage(bytes, 1)).code).toBe('INVALID_ARGUMENT');
     expect(view(t)).toBe(before);
   });
 
@@ -391,7 +383,7 @@ describe('SyncTask: bad input', () => {
     const t = c.nodes.get('t2').task;
     const before = view(t);
     const refused = (fn, code, message) => {
-      const error = catchError(fn);
+      const error = thrown(fn);
       expect(error).toBeInstanceOf(SyncError);
       expect(error.code).toBe(code);
       expect(error.message).toBe(message);
@@ -409,7 +401,7 @@ describe('SyncTask: bad input', () => {
     // a malformed record value, in JS words
     refused(() => t.onMessage(Buffer.from('[]'), c.now), 'SYNC_MALFORMED_MESSAGE', 'malformed sync message: message must be an object, got an array');
     // SyncTask called without new
-    const error = catchError(() => SyncTask('t9'));
+    const error = thrown(() => SyncTask('t9'));
     expect(error).toBeInstanceOf(PartkitError);
     expect(error.code).toBe('INVALID_ARGUMENT');
     expect(error.message).toBe('SyncTask is a class: create a task with new SyncTask(taskId, options)');

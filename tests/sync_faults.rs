@@ -2,304 +2,35 @@
 //! test driving `SyncTask`s alone over a hand-made log: stale shares, late records of a task that
 //! closed cleanly, and the checkpoint timing under partial messages and large groups.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use partkit::sync::{
-    MessageType, PartitionSpec, PartitionStatus, RebalanceEvent, SyncMessage, SyncOptions,
-    SyncOutput, SyncTask,
+    MessageType, PartitionSpec, PartitionStatus, RebalanceEvent, SyncOptions, SyncTask,
 };
 
-/// One totally ordered log and a group of tasks reading it, with the faults these tests need:
-/// readers that stall, producers whose records are held back (in flight) and land later.
-struct World {
-    log: Vec<SyncMessage>,
-    /// When each record of the log was appended.
-    log_at: Vec<u64>,
-    tasks: BTreeMap<String, SyncTask>,
-    pos: BTreeMap<String, usize>,
-    live: BTreeSet<String>,
-    stalled: BTreeSet<String>,
-    held: BTreeMap<String, Vec<SyncMessage>>,
-    running: BTreeMap<String, BTreeSet<String>>,
-    /// Per task: the tokens it read a record saying they are finished (any state in it).
-    finishes_read: BTreeMap<String, BTreeSet<String>>,
-    members: Vec<String>,
-    now: u64,
-    violations: Vec<String>,
-    /// Per slow task: how long its records take to land (a producer with a backlog).
-    lag: BTreeMap<String, u64>,
-    /// Records of slow tasks in flight: when each lands.
-    flight: Vec<(u64, SyncMessage)>,
-    /// Whether the records tasks publish in one tick land interleaved (one of each in turn), as
-    /// concurrent producers' do, rather than each output whole.
-    interleave: bool,
+#[path = "support/sync_world.rs"]
+mod world;
+use world::{timeouts, World};
+
+/// Tasks `ids` on an empty log, each input 10 ms after the one before it: the world of
+/// tests/support with the faults these tests need (stalled readers, producers whose records are
+/// held back and land later).
+fn world(ids: &[&str], opts: SyncOptions) -> World {
+    let mut w = World::new(ids, opts);
+    w.now = 1_000;
+    w.input_gap = 10;
+    w
 }
 
-impl World {
-    fn new(ids: &[&str], opts: SyncOptions) -> Self {
-        let mut w = World {
-            log: Vec::new(),
-            log_at: Vec::new(),
-            tasks: BTreeMap::new(),
-            pos: BTreeMap::new(),
-            live: BTreeSet::new(),
-            stalled: BTreeSet::new(),
-            held: BTreeMap::new(),
-            running: BTreeMap::new(),
-            finishes_read: BTreeMap::new(),
-            members: Vec::new(),
-            now: 1_000,
-            violations: Vec::new(),
-            lag: BTreeMap::new(),
-            flight: Vec::new(),
-            interleave: false,
-        };
-        for id in ids {
-            w.spawn(id, opts.clone());
-        }
-        w
-    }
-
-    /// A task that starts reading the log from its start.
-    fn spawn(&mut self, id: &str, opts: SyncOptions) {
-        self.tasks
-            .insert(id.to_string(), SyncTask::with_options(id, opts).unwrap());
-        self.pos.insert(id.to_string(), 0);
-        self.live.insert(id.to_string());
-        self.running.insert(id.to_string(), BTreeSet::new());
-    }
-
-    fn task(&self, id: &str) -> &SyncTask {
-        &self.tasks[id]
-    }
-
-    /// Carries out an output: appends (or holds) what it publishes; checks every start against
-    /// the two promises (no partition on two live members at once; a partition whose finish the
-    /// task read is not started again).
-    fn act(&mut self, id: &str, out: SyncOutput, what: &str) {
-        assert!(out.fenced.is_none(), "{id} fenced: {:?}", out.fenced);
-        if let Some(h) = self.held.get_mut(id) {
-            h.extend(out.publish);
-        } else if let Some(lag) = self.lag.get(id) {
-            let at = self.now + lag;
-            self.flight.extend(out.publish.into_iter().map(|m| (at, m)));
-        } else {
-            self.append(out.publish);
-        }
-        for t in &out.stop {
-            self.running.get_mut(id).unwrap().remove(t);
-        }
-        for t in out.start {
-            for other in &self.members {
-                if other != id && self.running[other].contains(&t) {
-                    self.violations
-                        .push(format!("{id} starts {t} ({what}) while {other} runs it"));
-                }
-            }
-            if self.finishes_read.get(id).is_some_and(|f| f.contains(&t)) {
-                self.violations.push(format!(
-                    "{id} starts {t} ({what}) after reading a record that says it finished"
-                ));
-            }
-            self.running.get_mut(id).unwrap().insert(t);
-        }
-    }
-
-    fn append(&mut self, records: Vec<SyncMessage>) {
-        self.log_at.extend(records.iter().map(|_| self.now));
-        self.log.extend(records);
-    }
-
-    /// The clean checkpoints in the log, by when they were appended: directly preceded by the
-    /// record they name, their chunks consecutive.
-    fn clean_checkpoints(&self) -> Vec<u64> {
-        let mut v = Vec::new();
-        for (i, m) in self.log.iter().enumerate() {
-            let Some(named) = &m.checkpoint else { continue };
-            if m.chunk.as_ref().is_some_and(|c| c.index > 0) || i == 0 {
-                continue;
-            }
-            let prev = &self.log[i - 1];
-            let count = m.chunk.as_ref().map_or(1, |c| c.count) as usize;
-            let whole = (0..count).all(|k| {
-                self.log.get(i + k).is_some_and(|r| {
-                    r.task_id == m.task_id && r.chunk.as_ref().map_or(0, |c| c.index) as usize == k
-                })
-            });
-            if whole
-                && prev.task_id == named.after_task_id
-                && prev.message_seq == Some(named.after_seq)
-            {
-                v.push(self.log_at[i]);
-            }
-        }
-        v
-    }
-
-    /// The checkpoints in the log a task can start at, clean or not (it applies one first and
-    /// reads on from the record after the one it names), by when they were appended: the
-    /// record they name is in the log before them, and so are their chunks, in order.
-    fn usable_checkpoints(&self) -> Vec<u64> {
-        let mut v = Vec::new();
-        for (i, m) in self.log.iter().enumerate() {
-            let Some(named) = &m.checkpoint else { continue };
-            let count = m.chunk.as_ref().map_or(1, |c| c.count);
-            if m.chunk.as_ref().is_some_and(|c| c.index + 1 < c.count) {
-                continue; // stands complete at its last chunk
-            }
-            let chunks = self.log[..=i]
-                .iter()
-                .filter(|r| r.task_id == m.task_id && r.checkpoint.as_ref() == Some(named))
-                .count() as u64;
-            let names = self.log[..i].iter().any(|r| {
-                r.task_id == named.after_task_id && r.message_seq == Some(named.after_seq)
-            });
-            if names && chunks >= u64::from(count) {
-                v.push(self.log_at[i]);
-            }
-        }
-        v
-    }
-
-    fn input(&mut self, id: &str, f: impl FnOnce(&mut SyncTask, u64) -> SyncOutput, what: &str) {
-        self.now += 10;
-        let now = self.now;
-        let out = f(self.tasks.get_mut(id).unwrap(), now);
-        self.act(id, out, what);
-    }
-
-    fn add(&mut self, id: &str, token: &str, parents: &[&str]) {
-        let spec = [PartitionSpec::new(token, parents)];
-        self.input(
-            id,
-            |t, now| t.add_partitions(&spec, now).unwrap(),
-            "addPartitions",
-        );
-    }
-
-    fn run(&mut self, id: &str, token: &str) {
-        self.input(
-            id,
-            |t, now| t.partition_started(token, now).unwrap(),
-            "partitionStarted",
-        );
-    }
-
-    fn finish(&mut self, id: &str, token: &str) {
-        self.running.get_mut(id).unwrap().remove(token);
-        self.input(
-            id,
-            |t, now| t.partition_finished(token, now).unwrap(),
-            "partitionFinished",
-        );
-    }
-
-    /// Every live task whose reader is not stalled reads the log to its end, round-robin.
-    fn settle(&mut self) {
-        let now = self.now;
-        let (due, later) = std::mem::take(&mut self.flight)
-            .into_iter()
-            .partition(|(at, _)| *at <= now);
-        self.flight = later;
-        self.append(due.into_iter().map(|(_, m)| m).collect());
-        loop {
-            let mut moved = false;
-            let ids: Vec<String> = self.live.iter().cloned().collect();
-            for id in ids {
-                let at = self.pos[&id];
-                if self.stalled.contains(&id) || at >= self.log.len() {
-                    continue;
-                }
-                *self.pos.get_mut(&id).unwrap() += 1;
-                let msg = self.log[at].clone();
-                self.input(&id, |t, now| t.on_message(&msg, now).unwrap(), "onMessage");
-                for st in &msg.connector_state {
-                    for p in &st.data.partitions {
-                        if p.state == PartitionStatus::Finished {
-                            self.finishes_read
-                                .entry(id.clone())
-                                .or_default()
-                                .insert(p.token.clone());
-                        }
-                    }
-                }
-                moved = true;
-            }
-            if !moved {
-                break;
-            }
-        }
-    }
-
-    fn rebalance(&mut self, generation: u64, leader: &str, members: &[&str]) {
-        self.members = members.iter().map(|m| m.to_string()).collect();
-        for m in members {
-            let ev = RebalanceEvent {
-                generation,
-                leader: *m == leader,
-                members: (*m == leader).then(|| self.members.clone()),
-            };
-            self.input(m, |t, now| t.on_rebalance(&ev, now).unwrap(), "onRebalance");
-        }
-        self.settle();
-    }
-
-    fn ticks(&mut self, n: usize, dt: u64) {
-        for _ in 0..n {
-            self.now += dt;
-            let ids: Vec<String> = self.live.iter().cloned().collect();
-            let mut outputs = Vec::new();
-            for id in ids {
-                let now = self.now;
-                let mut out = self.tasks.get_mut(&id).unwrap().tick(now);
-                if self.interleave {
-                    outputs.push(std::mem::take(&mut out.publish));
-                }
-                self.act(&id, out, "tick");
-            }
-            // concurrent producers: one record of each in turn
-            let longest = outputs.iter().map(Vec::len).max().unwrap_or(0);
-            let mut turns = Vec::new();
-            for k in 0..longest {
-                turns.extend(outputs.iter().filter_map(|o| o.get(k).cloned()));
-            }
-            self.append(turns);
-            self.settle();
-        }
-    }
-
-    /// `id` publishes into a buffer from now on (a slow producer, or a transport that leaves
-    /// the group before it flushes).
-    fn hold(&mut self, id: &str) {
-        self.held.insert(id.to_string(), Vec::new());
-    }
-
-    /// What `id` published since `hold` lands now.
-    fn land(&mut self, id: &str) {
-        let held = self.held.remove(id).unwrap_or_default();
-        self.append(held);
-    }
-
-    /// `id`'s records land `lag` after it publishes them, in order.
-    fn slow(&mut self, id: &str, lag: u64) {
-        self.lag.insert(id.to_string(), lag);
-    }
-
-    /// When each checkpoint (its first record) was appended, and by whom.
-    fn checkpoints(&self) -> Vec<(u64, String)> {
-        let first = |m: &SyncMessage| m.chunk.as_ref().is_none_or(|c| c.index == 0);
-        self.log
-            .iter()
-            .zip(&self.log_at)
-            .filter(|(m, _)| m.checkpoint.is_some() && first(m))
-            .map(|(m, at)| (*at, m.task_id.clone()))
-            .collect()
-    }
-
-    fn leave(&mut self, id: &str) {
-        self.live.remove(id);
-        self.running.get_mut(id).unwrap().clear();
-    }
+/// `l` alone, leading epoch 1, checkpointing every `interval`.
+fn lone_leader(interval: u64) -> World {
+    let opts = SyncOptions {
+        state_refresh_interval: interval,
+        ..SyncOptions::default()
+    };
+    let mut w = world(&["l"], opts);
+    w.rebalance(1, "l", &["l"]);
+    w
 }
 
 /// A task whose reader stalls keeps answering rebalances from its old epoch with a share of a
@@ -311,12 +42,8 @@ impl World {
 /// a share of a token the view knows done is no new work.
 #[test]
 fn a_stale_share_does_not_bring_a_finished_partition_back() {
-    let opts = SyncOptions {
-        rebalance_timeout: 5_000,
-        epoch_ack_timeout: 1_000,
-        ..SyncOptions::default()
-    };
-    let mut w = World::new(&["a", "b", "s"], opts);
+    let opts = timeouts(5_000, 1_000);
+    let mut w = world(&["a", "b", "s"], opts);
     w.rebalance(1, "b", &["a", "b", "s"]);
     w.ticks(2, 1_500);
     // s finds x (kept: ties go to the finder) and then p, which it shares to the least loaded a
@@ -352,12 +79,7 @@ fn a_stale_share_does_not_bring_a_finished_partition_back() {
     assert_eq!(w.task("b").epoch(), Some("4-b"));
     assert!(w.violations.is_empty(), "{:?}", w.violations);
     // p is still known to be done (a tombstone with a member), not new work
-    let p = w
-        .task("b")
-        .owned_partitions()
-        .iter()
-        .find(|p| p.token == "p")
-        .cloned();
+    let p = w.partition("b", "p");
     assert!(p.as_ref().is_none_or(|p| p.state.is_done()), "{p:?}");
 }
 
@@ -381,7 +103,7 @@ fn finds_oui_and_uso(w: &mut World, id: &str) {
 /// grandchild goes to it.
 #[test]
 fn late_records_of_a_closed_task_start_nothing_twice() {
-    let mut w = World::new(&["wh4", "ub7", "xt2"], SyncOptions::default());
+    let mut w = world(&["wh4", "ub7", "xt2"], SyncOptions::default());
     w.rebalance(1, "wh4", &["wh4", "ub7", "xt2"]);
     for (id, token) in [
         ("xt2", "nr4"),
@@ -445,7 +167,7 @@ fn a_sender_dying_half_way_through_chunks_delays_checkpoints_by_at_most_a_quarte
         max_record_bytes: 1_024,
         ..SyncOptions::default()
     };
-    let mut w = World::new(&["l", "d"], opts);
+    let mut w = world(&["l", "d"], opts);
     w.rebalance(1, "l", &["d", "l"]);
     w.ticks(4, 500);
     // d finds 40 partitions in one call: its change goes out in chunks, of which only the
@@ -455,17 +177,12 @@ fn a_sender_dying_half_way_through_chunks_delays_checkpoints_by_at_most_a_quarte
         .collect();
     w.now += 10;
     let now = w.now;
-    let mut out = w
-        .tasks
-        .get_mut("d")
-        .unwrap()
-        .add_partitions(&specs, now)
-        .unwrap();
+    let mut out = w.task_mut("d").add_partitions(&specs, now).unwrap();
     assert!(out.publish.len() > 2, "{} records", out.publish.len());
     out.publish.truncate(1);
     assert!(out.publish[0].chunk.is_some());
     let died_at = w.now;
-    w.act("d", out, "addPartitions (dies half-way)");
+    w.act_as("d", out, "addPartitions (dies half-way)");
     w.leave("d");
     w.settle();
     w.ticks(40, 250);
@@ -489,7 +206,7 @@ fn a_sender_dying_half_way_through_chunks_delays_checkpoints_by_at_most_a_quarte
 #[test]
 fn an_owners_older_word_does_not_undo_a_finish_read_before_it() {
     let opts = SyncOptions::default();
-    let mut w = World::new(&["t6"], opts.clone());
+    let mut w = world(&["t6"], opts.clone());
     w.rebalance(1, "t6", &["t6"]);
     w.add("t6", "p", &[]);
     w.settle();
@@ -530,12 +247,7 @@ fn an_owners_older_word_does_not_undo_a_finish_read_before_it() {
 #[test]
 fn a_record_read_again_does_not_move_what_a_checkpoint_names() {
     let interval = 2_000;
-    let opts = SyncOptions {
-        state_refresh_interval: interval,
-        ..SyncOptions::default()
-    };
-    let mut w = World::new(&["l"], opts);
-    w.rebalance(1, "l", &["l"]);
+    let mut w = lone_leader(interval);
     w.add("l", "p", &[]);
     w.settle();
     w.run("l", "p");
@@ -568,12 +280,12 @@ fn a_record_read_again_does_not_move_what_a_checkpoint_names() {
 /// the share too, and an epoch keeps a done share between departed tasks as done, with a member.
 #[test]
 fn a_departed_tasks_late_finish_of_what_it_left_as_a_share_is_no_new_work() {
-    let mut w = World::new(&["a", "b"], SyncOptions::default());
+    let mut w = world(&["a", "b"], SyncOptions::default());
     w.rebalance(1, "a", &["a", "b"]);
     let token = (0..50)
         .map(|i| format!("q{i}"))
         .find(|t| {
-            let mut probe = World::new(&["a", "b"], SyncOptions::default());
+            let mut probe = world(&["a", "b"], SyncOptions::default());
             probe.rebalance(1, "a", &["a", "b"]);
             probe.add("b", t, &[]);
             probe
@@ -642,12 +354,7 @@ fn longest_gap(clean: &[u64], from: u64, until: u64) -> u64 {
 #[test]
 fn a_busy_leader_with_a_backlog_still_checkpoints() {
     let interval = 2_000;
-    let opts = SyncOptions {
-        state_refresh_interval: interval,
-        ..SyncOptions::default()
-    };
-    let mut w = World::new(&["l"], opts);
-    w.rebalance(1, "l", &["l"]);
+    let mut w = lone_leader(interval);
     let specs: Vec<PartitionSpec> = (0..400)
         .map(|i| PartitionSpec::new(&format!("p{i:03}"), &[]))
         .collect();
@@ -740,7 +447,7 @@ fn successors_step_in_one_at_a_time_when_the_leader_lags() {
         max_record_bytes: 1_024,
         ..SyncOptions::default()
     };
-    let mut w = World::new(&["a", "b", "c", "d"], opts);
+    let mut w = world(&["a", "b", "c", "d"], opts);
     w.interleave = true;
     w.rebalance(1, "a", &["a", "b", "c", "d"]);
     for id in ["a", "b", "c", "d"] {
@@ -789,13 +496,9 @@ fn successors_step_in_one_at_a_time_when_the_leader_lags() {
 /// leader gives up what its fork gave it where the epoch everyone applied gives it to another.
 #[test]
 fn a_leader_rolling_back_its_fork_gives_up_what_the_fork_gave_it() {
-    let o = SyncOptions {
-        rebalance_timeout: 500,
-        epoch_ack_timeout: 200,
-        ..SyncOptions::default()
-    };
+    let o = timeouts(500, 200);
     // `c` runs the connector alone, then is gone; `a` and `b` start
-    let mut w = World::new(&["c"], o.clone());
+    let mut w = world(&["c"], o.clone());
     w.rebalance(1, "c", &["c"]);
     w.ticks(2, 300);
     for k in 0..8 {
@@ -841,11 +544,11 @@ fn a_leader_rolling_back_its_fork_gives_up_what_the_fork_gave_it() {
     assert_eq!(w.task("b").epoch(), Some("3-b"));
     // `a` misses b's NewEpoch (and b's answer before it: it has heard nothing of b, so no
     // counter of b's tells it)
-    assert!(w.pos["a"] < fork);
+    assert!(w.tasks["a"].1 < fork);
     while w.task("a").epoch() != Some("2-a") {
-        let at = w.pos["a"];
+        let at = w.tasks["a"].1;
         assert!(at < w.log.len(), "a published no epoch");
-        *w.pos.get_mut("a").unwrap() += 1;
+        w.tasks.get_mut("a").unwrap().1 += 1;
         let msg = w.log[at].clone();
         if msg.task_id == "a" {
             w.input("a", |t, now| t.on_message(&msg, now).unwrap(), "onMessage");
@@ -909,12 +612,8 @@ fn a_leader_rolling_back_its_fork_gives_up_what_the_fork_gave_it() {
 /// `l` takes `p` as finished.
 #[test]
 fn a_share_readdressed_from_a_departed_task_does_not_restart_a_finish_read() {
-    let opts = SyncOptions {
-        rebalance_timeout: 5_000,
-        epoch_ack_timeout: 1_000,
-        ..SyncOptions::default()
-    };
-    let mut w = World::new(&["a", "l", "n", "s"], opts);
+    let opts = timeouts(5_000, 1_000);
+    let mut w = world(&["a", "l", "n", "s"], opts);
     w.rebalance(1, "l", &["a", "l", "n", "s"]);
     w.ticks(2, 1_500);
     // s finds x (kept: ties go to the finder) and runs it, then finds p: shared to a

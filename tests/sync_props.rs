@@ -81,22 +81,12 @@ fn message() -> impl Strategy<Value = SyncMessage> {
     )
         .prop_map(
             |(e, id, kind, states, g, base, rg, resend, seq)| SyncMessage {
-                sync_epoch: e,
-                task_id: id,
-                message_timestamp: 1,
-                kind,
-                connector_state: states,
                 epoch_generation: g,
                 base_epoch: base,
                 rebalance_generation: rg,
                 resend,
-                epoch_attempt: 0,
                 message_seq: seq,
-                checkpoint: None,
-                departed: Vec::new(),
-                chunk: None,
-                delta: None,
-                rejected: Vec::new(),
+                ..SyncMessage::new(kind, e, id, 1, states)
             },
         )
 }

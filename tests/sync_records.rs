@@ -3,140 +3,42 @@
 //! that every reader joins into the same view as the whole message, and a message whose chunks
 //! did not all land (its author died half-way) is applied by nobody.
 
-use std::collections::BTreeMap;
+use partkit::sync::{PartitionSpec, SyncMessage, SyncOptions, SyncTask, MIN_RECORD_BYTES};
 
-use partkit::sync::{
-    PartitionSpec, RebalanceEvent, SyncMessage, SyncOptions, SyncTask, TaskState, MIN_RECORD_BYTES,
-};
+#[path = "support/sync_world.rs"]
+mod world;
+use world::{timeouts, World};
 
 fn opts(max: u64) -> SyncOptions {
     SyncOptions {
-        rebalance_timeout: 5_000,
-        epoch_ack_timeout: 1_000,
         max_record_bytes: max,
-        ..SyncOptions::default()
+        ..timeouts(5_000, 1_000)
     }
 }
 
-/// Tasks reading one log in order; every record appended is checked against the bound.
-struct Group {
-    max: u64,
-    log: Vec<SyncMessage>,
-    tasks: BTreeMap<String, (SyncTask, usize)>,
-    now: u64,
-    largest: usize,
-    bytes: usize,
+/// Tasks `ids` reading one log in order; every record appended is checked against the bound.
+fn group(max: u64, ids: &[&str]) -> World {
+    let mut g = World::new(ids, opts(max));
+    g.now = 1_000;
+    g.max_record = Some(max);
+    g
 }
 
-impl Group {
-    fn new(max: u64, ids: &[&str]) -> Self {
-        let mut g = Group {
-            max,
-            log: vec![],
-            tasks: BTreeMap::new(),
-            now: 1_000,
-            largest: 0,
-            bytes: 0,
-        };
-        for id in ids {
-            g.tasks.insert(
-                id.to_string(),
-                (SyncTask::with_options(id, opts(max)).unwrap(), 0),
-            );
-        }
-        g
-    }
+/// A rebalance of every task, `leader` leading; then the leader publishes when every answer is
+/// in (or at its timeout).
+fn rebalance(g: &mut World, generation: u64, leader: &str) {
+    let members: Vec<String> = g.tasks.keys().cloned().collect();
+    let members: Vec<&str> = members.iter().map(String::as_str).collect();
+    g.rebalance(generation, leader, &members);
+    g.ticks(1, 10_000);
+}
 
-    fn publish(&mut self, msgs: Vec<SyncMessage>) {
-        for m in msgs {
-            let len = serde_json::to_string(&m).unwrap().len();
-            assert!(
-                len as u64 <= self.max,
-                "a record of {len} bytes is larger than maxRecordBytes {}",
-                self.max
-            );
-            self.largest = self.largest.max(len);
-            self.bytes += len;
-            self.log.push(m);
-        }
-    }
-
-    /// Every task reads the log to its end, until nothing new is published.
-    fn settle(&mut self) {
-        loop {
-            let mut quiet = true;
-            let ids: Vec<String> = self.tasks.keys().cloned().collect();
-            for id in ids {
-                let (task, cursor) = self.tasks.get_mut(&id).unwrap();
-                let mut out = vec![];
-                while *cursor < self.log.len() {
-                    let m = self.log[*cursor].clone();
-                    *cursor += 1;
-                    out.extend(task.on_message(&m, self.now).unwrap().publish);
-                }
-                if !out.is_empty() {
-                    quiet = false;
-                }
-                self.publish(out);
-            }
-            if quiet {
-                return;
-            }
-        }
-    }
-
-    fn rebalance(&mut self, generation: u64, leader: &str) {
-        let members: Vec<String> = self.tasks.keys().cloned().collect();
-        for (id, (task, _)) in self.tasks.iter_mut() {
-            let ev = RebalanceEvent {
-                generation,
-                leader: id == leader,
-                members: (id == leader).then(|| members.clone()),
-            };
-            let out = task.on_rebalance(&ev, self.now).unwrap().publish;
-            for m in out {
-                let len = serde_json::to_string(&m).unwrap().len();
-                assert!(len as u64 <= self.max);
-                self.log.push(m);
-            }
-        }
-        self.settle();
-        // the leader publishes when every answer is in (or at its timeout)
-        self.tick(self.now + 10_000);
-    }
-
-    fn tick(&mut self, now: u64) {
-        self.now = now;
-        let ids: Vec<String> = self.tasks.keys().cloned().collect();
-        for id in ids {
-            let out = self.tasks.get_mut(&id).unwrap().0.tick(now).publish;
-            self.publish(out);
-        }
-        self.settle();
-    }
-
-    fn add(&mut self, id: &str, specs: &[PartitionSpec]) {
-        // (left Scheduled: while every change publishes the whole own state, starting each
-        // partition would cost the square of the partitions in this debug-build test)
-        let out = self
-            .tasks
-            .get_mut(id)
-            .unwrap()
-            .0
-            .add_partitions(specs, self.now)
-            .unwrap();
-        self.publish(out.publish);
-        self.settle();
-    }
-
-    /// Every task's view (own state included), without the per-task clocks.
-    fn view(&self, id: &str) -> Vec<TaskState> {
-        let mut v = self.tasks[id].0.known_tasks();
-        for s in &mut v {
-            s.state_timestamp = 0;
-        }
-        v
-    }
+/// `id` finds `specs`, and everyone reads.
+fn add(g: &mut World, id: &str, specs: &[PartitionSpec]) {
+    // (left Scheduled: while every change publishes the whole own state, starting each
+    // partition would cost the square of the partitions in this debug-build test)
+    g.add_partitions(id, specs);
+    g.settle();
 }
 
 fn specs(prefix: &str, n: usize) -> Vec<PartitionSpec> {
@@ -152,11 +54,11 @@ fn specs(prefix: &str, n: usize) -> Vec<PartitionSpec> {
 
 /// Builds a group of `tasks` tasks owning `per` partitions each, then a rebalance that moves a
 /// departed task's partitions; returns the group.
-fn scenario(max: u64, tasks: usize, per: usize) -> Group {
+fn scenario(max: u64, tasks: usize, per: usize) -> World {
     let ids: Vec<String> = (0..tasks).map(|i| format!("task-{i:03}")).collect();
     let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
-    let mut g = Group::new(max, &refs);
-    g.rebalance(1, refs[0]);
+    let mut g = group(max, &refs);
+    rebalance(&mut g, 1, refs[0]);
     for id in &ids {
         assert_eq!(
             g.tasks[id].0.epoch(),
@@ -165,14 +67,14 @@ fn scenario(max: u64, tasks: usize, per: usize) -> Group {
     }
     // each task finds its own partitions before sharing (a single batch shares round-robin)
     for id in &ids {
-        g.add(id, &specs(id, per));
+        add(&mut g, id, &specs(id, per));
     }
     // checkpoints
-    g.tick(g.now + SyncOptions::default().state_refresh_interval + 1);
+    g.ticks(1, SyncOptions::default().state_refresh_interval + 1);
     // the last task dies: the next epoch hands its partitions on
     let gone = ids.last().unwrap().clone();
     g.tasks.remove(&gone);
-    g.rebalance(2, refs[0]);
+    rebalance(&mut g, 2, refs[0]);
     g
 }
 
@@ -222,40 +124,13 @@ fn the_default_bound_holds_at_scale() {
 #[test]
 fn an_epoch_whose_chunks_did_not_all_land_is_applied_by_nobody() {
     let max = MIN_RECORD_BYTES * 2;
-    let mut g = Group::new(max, &["a", "b"]);
-    g.rebalance(1, "a");
-    g.add("a", &specs("a", 60));
-    g.add("b", &specs("b", 60));
+    let mut g = group(max, &["a", "b"]);
+    rebalance(&mut g, 1, "a");
+    add(&mut g, "a", &specs("a", 60));
+    add(&mut g, "b", &specs("b", 60));
     // generation 2: b leads; its NewEpoch goes out in chunks, and b dies after the first ones
-    let ev_a = RebalanceEvent {
-        generation: 2,
-        leader: false,
-        members: None,
-    };
-    let ev_b = RebalanceEvent {
-        generation: 2,
-        leader: true,
-        members: Some(vec!["a".into(), "b".into()]),
-    };
     let now = g.now;
-    let out = g
-        .tasks
-        .get_mut("a")
-        .unwrap()
-        .0
-        .on_rebalance(&ev_a, now)
-        .unwrap()
-        .publish;
-    g.publish(out);
-    let out = g
-        .tasks
-        .get_mut("b")
-        .unwrap()
-        .0
-        .on_rebalance(&ev_b, now)
-        .unwrap()
-        .publish;
-    g.publish(out);
+    g.announce(2, "b", &["a", "b"]);
     // b reads the answers (its own included) and publishes the epoch
     let (b, cursor) = g.tasks.get_mut("b").unwrap();
     let mut published = vec![];
@@ -270,33 +145,21 @@ fn an_epoch_whose_chunks_did_not_all_land_is_applied_by_nobody() {
         .collect();
     assert!(chunks.len() >= 2, "the epoch needs chunks");
     g.tasks.remove("b");
-    g.publish(chunks[..chunks.len() - 1].to_vec());
+    g.append(chunks[..chunks.len() - 1].to_vec());
     g.settle();
     assert_eq!(g.tasks["a"].0.epoch(), Some("1-a"));
     // chunks read out of order are not applied either
-    let mut late = Group::new(max, &["c"]);
+    let mut late = group(max, &["c"]);
     let mut tail = chunks.clone();
     tail.swap(0, 1);
     for m in &tail {
-        let _ = late
-            .tasks
-            .get_mut("c")
-            .unwrap()
-            .0
-            .on_message(m, now)
-            .unwrap();
+        let _ = late.task_mut("c").on_message(m, now).unwrap();
     }
     assert_eq!(late.tasks["c"].0.epoch(), None);
     // all of them, in order: applied
-    let mut fresh = Group::new(max, &["c"]);
+    let mut fresh = group(max, &["c"]);
     for m in &chunks {
-        let _ = fresh
-            .tasks
-            .get_mut("c")
-            .unwrap()
-            .0
-            .on_message(m, now)
-            .unwrap();
+        let _ = fresh.task_mut("c").on_message(m, now).unwrap();
     }
     assert_eq!(fresh.tasks["c"].0.epoch(), Some("2-b"));
     // a last chunk that makes the whole message malformed (a token of the first chunk again) is
@@ -312,7 +175,7 @@ fn an_epoch_whose_chunks_did_not_all_land_is_applied_by_nobody() {
         .partitions[0]
         .clone();
     bad.connector_state[0].data.partitions.push(dup);
-    let mut again = Group::new(max, &["c"]);
+    let mut again = group(max, &["c"]);
     let c = &mut again.tasks.get_mut("c").unwrap().0;
     for m in &chunks[..chunks.len() - 1] {
         c.on_message(m, now).unwrap();
@@ -342,18 +205,12 @@ fn the_bound_is_checked() {
         "SYNC_INVALID_PARTITION"
     );
     // a chunk index beyond its count is malformed
-    let mut g = Group::new(MIN_RECORD_BYTES, &["a"]);
-    g.rebalance(1, "a");
+    let mut g = group(MIN_RECORD_BYTES, &["a"]);
+    rebalance(&mut g, 1, "a");
     let mut m = g.log.last().unwrap().clone();
     m.chunk = Some(partkit::sync::ChunkRef { index: 3, count: 2 });
     assert_eq!(
-        g.tasks
-            .get_mut("a")
-            .unwrap()
-            .0
-            .on_message(&m, 0)
-            .unwrap_err()
-            .code(),
+        g.task_mut("a").on_message(&m, 0).unwrap_err().code(),
         "SYNC_MALFORMED_MESSAGE"
     );
 }
@@ -361,10 +218,11 @@ fn the_bound_is_checked() {
 /// Every owner starts each of its partitions, and finishes every `finish`-th one (0: none), one
 /// call at a time (the driver of a connector that reports each partition as it goes); returns
 /// the bytes published meanwhile and the largest record.
-fn start_and_finish_each(g: &mut Group, finish: usize) -> (usize, usize) {
+fn start_and_finish_each(g: &mut World, finish: usize) -> (usize, usize) {
     let (bytes, largest) = (g.bytes, g.largest);
     g.largest = 0;
     let ids: Vec<String> = g.tasks.keys().cloned().collect();
+    let now = g.now;
     for id in &ids {
         let tokens: Vec<String> = g.tasks[id]
             .0
@@ -373,11 +231,11 @@ fn start_and_finish_each(g: &mut Group, finish: usize) -> (usize, usize) {
             .map(|p| p.token.clone())
             .collect();
         for (i, t) in tokens.iter().enumerate() {
-            let out = g.tasks.get_mut(id).unwrap().0.partition_started(t, g.now);
-            g.publish(out.unwrap().publish);
+            let out = g.task_mut(id).partition_started(t, now).unwrap();
+            g.append(out.publish);
             if finish > 0 && i % finish == 0 {
-                let out = g.tasks.get_mut(id).unwrap().0.partition_finished(t, g.now);
-                g.publish(out.unwrap().publish);
+                let out = g.task_mut(id).partition_finished(t, now).unwrap();
+                g.append(out.publish);
             }
         }
         g.settle();
@@ -393,9 +251,9 @@ fn a_change_costs_what_it_changes() {
     // one by one took 73 MB when every change published the whole own state
     let mut cost = vec![];
     for n in [1_000usize, 2_000] {
-        let mut g = Group::new(900_000, &["a"]);
-        g.rebalance(1, "a");
-        g.add("a", &specs("p", n));
+        let mut g = group(900_000, &["a"]);
+        rebalance(&mut g, 1, "a");
+        add(&mut g, "a", &specs("p", n));
         let (bytes, largest) = start_and_finish_each(&mut g, 0);
         assert!(
             bytes < n * 400,
@@ -418,10 +276,10 @@ fn a_change_costs_what_it_changes() {
 fn readers_rebuild_the_sender_state_from_its_changes() {
     // three tasks sharing partitions: every change goes out as a delta, every reader applies it
     // to its view, and all views stay identical to the senders' own states
-    let mut g = Group::new(900_000, &["a", "b", "c"]);
-    g.rebalance(1, "a");
-    g.add("a", &specs("p", 300));
-    let deltas = |g: &Group| g.log.iter().filter(|m| m.delta.is_some()).count();
+    let mut g = group(900_000, &["a", "b", "c"]);
+    rebalance(&mut g, 1, "a");
+    add(&mut g, "a", &specs("p", 300));
+    let deltas = |g: &World| g.log.iter().filter(|m| m.delta.is_some()).count();
     let before = deltas(&g);
     start_and_finish_each(&mut g, 10);
     assert!(deltas(&g) > before + 300, "changes went out as deltas");
@@ -430,6 +288,7 @@ fn readers_rebuild_the_sender_state_from_its_changes() {
     let children: Vec<PartitionSpec> = (0..100)
         .map(|i| PartitionSpec::new(format!("c{i}"), &[&format!("p-partition-token-{i:06}")]))
         .collect();
+    let mut published = vec![];
     for (id, (task, _)) in g.tasks.iter_mut() {
         let mine: Vec<PartitionSpec> = children
             .iter()
@@ -442,10 +301,11 @@ fn readers_rebuild_the_sender_state_from_its_changes() {
             .collect();
         let out = task.add_partitions(&mine, g.now).unwrap();
         assert!(out.publish.len() <= 1, "{id}");
-        g.log.extend(out.publish);
+        published.extend(out.publish);
     }
+    g.append(published);
     g.settle();
-    let found = |g: &Group| {
+    let found = |g: &World| {
         g.tasks
             .values()
             .map(|(t, _)| {
@@ -458,8 +318,8 @@ fn readers_rebuild_the_sender_state_from_its_changes() {
     };
     assert_eq!(found(&g), 100);
     let removal = g.tasks["a"].0.options().removal_delay + g.tasks["a"].0.options().tombstone_ttl;
-    g.tick(g.now + removal + 1);
-    g.tick(g.now + removal + 1);
+    g.ticks(1, removal + 1);
+    g.ticks(1, removal + 1);
     assert!(
         g.log
             .iter()
@@ -485,8 +345,8 @@ fn readers_rebuild_the_sender_state_from_its_changes() {
 
 #[test]
 fn a_delta_is_only_for_regular_messages() {
-    let mut g = Group::new(900_000, &["a"]);
-    g.rebalance(1, "a");
+    let mut g = group(900_000, &["a"]);
+    rebalance(&mut g, 1, "a");
     let mut m = g
         .log
         .iter()

@@ -8,241 +8,38 @@
 //! the latest usable checkpoint, by the core's start rule (`find_epoch_start`, which
 //! `findEpochStart` calls).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use partkit::sync::{
-    checkpoint_message, find_epoch_start, EpochStart, LogRecord, PartitionSpec, PartitionStatus,
-    RebalanceEvent, RecordHeader, SyncMessage, SyncOptions, SyncOutput, SyncTask,
-    MIN_RETENTION_REFRESHES,
+    PartitionSpec, PartitionStatus, RebalanceEvent, SyncOptions, SyncTask, MIN_RETENTION_REFRESHES,
 };
+
+#[path = "support/sync_world.rs"]
+mod world;
+use world::{specs, timeouts, World};
 
 const DAY: u64 = 86_400_000;
 
 fn opts() -> SyncOptions {
-    SyncOptions {
-        rebalance_timeout: 5_000,
-        epoch_ack_timeout: 1_000,
-        ..SyncOptions::default()
-    }
+    timeouts(5_000, 1_000)
 }
 
-/// One sync topic (with retention), live tasks reading it in order.
-struct World {
-    log: Vec<(u64, SyncMessage)>,
-    /// The first record retention has not deleted.
-    first: usize,
-    tasks: BTreeMap<String, (SyncTask, usize)>,
-    live: BTreeSet<String>,
-    now: u64,
-    running: BTreeMap<String, BTreeSet<String>>,
+/// One sync topic (with retention) and no task yet, each input 1 ms after the one before it.
+fn world() -> World {
+    let mut w = World::new(&[], opts());
+    w.now = 1_000;
+    w.input_gap = 1;
+    w
 }
 
-impl World {
-    fn new() -> Self {
-        World {
-            log: vec![],
-            first: 0,
-            tasks: BTreeMap::new(),
-            live: BTreeSet::new(),
-            now: 1_000,
-            running: BTreeMap::new(),
-        }
+/// `a` and `b`, reading from the log's start, in epoch 1 led by `a`.
+fn pair() -> World {
+    let mut w = world();
+    for id in ["a", "b"] {
+        w.join(id, 0);
     }
-
-    /// A task that starts reading at `from` (see [`World::start_offset`]).
-    fn spawn(&mut self, id: &str, from: usize) {
-        self.spawn_with(id, from, opts());
-    }
-
-    /// [`World::spawn`] with other options.
-    fn spawn_with(&mut self, id: &str, from: usize, opts: SyncOptions) {
-        let task = SyncTask::with_options(id, opts).unwrap();
-        self.tasks.insert(id.into(), (task, from));
-        self.live.insert(id.into());
-        self.settle();
-    }
-
-    /// A task that starts where [`World::start`] says: the checkpoint it names (if any) is
-    /// applied first, without its counter, then the log is read from `from`.
-    fn spawn_at(&mut self, id: &str, (from, first): (usize, Option<SyncMessage>)) {
-        let mut task = SyncTask::with_options(id, opts()).unwrap();
-        if let Some(msg) = first {
-            self.now += 1;
-            let out = task.on_message(&msg, self.now).unwrap();
-            assert!(out.publish.is_empty() && out.start.is_empty());
-        }
-        self.tasks.insert(id.into(), (task, from));
-        self.live.insert(id.into());
-        self.settle();
-    }
-
-    /// Where a new task starts: the core's start rule (`find_epoch_start`, which
-    /// `findEpochStart` calls) over the retained records, offsets being log indexes; these
-    /// scenarios expect it at a checkpoint: clean, or (not clean) right after the named record,
-    /// with the checkpoint applied first.
-    fn start(&self) -> (usize, Option<SyncMessage>) {
-        let records: Vec<LogRecord<'_>> = (self.first..self.log.len())
-            .map(|k| LogRecord {
-                offset: k as u64,
-                header: Some(RecordHeader::of(&self.log[k].1)),
-            })
-            .collect();
-        match find_epoch_start(&records, true, self.first as u64).unwrap() {
-            EpochStart::At(k) if self.log[k as usize].1.checkpoint.is_some() => (k as usize, None),
-            EpochStart::AfterCheckpoint { offset, checkpoint } => {
-                let parts = checkpoint
-                    .iter()
-                    .map(|&k| self.log[k as usize].1.clone())
-                    .collect();
-                (offset as usize, Some(checkpoint_message(parts).unwrap()))
-            }
-            other => panic!("no usable checkpoint is retained: {other:?}"),
-        }
-    }
-
-    fn kill(&mut self, id: &str) {
-        self.live.remove(id);
-        self.running.remove(id);
-    }
-
-    fn act(&mut self, id: &str, out: SyncOutput) {
-        assert!(out.fenced.is_none(), "{id} fenced itself: {:?}", out.fenced);
-        let run = self.running.entry(id.into()).or_default();
-        for t in &out.stop {
-            run.remove(t);
-        }
-        run.extend(out.start);
-        for m in out.publish {
-            self.log.push((self.now, m));
-        }
-    }
-
-    fn task(&mut self, id: &str) -> &mut SyncTask {
-        &mut self.tasks.get_mut(id).unwrap().0
-    }
-
-    /// Every live task reads the log to its end.
-    fn settle(&mut self) {
-        loop {
-            let mut moved = false;
-            for id in self.live.clone() {
-                let (task, cursor) = self.tasks.get_mut(&id).unwrap();
-                if *cursor < self.log.len() {
-                    assert!(*cursor >= self.first, "{id} is behind retention");
-                    let msg = self.log[*cursor].1.clone();
-                    *cursor += 1;
-                    self.now += 1;
-                    let out = task.on_message(&msg, self.now).unwrap();
-                    self.act(&id, out);
-                    moved = true;
-                }
-            }
-            if !moved {
-                break;
-            }
-        }
-    }
-
-    fn rebalance(&mut self, generation: u64, leader: &str, members: &[&str]) {
-        for m in members {
-            let ev = RebalanceEvent {
-                generation,
-                leader: *m == leader,
-                members: (*m == leader).then(|| members.iter().map(|s| s.to_string()).collect()),
-            };
-            self.now += 1;
-            let now = self.now;
-            let out = self.task(m).on_rebalance(&ev, now).unwrap();
-            self.act(m, out);
-        }
-        self.settle();
-    }
-
-    /// Time passes until `until`, each live task ticking at its `poll_timeout()` (never in
-    /// the past after a tick) and everyone reading what was published; retention (`retention`
-    /// ms, if any) deletes old records as time goes.
-    fn run_until(&mut self, until: u64, retention: Option<u64>) {
-        loop {
-            let next = self
-                .live
-                .iter()
-                .filter_map(|id| self.tasks[id].0.poll_timeout())
-                .min();
-            let Some(next) = next.filter(|&t| t <= until) else {
-                self.now = self.now.max(until);
-                break;
-            };
-            self.now = self.now.max(next);
-            for id in self.live.clone() {
-                let now = self.now;
-                if self.tasks[&id].0.poll_timeout().is_some_and(|t| t <= now) {
-                    let out = self.task(&id).tick(now);
-                    self.act(&id, out);
-                    let after = self.tasks[&id].0.poll_timeout();
-                    assert!(
-                        after.is_none_or(|t| t > now),
-                        "{id}: pollTimeout {after:?} <= now {now} after tick"
-                    );
-                }
-            }
-            self.settle();
-            if let Some(r) = retention {
-                self.expire(r);
-            }
-        }
-    }
-
-    /// Every task reports started, at `now`, each partition it was told to start.
-    fn start_all(&mut self, now: u64) {
-        for (id, tokens) in self.running.clone() {
-            for t in tokens {
-                let out = self.task(&id).partition_started(&t, now).unwrap();
-                self.act(&id, out);
-            }
-        }
-    }
-
-    /// Retention deletes the records older than `retention`.
-    fn expire(&mut self, retention: u64) {
-        while self.first < self.log.len() && self.log[self.first].0 + retention < self.now {
-            self.first += 1;
-        }
-    }
-
-    /// Where a new task starts reading: the latest clean checkpoint (the record before it is
-    /// the one it names), as `findEpochStart` decides.
-    fn start_offset(&self) -> usize {
-        (self.first + 1..self.log.len())
-            .rev()
-            .find(|&k| {
-                let (m, prev) = (&self.log[k].1, &self.log[k - 1].1);
-                m.checkpoint.as_ref().is_some_and(|c| {
-                    prev.task_id == c.after_task_id && prev.message_seq == Some(c.after_seq)
-                })
-            })
-            .expect("a clean checkpoint is retained")
-    }
-
-    /// The live owner of every partition in `tokens`, which must be exactly one each.
-    fn owners(&self, tokens: &[&str]) -> BTreeMap<String, (String, PartitionStatus)> {
-        let mut found = BTreeMap::new();
-        for id in &self.live {
-            for p in self.tasks[id].0.owned_partitions() {
-                if tokens.contains(&p.token.as_str()) {
-                    let prev = found.insert(p.token.clone(), (id.clone(), p.state));
-                    assert!(prev.is_none(), "{} owned twice: {prev:?} and {id}", p.token);
-                }
-            }
-        }
-        for t in tokens {
-            assert!(found.contains_key(*t), "{t} is owned by no live task");
-        }
-        found
-    }
-}
-
-fn specs(tokens: &[&str]) -> Vec<PartitionSpec> {
-    tokens.iter().map(|t| PartitionSpec::new(*t, &[])).collect()
+    w.rebalance(1, "a", &["a", "b"]);
+    w
 }
 
 /// The standalone reproduction exactly: retention has deleted every record, x (owning p, q, r)
@@ -252,18 +49,16 @@ fn specs(tokens: &[&str]) -> Vec<PartitionSpec> {
 /// members (before, it waited out the timeout and published an epoch without them).
 #[test]
 fn a_fresh_leader_after_retention_keeps_a_dead_tasks_partitions() {
-    let mut w = World::new();
+    let mut w = world();
     for id in ["a", "b", "x"] {
-        w.spawn(id, 0);
+        w.join(id, 0);
     }
     let now = w.now;
-    let out = w
-        .task("x")
-        .add_partitions(&specs(&["p", "q", "r"]), now)
-        .unwrap();
-    w.act("x", out);
+    w.call("x", |t, now| {
+        t.add_partitions(&specs(&["p", "q", "r"]), now).unwrap()
+    });
     for t in ["p", "q", "r"] {
-        let out = w.task("x").partition_started(t, now).unwrap();
+        let out = w.task_mut("x").partition_started(t, now).unwrap();
         w.act("x", out);
     }
     w.rebalance(1, "a", &["a", "b", "x"]);
@@ -275,9 +70,9 @@ fn a_fresh_leader_after_retention_keeps_a_dead_tasks_partitions() {
     for id in ["a", "b"] {
         w.tasks.get_mut(id).unwrap().1 = w.log.len();
     }
-    w.kill("x");
+    w.leave("x");
     let end = w.log.len();
-    w.spawn("n", end);
+    w.join("n", end);
     w.rebalance(3, "n", &["n", "a", "b"]);
     let until = w.now + 20_000;
     w.run_until(until, None);
@@ -296,32 +91,30 @@ fn a_fresh_leader_after_retention_keeps_a_dead_tasks_partitions() {
 /// latest clean checkpoint, leads, and the dead task's partitions go to live members.
 #[test]
 fn a_new_task_starts_from_a_checkpoint_after_a_quiet_day() {
-    let mut w = World::new();
+    let mut w = world();
     for id in ["a", "b", "x"] {
-        w.spawn(id, 0);
+        w.join(id, 0);
     }
     w.rebalance(1, "a", &["a", "b", "x"]);
     let now = w.now;
-    let out = w
-        .task("x")
-        .add_partitions(&specs(&["p", "q", "r"]), now)
-        .unwrap();
-    w.act("x", out);
+    w.call("x", |t, now| {
+        t.add_partitions(&specs(&["p", "q", "r"]), now).unwrap()
+    });
     w.settle();
-    w.start_all(now);
+    w.start_running(now);
     w.settle();
     let until = w.now + DAY + 3_600_000;
     w.run_until(until, Some(DAY));
     assert!(
         w.log[w.first..]
             .iter()
-            .all(|(_, m)| m.kind != partkit::sync::MessageType::NewEpoch || m.resend),
+            .all(|m| m.kind != partkit::sync::MessageType::NewEpoch || m.resend),
         "retention deleted the NewEpoch"
     );
     let owner_of_q = w.owners(&["q"])["q"].0.clone();
-    w.kill(&owner_of_q);
+    w.leave(&owner_of_q);
     let from = w.start_offset();
-    w.spawn("n", from);
+    w.join("n", from);
     let members: Vec<&str> = ["a", "b", "x", "n"]
         .into_iter()
         .filter(|m| *m != owner_of_q)
@@ -339,27 +132,26 @@ fn a_new_task_starts_from_a_checkpoint_after_a_quiet_day() {
 /// child c) over, instead of fencing itself in a loop until everything was lost.
 #[test]
 fn a_lone_replacement_takes_the_state_over_instead_of_fencing() {
-    let mut w = World::new();
-    w.spawn("x", 0);
+    let mut w = world();
+    w.join("x", 0);
     w.rebalance(1, "x", &["x"]);
     w.rebalance(2, "x", &["x"]);
     let now = w.now;
-    let out = w.task("x").add_partitions(&specs(&["p"]), now).unwrap();
-    w.act("x", out);
-    let out = w.task("x").partition_started("p", now).unwrap();
+    w.call("x", |t, now| t.add_partitions(&specs(&["p"]), now).unwrap());
+    let out = w.task_mut("x").partition_started("p", now).unwrap();
     w.act("x", out);
     let out = w
-        .task("x")
+        .task_mut("x")
         .add_partitions(&[PartitionSpec::new("c", &["p"])], now)
         .unwrap();
     w.act("x", out);
     w.settle();
     let until = w.now + DAY + 3_600_000;
     w.run_until(until, Some(DAY));
-    w.kill("x");
+    w.leave("x");
     for (g, id) in [(3, "n1"), (4, "n2")] {
         let from = w.start_offset();
-        w.spawn(id, from);
+        w.join(id, from);
         w.rebalance(g, id, &[id]);
         let until = w.now + 60_000;
         w.run_until(until, Some(DAY));
@@ -367,7 +159,7 @@ fn a_lone_replacement_takes_the_state_over_instead_of_fencing() {
         let owners = w.owners(&["p", "c"]);
         assert_eq!(owners["p"], (id.to_string(), PartitionStatus::Scheduled));
         assert_eq!(owners["c"], (id.to_string(), PartitionStatus::Created));
-        w.kill(id);
+        w.leave(id);
     }
 }
 
@@ -416,26 +208,20 @@ fn poll_timeout_is_never_in_the_past_after_a_tick() {
 /// stops p and counts it finished (work done twice, never at the same time, and not for ever).
 #[test]
 fn a_finish_that_lands_after_the_next_epoch_stops_the_rerun() {
-    let mut w = World::new();
-    for id in ["a", "b"] {
-        w.spawn(id, 0);
-    }
-    w.rebalance(1, "a", &["a", "b"]);
+    let mut w = pair();
     let now = w.now;
-    let out = w
-        .task("b")
-        .add_partitions(&specs(&["p", "q"]), now)
-        .unwrap();
-    w.act("b", out);
+    w.call("b", |t, now| {
+        t.add_partitions(&specs(&["p", "q"]), now).unwrap()
+    });
     w.settle();
     let holder = w.owners(&["p"])["p"].0.clone();
     assert_eq!(holder, "b", "p stays with its finder when loads tie");
-    let out = w.task("b").partition_started("p", now).unwrap();
+    let out = w.task_mut("b").partition_started("p", now).unwrap();
     w.act("b", out);
     w.settle();
     // b finishes p and leaves; its record is held back until after the next epoch
-    let held = w.task("b").partition_finished("p", now + 1).unwrap();
-    w.kill("b");
+    let held = w.task_mut("b").partition_finished("p", now + 1).unwrap();
+    w.leave("b");
     w.rebalance(2, "a", &["a"]);
     let until = w.now + 10_000;
     w.run_until(until, None);
@@ -444,18 +230,13 @@ fn a_finish_that_lands_after_the_next_epoch_stops_the_rerun() {
         "the epoch gave p to a, which started it"
     );
     assert!(held.fenced.is_none());
-    w.log.extend(held.publish.into_iter().map(|m| (w.now, m)));
+    w.append(held.publish);
     w.settle();
     assert!(
         !w.running["a"].contains("p"),
         "a stopped p once b's finish landed"
     );
-    let p = w
-        .task("a")
-        .owned_partitions()
-        .iter()
-        .find(|p| p.token == "p")
-        .cloned();
+    let p = w.partition("a", "p");
     assert_eq!(p.map(|p| p.state), Some(PartitionStatus::Finished));
     // q, which b had not finished, goes on on a
     assert!(w.owners(&["q"])["q"].0 == "a");
@@ -474,60 +255,49 @@ fn retention_rule_constant() {
 /// which only b's overtaking record holds; when b dies, q goes to a live task.
 #[test]
 fn a_new_task_starts_from_an_overtaken_checkpoint() {
-    let mut w = World::new();
-    for id in ["a", "b"] {
-        w.spawn(id, 0);
-    }
-    w.rebalance(1, "a", &["a", "b"]);
+    let mut w = pair();
     w.rebalance(2, "a", &["a", "b"]);
-    let now = w.now;
-    let out = w.task("b").add_partitions(&specs(&["p"]), now).unwrap();
-    w.act("b", out);
+    w.call("b", |t, now| t.add_partitions(&specs(&["p"]), now).unwrap());
     w.settle();
     // a's next checkpoint, held back while b's record lands first
     let held = loop {
         let next = w.task("a").poll_timeout().expect("a has a timer");
         w.now = w.now.max(next);
         let now = w.now;
-        let out = w.task("a").tick(now);
+        let out = w.task_mut("a").tick(now);
         if out.publish.iter().any(|m| m.checkpoint.is_some()) {
             break out;
         }
         w.act("a", out);
         w.settle();
     };
-    let now = w.now;
-    let out = w.task("b").add_partitions(&specs(&["q"]), now).unwrap();
-    w.act("b", out);
+    w.call("b", |t, now| t.add_partitions(&specs(&["q"]), now).unwrap());
     let overtaking = w.log.len() - 1;
     w.act("a", held);
     let k = (overtaking + 1..w.log.len())
-        .find(|&k| w.log[k].1.checkpoint.is_some())
+        .find(|&k| w.log[k].checkpoint.is_some())
         .unwrap();
-    let c = w.log[k].1.checkpoint.clone().unwrap();
+    let c = w.log[k].checkpoint.clone().unwrap();
     let named = (0..k)
         .rev()
-        .find(|&j| {
-            w.log[j].1.task_id == c.after_task_id && w.log[j].1.message_seq == Some(c.after_seq)
-        })
+        .find(|&j| w.log[j].task_id == c.after_task_id && w.log[j].message_seq == Some(c.after_seq))
         .unwrap();
     assert!(named < overtaking, "the checkpoint is not overtaken");
     assert!(
-        w.log[k].1.connector_state.iter().all(|st| st
-            .data
-            .partitions
+        w.log[k]
+            .connector_state
             .iter()
-            .all(|p| p.token != "q")),
+            .all(|st| st.data.partitions.iter().all(|p| p.token != "q")),
         "the checkpoint already holds q"
     );
     w.settle();
     // retention deleted everything before the named record
     w.first = named;
-    w.kill("b");
+    w.leave("b");
     let start = w.start();
     assert_eq!(start.0, named + 1);
     assert!(start.1.is_some());
-    w.spawn_at("n", start);
+    w.join_at("n", start);
     w.rebalance(3, "n", &["a", "n"]);
     let until = w.now + 20_000;
     w.run_until(until, None);
@@ -547,15 +317,13 @@ fn a_new_task_starts_from_an_overtaken_checkpoint() {
 #[test]
 fn members_step_in_a_slot_apart_never_sooner_than_the_ack_timeout() {
     let o = SyncOptions {
-        rebalance_timeout: 5_000,
-        epoch_ack_timeout: 1_000,
         state_refresh_interval: 10_000,
-        ..SyncOptions::default()
+        ..timeouts(5_000, 1_000)
     };
     let ids: Vec<String> = (0..20).map(|i| format!("t{i:02}")).collect();
-    let mut w = World::new();
+    let mut w = world();
     for id in &ids {
-        w.spawn_with(id, 0, o.clone());
+        w.join_with(id, 0, o.clone());
     }
     let members: Vec<&str> = ids.iter().map(String::as_str).collect();
     w.rebalance(1, "t00", &members);
@@ -581,8 +349,8 @@ fn members_step_in_a_slot_apart_never_sooner_than_the_ack_timeout() {
     let authors: BTreeSet<&str> = w
         .log
         .iter()
-        .filter(|(_, m)| m.checkpoint.is_some())
-        .map(|(_, m)| m.task_id.as_str())
+        .filter(|m| m.checkpoint.is_some())
+        .map(|m| m.task_id.as_str())
         .collect();
     assert_eq!(authors, BTreeSet::from(["t00"]));
 }
@@ -597,36 +365,33 @@ fn members_step_in_a_slot_apart_never_sooner_than_the_ack_timeout() {
 fn a_stop_shorter_than_the_retention_after_a_clean_close_loses_nothing() {
     let interval = opts().state_refresh_interval;
     let retention = MIN_RETENTION_REFRESHES * interval;
-    let mut w = World::new();
-    for id in ["a", "b"] {
-        w.spawn(id, 0);
-    }
-    w.rebalance(1, "a", &["a", "b"]);
-    let now = w.now;
-    let out = w
-        .task("a")
-        .add_partitions(&specs(&["p", "q", "r"]), now)
-        .unwrap();
-    w.act("a", out);
+    let mut w = pair();
+    w.call("a", |t, now| {
+        t.add_partitions(&specs(&["p", "q", "r"]), now).unwrap()
+    });
     let until = w.now + 20_000;
     w.run_until(until, Some(retention));
     let now = w.now;
-    w.start_all(now);
+    w.start_running(now);
     w.settle();
     let (p_owner, _) = w.owners(&["p"])["p"].clone();
     let now = w.now;
-    let out = w.task(&p_owner).partition_finished("p", now).unwrap();
+    let out = w.task_mut(&p_owner).partition_finished("p", now).unwrap();
     w.act(&p_owner, out);
     w.settle();
     // the connector runs on for an interval and a half (periodic checkpoints), then stops
     let until = w.now + interval * 3 / 2;
     w.run_until(until, Some(retention));
-    let periodic = w.log.iter().rev().find(|(_, m)| m.checkpoint.is_some());
-    let periodic = periodic.map(|(t, _)| *t).expect("a periodic checkpoint");
+    let periodic = (0..w.log.len())
+        .rev()
+        .find(|&k| w.log[k].checkpoint.is_some());
+    let periodic = periodic
+        .map(|k| w.log_at[k])
+        .expect("a periodic checkpoint");
     let closing = w.now;
     for id in ["a", "b"] {
         let now = w.now;
-        let out = w.task(id).close(now);
+        let out = w.task_mut(id).close(now);
         w.act(id, out);
     }
     w.settle();
@@ -634,7 +399,7 @@ fn a_stop_shorter_than_the_retention_after_a_clean_close_loses_nothing() {
     w.run_until(until, Some(retention));
     for id in ["a", "b"] {
         assert!(w.task(id).closed(), "{id} did not close");
-        w.kill(id);
+        w.leave(id);
     }
     // the connector restarts just after the last periodic checkpoint expired, the stop being
     // shorter than the retention: only the final checkpoints can be where a task starts
@@ -646,10 +411,10 @@ fn a_stop_shorter_than_the_retention_after_a_clean_close_loses_nothing() {
     // the final checkpoints name the records their authors published as they closed
     let named = start.0 - 1;
     assert!(
-        w.log[named].0 >= closing,
+        w.log_at[named] >= closing,
         "starts after #{named}, {start:?}"
     );
-    w.spawn_at("n", start);
+    w.join_at("n", start);
     w.rebalance(2, "n", &["n"]);
     let until = w.now + 20_000;
     w.run_until(until, Some(retention));
@@ -685,16 +450,16 @@ fn a_new_leader_of_a_group_without_the_epochs_members_checkpoints_at_the_leaders
     let interval = opts().state_refresh_interval;
     // the deadline of `n`'s next checkpoint before and after it is told of generation 2
     let deadlines = |members: &[&str]| {
-        let mut w = World::new();
-        w.spawn("a", 0);
-        w.spawn("b", 0);
+        let mut w = world();
+        w.join("a", 0);
+        w.join("b", 0);
         w.rebalance(1, "a", &["a", "b"]);
         let until = w.now + interval / 2;
         w.run_until(until, None);
-        w.kill("a");
-        w.kill("b");
+        w.leave("a");
+        w.leave("b");
         let start = w.start();
-        w.spawn_at("n", start);
+        w.join_at("n", start);
         let before = w.task("n").poll_timeout().expect("a checkpoint deadline");
         let ev = RebalanceEvent {
             generation: 2,
@@ -702,7 +467,7 @@ fn a_new_leader_of_a_group_without_the_epochs_members_checkpoints_at_the_leaders
             members: Some(members.iter().map(|m| m.to_string()).collect()),
         };
         let now = w.now + 1;
-        w.task("n").on_rebalance(&ev, now).unwrap();
+        w.task_mut("n").on_rebalance(&ev, now).unwrap();
         let after = w.task("n").poll_timeout().expect("a checkpoint deadline");
         (before, after)
     };

@@ -64,18 +64,37 @@ export function isPlainObject(value) {
  * The checks of one error class (a domain's, or SyncError for partkit/kafka, PartitionError for
  * partkit/s3): every refusal is `INVALID_ARGUMENT` or `INPUT_TOO_LARGE` of `Class`. `base`: the
  * class whose errors pass through `reading` as they are (PartkitError); `maxString`: the bound of
- * one string argument (js/limits.mjs `MAX_STRING`).
+ * one string argument (js/limits.mjs `MAX_STRING`). Every check takes the value first, then its
+ * name in messages.
  */
 export function argumentKit(Class, {base = Class, maxString = 1 << 20} = {}) {
   const MAX_STRING = maxString;
   const fail = (message) => new Class(message, 'INVALID_ARGUMENT');
-  /** Runs `read` (reads of caller values); a foreign exception becomes INVALID_ARGUMENT. */
-  const reading = (read, name) => readingAs(fail, base, read, name);
+  /**
+   * The one reader of caller values: runs `read`, which reads and copies them (getters, proxies
+   * and `Array.isArray` on a revoked proxy run here, in JS, before wasm is entered). Anything it
+   * throws that is not a `base` (an error of partkit's own) becomes an INVALID_ARGUMENT,
+   * `<name> could not be read: …` (`name`: the argument or field path read, with any `fn: `
+   * prefix the message takes).
+   */
+  const reading = (read, name) => {
+    try {
+      return read();
+    } catch (error) {
+      if (error instanceof base) throw error;
+      throw fail(`${name ? `${name} could not be read` : 'the arguments could not be read'}: ${errorText(error)}`);
+    }
+  };
   const tooLarge = (what, size, bound, unit) => tooLargeError(Class, what, size, bound, unit);
   return {
+    Class,
     fail,
     reading,
     tooLarge,
+    /** Whether `value` is an object that is not an array, asked inside `reading` (a revoked proxy is refused as `name`). */
+    isObject(value, name) {
+      return reading(() => isPlainObject(value), name);
+    },
     /** A string of at most MAX_STRING code units (`nonEmpty`: not ''). */
     requireString(value, name, {nonEmpty = false} = {}) {
       if (typeof value !== 'string' || (nonEmpty && value === '')) {
@@ -92,6 +111,21 @@ export function argumentKit(Class, {base = Class, maxString = 1 << 20} = {}) {
       }
       return value;
     },
+    /**
+     * A log offset (Kafka's, or any transport's): a string, number or bigint naming a
+     * non-negative integer, as its decimal text.
+     */
+    requireOffset(value, name) {
+      const type = typeof value;
+      if (type === 'bigint') {
+        if (value >= 0n) return String(value);
+      } else if (type === 'number') {
+        if (Number.isSafeInteger(value) && value >= 0) return String(value);
+      } else if (type === 'string') {
+        if (/^(0|[1-9][0-9]*)$/.test(value)) return value;
+      }
+      throw fail(`${name} must be a non-negative integer offset (a string, number or bigint), got ${type === 'string' ? JSON.stringify(value.slice(0, 40)) : describe(value)}`);
+    },
     /** A time in integer milliseconds: a safe integer >= 0 (event timestamps, `now`). */
     requireMillis(value, name) {
       if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
@@ -107,20 +141,6 @@ export function argumentKit(Class, {base = Class, maxString = 1 << 20} = {}) {
       }
     },
   };
-}
-
-/**
- * Runs `read`, which reads and copies caller values (getters, proxies and `Array.isArray` on a
- * revoked proxy run here, in JS, before wasm is entered). Anything it throws that is not a
- * `base` (an error of partkit's own) becomes `fail(message)`: an `INVALID_ARGUMENT`.
- */
-export function readingAs(fail, base, read, name) {
-  try {
-    return read();
-  } catch (error) {
-    if (error instanceof base) throw error;
-    throw fail(`${name ? `${name} could not be read` : 'the arguments could not be read'}: ${errorText(error)}`);
-  }
 }
 
 /** `INPUT_TOO_LARGE` of `Class`: `what` is over `bound` (its unit in `unit`). */

@@ -27,8 +27,8 @@ const MAX_LISTED_PARTITIONS = 1 << 24; // as ObjectPartitioner#stats
 const kit = argumentKit(PartitionError, {base: PartkitError});
 const argError = kit.fail;
 
-/** The caller's arguments read once into plain values (getters run here, once). */
-function readArgs(client, source, options) {
+/** The arguments of a listing call, read once into plain values (getters run here, once). */
+function listingArgs(client, source, options) {
   const isClient = kit.reading(() => client !== null && typeof client === 'object' && typeof client.send === 'function', 'client');
   if (!isClient) throw argError(`client must be an S3Client (an object with send()), got ${describe(client)}`);
   // A plain copy, each key read once; ObjectPartitioner refuses the keys a source does not have.
@@ -177,7 +177,7 @@ function partitioner(total, index, source) {
  * `partitionObjects` on the whole listing, without holding more than one page.
  */
 export async function* listPartition(client, source, totalPartitions, partitionIndex, options) {
-  const args = readArgs(client, source, options);
+  const args = listingArgs(client, source, options);
   const p = partitioner(totalPartitions, partitionIndex, args.source);
   const state = {...args, pages: 0, keys: 0, selected: 0};
   try {
@@ -211,7 +211,7 @@ export async function* listPartition(client, source, totalPartitions, partitionI
  * without keeping the objects.
  */
 export async function stats(client, source, totalPartitions, options) {
-  const args = readArgs(client, source, options);
+  const args = listingArgs(client, source, options);
   // Counts of every partition are listed: bounded as ObjectPartitioner#stats bounds them.
   if (Number.isSafeInteger(totalPartitions) && totalPartitions > MAX_LISTED_PARTITIONS) {
     throw argError(`stats supports at most ${MAX_LISTED_PARTITIONS} partitions, got ${totalPartitions}`);

@@ -360,6 +360,38 @@ pub struct SyncMessage {
     pub rejected: Vec<String>,
 }
 
+impl SyncMessage {
+    /// A message of `kind` from `task_id` in epoch `sync_epoch`, generated at
+    /// `message_timestamp` and carrying `connector_state`, with every addition absent (generation
+    /// 0, no counter, no checkpoint, chunk or change): set those with struct update syntax.
+    pub fn new(
+        kind: MessageType,
+        sync_epoch: impl Into<String>,
+        task_id: impl Into<String>,
+        message_timestamp: u64,
+        connector_state: Vec<TaskState>,
+    ) -> Self {
+        SyncMessage {
+            sync_epoch: sync_epoch.into(),
+            task_id: task_id.into(),
+            message_timestamp,
+            kind,
+            connector_state,
+            epoch_generation: 0,
+            base_epoch: None,
+            rebalance_generation: None,
+            resend: false,
+            epoch_attempt: 0,
+            message_seq: None,
+            checkpoint: None,
+            departed: Vec::new(),
+            chunk: None,
+            delta: None,
+            rejected: Vec::new(),
+        }
+    }
+}
+
 /// What a `Regular` message that carries a change (see [`SyncMessage::delta`]) dropped.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(ts_rs::TS))]

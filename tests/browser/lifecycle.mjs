@@ -3,22 +3,13 @@
 // dist/wasm/lifecycle.json, is compiled on first use) under Debian's Chromium: a dep-miss scenario, a refused event, replay and snapshots, compared with
 // the Node build. Skips without /usr/bin/chromium unless PARTKIT_REQUIRE_BROWSER=1.
 import assert from 'node:assert/strict';
-import {existsSync, mkdtempSync, rmSync} from 'node:fs';
 import {createRequire} from 'node:module';
-import {tmpdir} from 'node:os';
-import {join} from 'node:path';
-import {serve} from '../../scripts/serve.mjs';
+import {openChromium, requireChromium} from './chromium.mjs';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const require = createRequire(import.meta.url);
 const partkit = require('../../dist/index.cjs');
 
-if (!existsSync(CHROMIUM)) {
-  const message = `lifecycle browser test: ${CHROMIUM} not found (install Debian's chromium package)`;
-  if (process.env.PARTKIT_REQUIRE_BROWSER === '1') throw new Error(message);
-  console.warn(`SKIPPED ${message}`);
-  process.exit(0);
-}
+requireChromium('lifecycle browser test');
 
 const events = [
   {type: 'WantCreate', timestamp: 1, wantId: 'w1', partitions: ['sales/daily']},
@@ -59,24 +50,8 @@ function scenario(api, events) {
   };
 }
 
-const profile = mkdtempSync(join(tmpdir(), 'partkit-chromium-'));
-const server = await serve(0);
-const origin = `http://127.0.0.1:${server.address().port}`;
-const {chromium} = require('playwright-core');
-const browser = await chromium.launchPersistentContext(profile, {
-  executablePath: CHROMIUM,
-  headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'],
-});
-const deadline = setTimeout(() => {
-  console.error('lifecycle browser test: timed out');
-  process.exit(1);
-}, 60000);
-
+const {page, origin, errors, close} = await openChromium('lifecycle browser test');
 try {
-  const page = browser.pages()[0] ?? (await browser.newPage());
-  const errors = [];
-  page.on('pageerror', (e) => errors.push(e.message));
   await page.goto(`${origin}/package.json`);
   const inBrowser = await page.evaluate(
     async ([source, events]) => {
@@ -96,8 +71,5 @@ try {
   assert.deepEqual(errors, []);
   console.log('lifecycle browser test: ok (dist/browser/index.mjs in Chromium matches the Node build)');
 } finally {
-  clearTimeout(deadline);
-  await browser.close();
-  server.close();
-  rmSync(profile, {recursive: true, force: true});
+  await close();
 }

@@ -5,51 +5,23 @@
 // Without /usr/bin/chromium it skips, loudly, unless PARTKIT_REQUIRE_BROWSER=1 (set by .ci/run,
 // which installs Chromium).
 import assert from 'node:assert/strict';
-import {existsSync, mkdirSync, mkdtempSync, rmSync} from 'node:fs';
+import {mkdirSync} from 'node:fs';
 import {createRequire} from 'node:module';
-import {tmpdir} from 'node:os';
 import {dirname, join} from 'node:path';
 import {fileURLToPath} from 'node:url';
-import {serve} from '../../scripts/serve.mjs';
+import {openChromium, requireChromium} from './chromium.mjs';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const require = createRequire(import.meta.url);
 const partkit = require('../../dist/index.cjs');
 
-if (!existsSync(CHROMIUM)) {
-  const message = `browser test: ${CHROMIUM} not found (install Debian's chromium package)`;
-  if (process.env.PARTKIT_REQUIRE_BROWSER === '1') throw new Error(message);
-  console.warn(`SKIPPED ${message}`);
-  process.exit(0);
-}
+requireChromium('browser test');
 
-const {chromium} = require('playwright-core');
-const profile = mkdtempSync(join(tmpdir(), 'partkit-chromium-'));
-const server = await serve(0);
-const url = `http://127.0.0.1:${server.address().port}/examples/config-validator/`;
-// A fresh --user-data-dir: Playwright takes it as the persistent context's directory.
-const browser = await chromium.launchPersistentContext(profile, {
-  executablePath: CHROMIUM,
-  headless: true,
-  viewport: {width: 1280, height: 1100},
-  args: [
-    '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-    '--no-first-run', '--disable-sync',
-  ],
-});
-const deadline = setTimeout(() => {
-  console.error('browser test: timed out');
-  process.exit(1);
-}, 60000);
-
+const {page, origin, errors, close} = await openChromium('browser test', {viewport: {width: 1280, height: 1100}, consoleErrors: true});
+const url = `${origin}/examples/config-validator/`;
 try {
-  const page = browser.pages()[0] ?? (await browser.newPage());
-  const errors = [];
   const external = [];
-  page.on('pageerror', (e) => errors.push(e.message));
-  page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
-  page.on('request', (r) => !r.url().startsWith(`http://127.0.0.1:${server.address().port}/`) && external.push(r.url()));
+  page.on('request', (r) => !r.url().startsWith(`${origin}/`) && external.push(r.url()));
   await page.goto(url);
   await page.waitForSelector('body[data-ready="true"]', {timeout: 20000});
 
@@ -107,8 +79,5 @@ try {
   assert.deepEqual(external, [], 'no requests leave localhost');
   console.log(`browser test: ok (${url}); screenshot in test-output/validator.png`);
 } finally {
-  clearTimeout(deadline);
-  await browser.close();
-  server.close();
-  rmSync(profile, {recursive: true, force: true});
+  await close();
 }

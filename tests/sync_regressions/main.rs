@@ -4,3 +4,5 @@
 mod net;
 mod production_bugs;
 mod rules;
+#[path = "../support/sync_world.rs"]
+mod world;

@@ -10,11 +10,7 @@ use crate::net::*;
 
 #[test]
 fn dbz_6544_6685_single_task_leader_ignores_its_own_stale_answer_after_new_epoch() {
-    let mut n = Net::new(&["t1"]);
-    n.rebalance(1, "t1", &["t1"]);
-    n.settle();
-    n.add_partitions("t1", &specs(&["p0", "p1"]));
-    n.settle();
+    let mut n = epoch_one(&["t1"], &["p0", "p1"]);
     let before = n.task("t1").owned_partitions().to_vec();
     // the stale answer and the epoch are read again (duplicate delivery, replay after restart)
     let stale: Vec<SyncMessage> = n
@@ -26,7 +22,7 @@ fn dbz_6544_6685_single_task_leader_ignores_its_own_stale_answer_after_new_epoch
     for m in stale {
         let out = n.tasks.get_mut("t1").unwrap().0.on_message(&m, 10).unwrap();
         assert!(out.start.is_empty() && out.stop.is_empty());
-        n.push("t1", out);
+        n.act("t1", out);
     }
     n.settle();
     assert_eq!(n.task("t1").owned_partitions(), &before[..]);
@@ -39,7 +35,7 @@ fn dbz_6870_quick_successive_rebalances_neither_skip_the_epoch_nor_move_partitio
     // t3 dies; generation 2 (leader t1) publishes its epoch, and generation 3 (leader t2)
     // starts before t2 has read it
     n.tasks.remove("t3");
-    n.rebalance(2, "t1", &["t1", "t2"]);
+    n.announce(2, "t1", &["t1", "t2"]);
     n.drain("t1");
     let e2 = n
         .log
@@ -62,7 +58,7 @@ fn dbz_6870_quick_successive_rebalances_neither_skip_the_epoch_nor_move_partitio
         v.sort();
         v
     };
-    n.rebalance(3, "t2", &["t1", "t2"]);
+    n.announce(3, "t2", &["t1", "t2"]);
     n.settle();
     // nobody skipped E2 (t2 applied it, then re-answered generation 3) ...
     assert_eq!(n.task("t1").epoch(), Some("3-t2"));
@@ -100,14 +96,14 @@ fn dbz_6870_leader_keeps_shares_to_live_tasks_and_finished_partitions_of_dead_ta
         .collect();
     assert_eq!(shares, vec![("c2".to_string(), "t1".to_string())]);
     n.tasks.remove("t3");
-    n.rebalance(2, "t2", &["t1", "t2"]);
+    n.announce(2, "t2", &["t1", "t2"]);
     n.settle();
     // the share went to its live assignee (not re-shared elsewhere); the dead task's finished
     // partition is kept by one member as it is, done (no work, no load: so that a stale share or
     // late record naming it is no new work), and goes like the member's own: removed after
     // `removalDelay` once its children finished, dropped `tombstoneTtl` later
     assert!(n.owned("t1").contains(&"c2".to_string()));
-    let keepers = |n: &Net| -> Vec<(String, PartitionStatus)> {
+    let keepers = |n: &World| -> Vec<(String, PartitionStatus)> {
         ["t1", "t2"]
             .iter()
             .flat_map(|t| {
@@ -212,24 +208,7 @@ fn states_stamped_in_the_same_millisecond_are_both_applied() {
             .iter()
             .map(|x| PartitionState::created(*x, vec![]))
             .collect();
-        SyncMessage {
-            sync_epoch: String::new(),
-            task_id: "t2".into(),
-            message_timestamp: 42,
-            kind: MessageType::Regular,
-            connector_state: vec![s],
-            epoch_generation: 0,
-            base_epoch: None,
-            rebalance_generation: None,
-            resend: false,
-            epoch_attempt: 0,
-            message_seq: None,
-            checkpoint: None,
-            departed: Vec::new(),
-            chunk: None,
-            delta: None,
-            rejected: Vec::new(),
-        }
+        SyncMessage::new(MessageType::Regular, "", "t2", 42, vec![s])
     };
     t.on_message(&mk(1, &["a"]), 42).unwrap();
     t.on_message(&mk(2, &["a", "b"]), 42).unwrap();
@@ -257,9 +236,9 @@ fn states_stamped_in_the_same_millisecond_are_both_applied() {
 fn regular_message_from_a_task_not_yet_known_is_accepted() {
     let mut n = three_tasks();
     // t4 joins: before any new epoch, its own states are merged by everybody
-    n.add("t4");
+    n.spawn("t4", opts());
     n.drain("t4");
-    n.rebalance(2, "t1", &["t1", "t2", "t3", "t4"]);
+    n.announce(2, "t1", &["t1", "t2", "t3", "t4"]);
     n.drain("t4");
     assert!(n.task("t2").known_tasks().iter().all(|s| s.task_id != "t4"));
     n.drain("t2");
@@ -272,8 +251,8 @@ fn regular_message_from_a_task_not_yet_known_is_accepted() {
 #[test]
 fn tie_breaking_is_deterministic_lowest_load_then_finder_then_smallest_id() {
     let run = || {
-        let mut n = Net::new(&["t1", "t2", "t3"]);
-        n.rebalance(1, "t2", &["t1", "t2", "t3"]);
+        let mut n = net(&["t1", "t2", "t3"]);
+        n.announce(1, "t2", &["t1", "t2", "t3"]);
         n.settle();
         // all loads 0: the finder keeps the first one, then t1, then t3 (smallest id first)
         n.add_partitions("t2", &specs(&["a", "b", "c", "d"]));
@@ -296,23 +275,12 @@ fn tie_breaking_is_deterministic_lowest_load_then_finder_then_smallest_id() {
 /// re-publication brings it into the epoch.
 #[test]
 fn task_missing_a_new_epoch_is_not_blocked_until_the_next_rebalance() {
-    let mut n = Net::new(&["t1", "t2"]);
+    let mut n = net(&["t1", "t2"]);
     n.strip_seq = true;
-    n.rebalance(1, "t1", &["t1", "t2"]);
+    n.announce(1, "t1", &["t1", "t2"]);
     n.drain("t2"); // t2's view: its own answer
     n.drain("t1"); // t1 publishes E1
-    let e1 = n
-        .log
-        .iter()
-        .position(|m| m.kind == MessageType::NewEpoch)
-        .unwrap();
-    while n.tasks["t2"].1 < e1 {
-        n.step("t2");
-    }
-    n.skip("t2"); // t2 misses E1
-    n.drain("t1");
-    n.add_partitions("t1", &specs(&["a", "b"]));
-    n.settle();
+    t2_misses_the_first_epoch(&mut n);
     assert_eq!(n.task("t2").epoch(), None);
     assert!(n.task("t2").is_behind());
     n.tick(500); // the leader re-publishes the epoch to the member that did not acknowledge it
@@ -326,15 +294,8 @@ fn task_missing_a_new_epoch_is_not_blocked_until_the_next_rebalance() {
     n.assert_unique(&["t1", "t2"]);
 }
 
-/// With sender counters a task sees the hole at the next message of the leader: it cannot know
-/// what it missed (an epoch that moved its partitions, or one a later leader will fork from), so
-/// it stops everything and fences itself instead of waiting, blocked or wrong, for the next
-/// rebalance; its replacement joins under a new id.
-#[test]
-fn task_missing_a_new_epoch_fences_itself_at_the_next_message_of_the_leader() {
-    let mut n = Net::new(&["t1", "t2"]);
-    n.rebalance(1, "t1", &["t1", "t2"]);
-    n.drain("t1"); // t1 publishes E1
+/// t2 reads up to t1's first NewEpoch and passes over it; t1 then shares `a` and `b`.
+fn t2_misses_the_first_epoch(n: &mut World) {
     let e1 = n
         .log
         .iter()
@@ -347,6 +308,18 @@ fn task_missing_a_new_epoch_fences_itself_at_the_next_message_of_the_leader() {
     n.drain("t1");
     n.add_partitions("t1", &specs(&["a", "b"]));
     n.settle();
+}
+
+/// With sender counters a task sees the hole at the next message of the leader: it cannot know
+/// what it missed (an epoch that moved its partitions, or one a later leader will fork from), so
+/// it stops everything and fences itself instead of waiting, blocked or wrong, for the next
+/// rebalance; its replacement joins under a new id.
+#[test]
+fn task_missing_a_new_epoch_fences_itself_at_the_next_message_of_the_leader() {
+    let mut n = net(&["t1", "t2"]);
+    n.announce(1, "t1", &["t1", "t2"]);
+    n.drain("t1"); // t1 publishes E1
+    t2_misses_the_first_epoch(&mut n);
     let why = n.task("t2").fenced().expect("t2 fenced itself").to_string();
     assert!(why.contains("of t1"), "{why}");
     let log_len = n.log.len();
@@ -368,8 +341,8 @@ fn task_missing_a_new_epoch_fences_itself_at_the_next_message_of_the_leader() {
         .is_empty());
     assert_eq!(n.log.len(), log_len);
     // the replacement
-    n.add("t3");
-    n.rebalance(2, "t1", &["t1", "t3"]);
+    n.spawn("t3", opts());
+    n.announce(2, "t1", &["t1", "t3"]);
     n.settle();
     n.tick(2_000);
     n.settle();
@@ -380,15 +353,11 @@ fn task_missing_a_new_epoch_fences_itself_at_the_next_message_of_the_leader() {
 /// A task fenced while it runs partitions stops them in the same output.
 #[test]
 fn a_task_that_reads_a_hole_stops_what_it_runs() {
-    let mut n = Net::new(&["t1", "t2"]);
-    n.rebalance(1, "t1", &["t1", "t2"]);
-    n.settle();
-    n.add_partitions("t1", &specs(&["a", "b"]));
-    n.settle();
+    let mut n = epoch_one(&["t1", "t2"], &["a", "b"]);
     assert_eq!(n.owned("t2"), vec!["b"]);
     assert_eq!(n.started["t2"], vec!["b"]);
     // t1 publishes twice; t2 reads only the second
-    n.rebalance(2, "t1", &["t1", "t2"]);
+    n.announce(2, "t1", &["t1", "t2"]);
     let from = n.log.len();
     n.drain("t1");
     assert!(n.log.len() >= from + 2);

@@ -36,7 +36,7 @@ fn messages_of_older_epochs_cannot_take_partitions_away() {
         .cloned()
         .collect();
     n.tasks.remove("t3");
-    n.rebalance(2, "t1", &["t1", "t2"]);
+    n.announce(2, "t1", &["t1", "t2"]);
     n.settle();
     let view = n.task("t1").known_tasks();
     for m in old {
@@ -50,15 +50,15 @@ fn messages_of_older_epochs_cannot_take_partitions_away() {
 
 #[test]
 fn ready_for_streaming_only_when_every_parent_is_done_and_merge_child_by_smallest_parent_owner() {
-    let mut n = Net::new(&["t1"]);
-    n.rebalance(1, "t1", &["t1"]);
+    let mut n = net(&["t1"]);
+    n.announce(1, "t1", &["t1"]);
     n.settle();
     n.add_partitions("t1", &specs(&["a", "b"]));
     n.start_all("t1");
     // merge child of a and b; found twice, created once
     n.add_partitions("t1", &[PartitionSpec::new("m", &["b", "a"])]);
     n.add_partitions("t1", &[PartitionSpec::new("m", &["a", "b"])]);
-    let m = |n: &Net| {
+    let m = |n: &World| {
         n.task("t1")
             .owned_partitions()
             .iter()
@@ -85,14 +85,14 @@ fn ready_for_streaming_only_when_every_parent_is_done_and_merge_child_by_smalles
 
 #[test]
 fn finished_partition_is_removed_after_the_delay_once_its_children_are_done() {
-    let mut n = Net::new(&["t1"]);
-    n.rebalance(1, "t1", &["t1"]);
+    let mut n = net(&["t1"]);
+    n.announce(1, "t1", &["t1"]);
     n.settle();
     n.add_partitions("t1", &specs(&["a"]));
     n.start_all("t1");
     n.add_partitions("t1", &[PartitionSpec::new("c", &["a"])]);
     n.finish("t1", "a");
-    let state = |n: &Net, t: &str| {
+    let state = |n: &World, t: &str| {
         n.task("t1")
             .owned_partitions()
             .iter()
@@ -286,7 +286,7 @@ fn what_an_epoch_gives_starts_once_every_member_applied_it() {
         .map(|t| (t.to_string(), n.owned(t)))
         .collect();
     n.tasks.remove("t3");
-    n.rebalance(2, "t1", &["t1", "t2"]);
+    n.announce(2, "t1", &["t1", "t2"]);
     // t2 answers and the leader publishes the epoch and applies it; nobody has read t2's
     // acknowledgement yet
     let mut leader_applied = false;
@@ -298,8 +298,8 @@ fn what_an_epoch_gives_starts_once_every_member_applied_it() {
             panic!("no epoch 2");
         }
     }
-    let started = |n: &Net, t: &str| n.started.get(t).cloned().unwrap_or_default();
-    let gained = |n: &Net, t: &str| -> Vec<String> {
+    let started = |n: &World, t: &str| n.started.get(t).cloned().unwrap_or_default();
+    let gained = |n: &World, t: &str| -> Vec<String> {
         n.owned(t)
             .into_iter()
             .filter(|p| !before[t].contains(p))
@@ -344,11 +344,7 @@ fn what_an_epoch_gives_starts_once_every_member_applied_it() {
 /// partitions. Its replacement replays the log and keeps every partition.
 #[test]
 fn a_lone_leader_that_never_read_the_epoch_of_a_generation_it_joined_fences_itself() {
-    let mut n = Net::new(&["t1", "t2"]);
-    n.rebalance(1, "t1", &["t1", "t2"]);
-    n.settle();
-    n.add_partitions("t1", &specs(&["a", "b", "c"]));
-    n.settle();
+    let mut n = epoch_one(&["t1", "t2"], &["a", "b", "c"]);
     n.tick(1);
     n.settle();
     assert_eq!(n.task("t2").epoch(), Some("1-t1"));
@@ -367,7 +363,7 @@ fn a_lone_leader_that_never_read_the_epoch_of_a_generation_it_joined_fences_itse
     );
     // its replacement replays the log, leads alone and keeps every partition
     n.tasks.remove("t2");
-    n.add("t3");
+    n.spawn("t3", opts());
     n.settle();
     n.rebalance_one(4, "t3", &["t3"], "t3");
     n.settle();
@@ -384,7 +380,7 @@ fn a_lone_leader_that_never_read_the_epoch_of_a_generation_it_joined_fences_itse
 /// the leader's copy does not come, the member's does.
 #[test]
 fn a_task_answering_from_an_older_epoch_is_shown_the_epoch_once() {
-    fn stale_answer(n: &Net) -> SyncMessage {
+    fn stale_answer(n: &World) -> SyncMessage {
         // t2's answer of generation 1, before any epoch, as if published again now (a task
         // that missed the epoch answers from the one before it)
         let mut m = n

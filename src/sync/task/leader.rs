@@ -231,22 +231,17 @@ impl SyncTask {
             format!("{generation}-{}-{attempt}", self.id)
         };
         let msg = SyncMessage {
-            sync_epoch: id.clone(),
-            task_id: self.id.clone(),
-            message_timestamp: self.now,
-            kind: MessageType::NewEpoch,
-            connector_state: states,
             epoch_generation: generation,
             base_epoch: Some(self.lead_base()),
-            rebalance_generation: None,
-            resend: false,
             epoch_attempt: attempt,
-            message_seq: None,
-            checkpoint: None,
             departed,
-            chunk: None,
-            delta: None,
-            rejected: Vec::new(),
+            ..SyncMessage::new(
+                MessageType::NewEpoch,
+                id.clone(),
+                self.id.clone(),
+                self.now,
+                states,
+            )
         };
         out.publish.push(msg.clone());
         if let Some(p) = &mut self.leading.pending {

@@ -412,25 +412,13 @@ impl SyncTask {
         };
         self.own.published();
         out.publish.push(SyncMessage {
-            sync_epoch: epoch,
-            task_id: self.id.clone(),
-            message_timestamp: self.now,
-            kind,
-            connector_state: vec![state],
             epoch_generation: self.epoch_generation(),
-            base_epoch: None,
             rebalance_generation: match kind {
                 MessageType::RebalanceAnswer => self.leading.rebalance.map(|r| r.generation),
                 _ => None,
             },
-            resend: false,
-            epoch_attempt: 0,
-            message_seq: None,
-            checkpoint: None,
-            departed: Vec::new(),
-            chunk: None,
             delta,
-            rejected: Vec::new(),
+            ..SyncMessage::new(kind, epoch, self.id.clone(), self.now, vec![state])
         });
         self.own.dirty = false;
     }

@@ -295,22 +295,18 @@ impl SyncTask {
             .take(RESENT_DEPARTED)
             .cloned();
         Some(SyncMessage {
-            sync_epoch: e.id.clone(),
-            task_id: self.id.clone(),
-            message_timestamp: self.now,
-            kind: MessageType::NewEpoch,
-            connector_state: states,
             epoch_generation: e.generation,
             base_epoch: Some(e.base.clone()),
-            rebalance_generation: None,
             resend: true,
             epoch_attempt: e.attempt,
-            message_seq: None,
-            checkpoint: None,
             departed: departed.collect(),
-            chunk: None,
-            delta: None,
-            rejected: Vec::new(),
+            ..SyncMessage::new(
+                MessageType::NewEpoch,
+                e.id.clone(),
+                self.id.clone(),
+                self.now,
+                states,
+            )
         })
     }
 
