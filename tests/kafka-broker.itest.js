@@ -9,17 +9,12 @@ const {mkdirSync, writeFileSync} = require('node:fs');
 const path = require('node:path');
 const partkit = require('partkit');
 const {KafkaTaskSync} = require('partkit/kafka');
+const {describeWith} = require('./support/service');
 const {findTansu, startTansu, tansuSupportsStorage} = require('./support/tansu');
 const {TaskCluster, chains, sleep} = require('./support/cluster');
 
 const TANSU = findTansu();
-const REQUIRED = process.env.PARTKIT_REQUIRE_KAFKA === '1';
-
-if (!TANSU) {
-  const message = 'kafka broker tests: tansu not found (scripts/ensure-tansu.sh installs it)';
-  if (REQUIRED) throw new Error(`${message}, and PARTKIT_REQUIRE_KAFKA=1`);
-  console.warn(`SKIPPED ${message}`);
-}
+const d = describeWith(TANSU, {what: 'kafka broker tests: tansu', install: 'scripts/ensure-tansu.sh installs it', env: 'PARTKIT_REQUIRE_KAFKA'});
 
 // The retention test removes the sync topic's old records (admin.deleteTopicRecords) while tasks
 // run. tansu 0.6 cannot host it: its memory engine (memory://, dynostore) neither enforces
@@ -53,7 +48,6 @@ const SESSION_TIMEOUT = 6000;
 const transport = {sessionTimeout: SESSION_TIMEOUT, heartbeatInterval: 500, rebalanceTimeout: 10000, topicCheckInterval: 1000};
 const syncOptions = {rebalanceTimeout: 4000, epochAckTimeout: 2000};
 
-const d = TANSU ? describe : describe.skip;
 const TEST_TIMEOUT = 150000;
 const LONG_TEST_TIMEOUT = 240000;
 jest.setTimeout(TEST_TIMEOUT);

@@ -15,16 +15,12 @@
 // Without tansu these tests skip, loudly, unless PARTKIT_REQUIRE_KAFKA=1: then they fail.
 const {mkdirSync, writeFileSync} = require('node:fs');
 const path = require('node:path');
+const {describeWith} = require('./support/service');
 const {findTansu, startTansu} = require('./support/tansu');
 const {TaskCluster, chains, sleep} = require('./support/cluster');
 
 const TANSU = findTansu();
-const REQUIRED = process.env.PARTKIT_REQUIRE_KAFKA === '1';
-if (!TANSU) {
-  const message = 'kafka chaos tests: tansu not found (scripts/ensure-tansu.sh installs it)';
-  if (REQUIRED) throw new Error(`${message}, and PARTKIT_REQUIRE_KAFKA=1`);
-  console.warn(`SKIPPED ${message}`);
-}
+const d = describeWith(TANSU, {what: 'kafka chaos tests: tansu', install: 'scripts/ensure-tansu.sh installs it', env: 'PARTKIT_REQUIRE_KAFKA'});
 
 const SESSION = 4000;
 const HEARTBEAT = 400;
@@ -36,7 +32,6 @@ const TAKEOVER_BOUND = 1.2 * SESSION + 1500;
 // Handover after a clean close: the leave is the signal.
 const HANDOVER_BOUND = 2500;
 
-const d = TANSU ? describe : describe.skip;
 // Scenarios whose bound does not hold yet on tansu 0.6 (its 3 s pause before it answers a
 // JoinGroup of a member that does not lead the group: docs/kafka.md, Bounds): skipped unless
 // PARTKIT_KAFKA_OPEN=1.

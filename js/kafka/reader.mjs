@@ -23,17 +23,9 @@ export function readArg(what, fn) {
   return kit.reading(fn, what);
 }
 
-/** `value` (a string, number or bigint naming a Kafka offset) as a non-negative BigInt. */
+/** `value` (a string, number or bigint naming a Kafka offset) as a non-negative BigInt: the kit's offset rule. */
 export function toOffset(what, value) {
-  const type = typeof value;
-  if (type === 'bigint') {
-    if (value >= 0n) return value;
-  } else if (type === 'number') {
-    if (Number.isSafeInteger(value) && value >= 0) return BigInt(value);
-  } else if (type === 'string') {
-    if (/^(0|[1-9][0-9]*)$/.test(value)) return BigInt(value);
-  }
-  throw argError(`${what} must be a non-negative integer offset (a string, number or bigint), got ${type === 'string' ? JSON.stringify(value.slice(0, 40)) : kind(value)}`);
+  return BigInt(kit.requireOffset(value, what));
 }
 
 /** Whether `value` is a non-array object (a revoked Proxy is an INVALID_ARGUMENT SyncError). */
