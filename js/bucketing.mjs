@@ -8,7 +8,7 @@ import {MAX_BATCH_ITEMS, MAX_BATCH_UNITS, MAX_RANGE_ITEMS, MAX_STRING} from './l
 import {packedFor} from './packed.mjs';
 import {KIND, argumentKit, distance, isPlainObject, kindOf} from './kit/args.mjs';
 
-const {mapPacked} = packedFor(wasm);
+const {mapPacked} = packedFor({PackedStrings: wasm.PackedStrings, reserveMemory: wasm.reserveMemory, wasmMemory: wasm.wasmMemory});
 
 const STATE_KEY = '__bucket_execution_state';
 const MAX_LISTED_BUCKETS = 10000000;

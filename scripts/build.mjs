@@ -153,10 +153,11 @@ function pack(path, dict) {
 }
 
 /**
- * pkg/<domain>/index.mjs: the glue's exports, each a stub until the first call, which unpacks
+ * pkg/<domain>/index.mjs: the glue's exports, each a stub until its first call, which unpacks
  * (against the shared dictionary of `dictionarySize` bytes, if given), compiles and instantiates
- * the wasm and rebinds every export to the glue's own, so that later calls go straight to
- * wasm-bindgen's functions and classes.
+ * the wasm once and rebinds that export to the glue's own, so that its later calls go straight to
+ * wasm-bindgen's function or class. Each stub names only its own glue export: a bundler drops the
+ * glue of every export its code never calls.
  */
 async function lazyModule(domain, out, dictionarySize) {
   const glue = await import(pathToFileURL(join(root, out, 'partkit.js')).href + `?${Date.now()}`);
@@ -166,13 +167,13 @@ async function lazyModule(domain, out, dictionarySize) {
     const value = glue[n];
     if (typeof value !== 'function') throw new Error(`build: ${out}/partkit.js exports ${n}, not a function`);
     if (!/^class\b/.test(Function.prototype.toString.call(value))) {
-      return `export let ${n} = function (...args) {\n  load();\n  return ${n}(...args);\n};`;
+      return `export let ${n} = function (...args) {\n  load();\n  ${n} = glue${n};\n  return glue${n}(...args);\n};`;
     }
     const statics = Object.getOwnPropertyNames(value)
       .filter((s) => !['length', 'name', 'prototype'].includes(s) && !s.startsWith('__') && typeof value[s] === 'function');
     return [`export let ${n} = class {`,
-      `  constructor(...args) {\n    load();\n    return new ${n}(...args);\n  }`,
-      ...statics.map((s) => `  static ${s}(...args) {\n    load();\n    return ${n}.${s}(...args);\n  }`),
+      `  constructor(...args) {\n    load();\n    ${n} = glue${n};\n    return new glue${n}(...args);\n  }`,
+      ...statics.map((s) => `  static ${s}(...args) {\n    load();\n    ${n} = glue${n};\n    return glue${n}.${s}(...args);\n  }`),
       '};'].join('\n');
   };
   return [
@@ -190,7 +191,6 @@ async function lazyModule(domain, out, dictionarySize) {
       ? `  initSync({module: wasmModule(wasmData(), ${bytes.length}, [sharedData(), ${dictionarySize}])});`
       : `  initSync({module: wasmModule(wasmData(), ${bytes.length})});`,
     '  ready = true;',
-    ...names.map((n) => `  ${n} = glue${n};`),
     '}',
     '',
     ...names.map(stub),
