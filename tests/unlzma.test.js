@@ -14,17 +14,6 @@ test('every domain unpacks to valid WebAssembly, packed in at most 40% of its si
   }
 });
 
-test('the shared dictionary unpacks to itself; the modules packed against it need it', () => {
-  expect(report.shared.same).toBe(true);
-  const packedAgainst = Object.keys(report.domains).filter((d) => report.domains[d].dictionary);
-  expect(packedAgainst.sort()).toEqual(['imports', 'lifecycle', 'objects', 'sync']);
-  for (const domain of packedAgainst) {
-    const {without, otherDictionary} = report.domains[domain];
-    expect({domain, without}).toEqual({domain, without: 'refused'});
-    expect(['refused', 'different']).toContain(otherDictionary);
-  }
-});
-
 test('malformed data is refused with one message', () => {
   expect(report.malformed.map((r) => r.name)).toHaveLength(8);
   for (const r of report.malformed) expect(r).toEqual({name: r.name, ok: false, message: 'partkit: malformed wasm data'});

@@ -53,7 +53,7 @@ export async function subpaths({here, out, bin, run, chromium, chromiumPath}) {
       "console.log(JSON.stringify(Object.keys(require.cache).filter((f) => f.includes('partkit')).map((f) => f.slice(f.lastIndexOf('partkit')))));",
     ].join('\n')], {cwd: here, encoding: 'utf8'});
     const files = JSON.parse(loaded).map((f) => f.replace(/^partkit[\\/]/, '')).sort();
-    const want = [`dist/${d}.cjs`, 'dist/common.cjs', `dist/wasm/${d}.json`, ...(d === 'bucketing' ? [] : ['dist/wasm/shared.json']),
+    const want = [`dist/${d}.cjs`, 'dist/common.cjs', `dist/wasm/${d}.json`,
       ...(['lifecycle', 'sync'].includes(d) ? ['dist/serde.cjs'] : [])].sort();
     if (JSON.stringify(files) !== JSON.stringify(want)) throw new Error(`partkit/${d} loaded ${files.join(', ')}, not ${want.join(', ')}`);
     run(process.execPath, ['--input-type=module', '-e',

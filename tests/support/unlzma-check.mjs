@@ -1,7 +1,5 @@
-// Run by tests/unlzma.test.js (jest runs CommonJS): unpacks the shared dictionary
-// (dist/wasm/shared.json) and every domain's dist/wasm/<domain>.json with js/wasm/load.mjs's
-// decoder, the dictionary given to those packed against it, and feeds it malformed data, printing
-// what happened as JSON.
+// Run by tests/unlzma.test.js (jest runs CommonJS): unpacks every domain's dist/wasm/<domain>.json
+// with js/wasm/load.mjs's decoder and feeds it malformed data, printing what happened as JSON.
 import {readFileSync} from 'node:fs';
 import {join} from 'node:path';
 import {fileURLToPath} from 'node:url';
@@ -19,28 +17,12 @@ const outcome = (f) => {
 };
 const report = {domains: {}, malformed: [], flips: {decoded: 0, refused: 0, other: []}};
 const packedOf = (name) => Buffer.from(JSON.parse(readFileSync(join(root, 'dist', 'wasm', `${name}.json`), 'utf8')), 'base64');
-const dictionary = readFileSync(join(root, 'pkg', 'shared', 'dictionary.bin'));
-const shared = unlzma(packedOf('shared'), dictionary.length);
-report.shared = {size: dictionary.length, same: Buffer.compare(Buffer.from(shared), dictionary) === 0};
 for (const domain of DOMAINS) {
   const packed = packedOf(domain);
   const glue = readFileSync(join(root, 'pkg', domain, 'index.mjs'), 'utf8');
   const size = Number(/\((\d+) bytes,/.exec(glue)[1]);
-  const dict = glue.includes('sharedData') ? shared : undefined;
-  const wasm = unlzma(packed, size, dict);
-  report.domains[domain] = {size, packed: packed.length, dictionary: Boolean(dict), valid: WebAssembly.validate(wasm)};
-  if (dict) {
-    // without its dictionary, or with another, a module packed against it is refused or wrong
-    const same = (d) => {
-      try {
-        return Buffer.compare(Buffer.from(unlzma(packed, size, d)), Buffer.from(wasm)) === 0 ? 'same' : 'different';
-      } catch (e) {
-        return e.message === 'partkit: malformed wasm data' ? 'refused' : e.message;
-      }
-    };
-    report.domains[domain].without = same(undefined);
-    report.domains[domain].otherDictionary = same(dict.map((b) => b ^ 0x5a));
-  }
+  const wasm = unlzma(packed, size);
+  report.domains[domain] = {size, packed: packed.length, valid: WebAssembly.validate(wasm)};
   if (domain !== 'bucketing') continue;
   const cases = {
     empty: [new Uint8Array(0), size],
