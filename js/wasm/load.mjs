@@ -52,7 +52,7 @@ function base64Bytes(base64) {
 }
 
 const malformed = () => new Error('partkit: malformed wasm data');
-/** The LZMA decoder's compiled module (crates/unlzma, carried inline, a character per byte: about 4 KB). */
+/** The LZMA decoder's compiled module (crates/unlzma, carried inline, a character per byte: about 2 KB). */
 let decoder;
 
 /**
