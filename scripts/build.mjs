@@ -95,13 +95,6 @@ if (!(mtime(`${unlzmaOut}/index.mjs`) > newest(['crates/unlzma/src', 'crates/unl
     `export const unlzmaWasm = ${JSON.stringify(readFileSync(wasmFile).toString('latin1'))};`,
     ''].join('\n'));
 }
-// The LZMA encoder (crates/lzmapack: liblzma, built from the sources lzma-sys carries), a
-// native program run only here.
-const lzmapack = join(root, 'target', 'lzmapack', 'release', 'partkit-lzmapack');
-if (!(mtime(relative(root, lzmapack)) > newest(['crates/lzmapack/src', 'crates/lzmapack/Cargo.toml', 'crates/lzmapack/Cargo.lock']))) {
-  log('LZMA encoder: cargo build');
-  run('cargo', ['build', '--quiet', '--release', '--manifest-path', 'crates/lzmapack/Cargo.toml', '--target-dir', 'target/lzmapack'], {env});
-}
 const {unlzma} = await import(pathToFileURL(join(root, 'js', 'wasm', 'load.mjs')).href + `?${Date.now()}`);
 rmSync(join(root, 'dist'), {recursive: true, force: true});
 mkdirSync(join(root, 'dist', 'wasm'), {recursive: true});
@@ -113,15 +106,16 @@ for (const domain of DOMAINS) {
 }
 
 /**
- * The file at `path` compressed for js/wasm/load.mjs by crates/lzmapack (liblzma, preset 9
- * extreme, lc 3, lp 0, pb 0): a properties byte, then the range coder's stream. The decoder that
- * pages run must give the file back, which is checked here.
+ * The file at `path` compressed for js/wasm/load.mjs: a properties byte, then liblzma's raw LZMA1
+ * stream, ended by an end marker, as XZ Utils' `xz` writes it (preset 9 extreme, lc 3, lp 0, pb 0:
+ * WebAssembly has no alignment for position bits to use; a window of 4 MiB, larger than any
+ * module). The decoder that pages run must give the file back, which is checked here.
  */
 function pack(path) {
-  const out = join(root, 'pkg', 'packed.lzma');
-  run(lzmapack, [path, out]);
-  const packed = readFileSync(out);
-  rmSync(out);
+  const [lc, lp, pb] = [3, 0, 0];
+  const stream = execFileSync('xz', ['--format=raw', `--lzma1=preset=9e,lc=${lc},lp=${lp},pb=${pb},dict=4MiB`, '--stdout', path],
+    {maxBuffer: 1 << 30});
+  const packed = Buffer.concat([Buffer.of((pb * 5 + lp) * 9 + lc), stream]);
   const original = readFileSync(path);
   let back = null;
   try {
