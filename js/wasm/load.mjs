@@ -70,7 +70,7 @@ export function unlzma(packed, size) {
   new Uint8Array(memory.buffer, input, packed.length).set(packed);
   let ok;
   try {
-    ok = decode(packed.length, 0, size);
+    ok = decode(packed.length, size);
   } catch {
     ok = 0;
   }
