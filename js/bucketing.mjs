@@ -8,7 +8,7 @@ import {MAX_BATCH_ITEMS, MAX_BATCH_UNITS, MAX_RANGE_ITEMS, MAX_STRING} from './l
 import {packedFor} from './packed.mjs';
 import {KIND, argumentKit, distance, isPlainObject, kindOf} from './kit/args.mjs';
 
-const {mapPacked} = packedFor(wasm);
+const {mapPacked} = packedFor({PackedStrings: wasm.PackedStrings, reserveMemory: wasm.reserveMemory, wasmMemory: wasm.wasmMemory});
 
 const STATE_KEY = '__bucket_execution_state';
 const MAX_LISTED_BUCKETS = 10000000;
@@ -240,7 +240,7 @@ export function validateBucketingConfig(config, logger) {
   requireLogger(logger);
   const c = readConfig(config);
   if (logger) for (const w of bucketingConfigWarnings(config)) logger(`Warning: ${w.message}`);
-  const ignored = call(() => wasm.validateConfig(...encode(c)), BucketingError);
+  const ignored = call(() => wasm.configCall(0, ...encode(c)), BucketingError)[0] === 1;
   if (ignored && logger) {
     const shown = c.rangeList ? c.rangeList.map(printable).join(',') : printable(c.ranges);
     logger(`bucket_ranges ${shown} ignored because round_robin_bucket_execution is not enabled`);
@@ -251,7 +251,7 @@ export function validateBucketingConfig(config, logger) {
 export function nextBucketId(config, state) {
   const c = readConfig(config);
   const last = readLast(state);
-  return call(() => wasm.nextBucketId(...encode(c, last)), BucketingError);
+  return call(() => wasm.configCall(3, ...encode(c, last)), BucketingError)[0];
 }
 
 /**
@@ -262,9 +262,9 @@ export function nextBucketId(config, state) {
 export function applyRoundRobinBucketing(config, state, logger) {
   requireLogger(logger);
   const c = readConfig(config);
-  if (!call(() => wasm.roundRobinEnabled(...encode(c)), BucketingError)) return {config, state};
+  if (!call(() => wasm.configCall(2, ...encode(c)), BucketingError)[0]) return {config, state};
   const last = readLast(state);
-  const next = call(() => wasm.nextBucketId(...encode(c, last)), BucketingError);
+  const next = call(() => wasm.configCall(3, ...encode(c, last)), BucketingError)[0];
   const applied = reading(() => ({
     config: {...config, bucket_id: next},
     state: {...state, [STATE_KEY]: {last_executed_bucket_id: next}},
@@ -371,7 +371,7 @@ export class Bucketing {
     validateBucketingConfig(config, logger);
     const applied = applyRoundRobinBucketing(config, state, logger);
     const c = readConfig(applied.config);
-    const [id, total] = call(() => wasm.resolveConfig(...encode(c)), BucketingError);
+    const [id, total] = call(() => wasm.configCall(1, ...encode(c)), BucketingError);
     return new Bucketing(CREATE, partitionKey, id, total, applied.state ?? {});
   }
 

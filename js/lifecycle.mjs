@@ -9,7 +9,7 @@ import {packedFor} from './packed.mjs';
 import {argumentKit, isPlainObject as isObject} from './kit/args.mjs';
 import {inJsWords} from './kit/serde.mjs';
 
-const {reserveUnits} = packedFor(wasm);
+const {reserveUnits} = packedFor({PackedStrings: wasm.PackedStrings, reserveMemory: wasm.reserveMemory, wasmMemory: wasm.wasmMemory});
 
 const kit = argumentKit(LifecycleError, {base: PartkitError, maxString: MAX_STRING});
 const {fail: argError, requireString, requireMillis} = kit;

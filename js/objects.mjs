@@ -8,7 +8,7 @@ import {MAX_BATCH_ITEMS, MAX_CHUNK_BYTES, MAX_LISTING_BYTES, MAX_STRING} from '.
 import {packedFor} from './packed.mjs';
 import {argumentKit, isPlainObject} from './kit/args.mjs';
 
-const {mapPacked} = packedFor(wasm);
+const {mapPacked} = packedFor({PackedStrings: wasm.PackedStrings, reserveMemory: wasm.reserveMemory, wasmMemory: wasm.wasmMemory});
 
 /** `indexOf`/`indexMany` value of a directory key: in no partition. */
 export const DIRECTORY = -1;

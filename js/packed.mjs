@@ -2,7 +2,7 @@
 // are, straight into a buffer in wasm memory, plus each string's length (see src/packed.rs
 // and src/wasm/packed.rs); Rust encodes each string to UTF-8 on its own (lone surrogates as
 // U+FFFD). Large batches go in chunks, so the buffer stays small and cache-resident.
-// Each domain has its own wasm instance (js/wasm/load.mjs): `packedFor(wasm)` gives the helpers
+// Each domain has its own wasm instance (js/wasm/load.mjs): `packedFor({PackedStrings, reserveMemory, wasmMemory})`, of its `#wasm/<domain>`, gives the helpers
 // that write into that instance's memory.
 import {describe, isTrap, outOfMemory, rethrow} from './errors.mjs';
 import {MAX_BATCH_ITEMS, MAX_BATCH_UNITS, MAX_STRING} from './limits.mjs';
@@ -62,7 +62,7 @@ function writeUnits(items, start, end, units) {
   return o;
 }
 
-/** `mapPacked` and `reserveUnits` of the wasm instance `wasm` (a domain's `#wasm/<domain>`). */
+/** `mapPacked` and `reserveUnits` of a wasm instance, given three exports of its `#wasm/<domain>` (only these: a bundler keeps only the glue a page calls). */
 export function packedFor(wasm) {
   let shared = null;
 

@@ -13,7 +13,7 @@ import {packedFor} from './packed.mjs';
 import {argumentKit, isPlainObject, unknownKey} from './kit/args.mjs';
 import {inJsWords} from './kit/serde.mjs';
 
-const {reserveUnits} = packedFor(wasm);
+const {reserveUnits} = packedFor({PackedStrings: wasm.PackedStrings, reserveMemory: wasm.reserveMemory, wasmMemory: wasm.wasmMemory});
 
 const kit = argumentKit(SyncError, {base: PartkitError, maxString: MAX_STRING});
 const {fail: argError, isObject, requireString} = kit;

@@ -48,13 +48,9 @@ run('bash', [join(root, 'scripts', 'ensure-toolchain.sh')]);
 // page or process loads only the domains it calls. Each is built by cargo, bound by wasm-bindgen
 // (`--target web`, whose glue takes the compiled module from us: `initSync`), shrunk by binaryen's
 // wasm-opt (the npm package `binaryen`, a devDependency), packed with LZMA into
-// dist/wasm/<domain>.json (all but bucketing against a shared dictionary, dist/wasm/shared.json),
-// and wrapped in pkg/<domain>/index.mjs, which unpacks and compiles it on the first call
+// dist/wasm/<domain>.json, and wrapped in pkg/<domain>/index.mjs, which unpacks and compiles it on the first call
 // (js/wasm/load.mjs).
 const DOMAINS = ['bucketing', 'objects', 'imports', 'lifecycle', 'sync'];
-// The domains packed against the shared dictionary (dist/wasm/shared.json): all but bucketing,
-// whose validator page stays one module (docs/wasm.md).
-const SHARED_DOMAINS = DOMAINS.filter((d) => d !== 'bucketing');
 // Features of the wasm rustc emits by default (Rust >= 1.87), which wasm-opt must be told of.
 const WASM_FEATURES = ['--enable-bulk-memory', '--enable-nontrapping-float-to-int', '--enable-sign-ext',
   '--enable-mutable-globals', '--enable-reference-types', '--enable-multivalue'];
@@ -99,52 +95,31 @@ if (!(mtime(`${unlzmaOut}/index.mjs`) > newest(['crates/unlzma/src', 'crates/unl
     `export const unlzmaWasm = ${JSON.stringify(readFileSync(wasmFile).toString('latin1'))};`,
     ''].join('\n'));
 }
-// The LZMA encoder (crates/lzmapack: liblzma, built from the sources lzma-sys carries), a
-// native program run only here.
-const lzmapack = join(root, 'target', 'lzmapack', 'release', 'partkit-lzmapack');
-if (!(mtime(relative(root, lzmapack)) > newest(['crates/lzmapack/src', 'crates/lzmapack/Cargo.toml', 'crates/lzmapack/Cargo.lock']))) {
-  log('LZMA encoder: cargo build');
-  run('cargo', ['build', '--quiet', '--release', '--manifest-path', 'crates/lzmapack/Cargo.toml', '--target-dir', 'target/lzmapack'], {env});
-}
 const {unlzma} = await import(pathToFileURL(join(root, 'js', 'wasm', 'load.mjs')).href + `?${Date.now()}`);
-const {sharedDictionary} = await import(pathToFileURL(join(root, 'scripts', 'shared-dictionary.mjs')).href);
 rmSync(join(root, 'dist'), {recursive: true, force: true});
 mkdirSync(join(root, 'dist', 'wasm'), {recursive: true});
 const wasmFile = (domain) => join(root, 'pkg', domain, 'partkit_bg.wasm');
-log('shared dictionary, lzma');
-const dictionaryFile = join(root, 'pkg', 'shared', 'dictionary.bin');
-const dictionary = sharedDictionary(SHARED_DOMAINS.map((d) => readFileSync(wasmFile(d))));
-mkdirSync(dirname(dictionaryFile), {recursive: true});
-writeFileSync(dictionaryFile, dictionary);
-const writePacked = (name, packed) => writeFileSync(join(root, 'dist', 'wasm', `${name}.json`), JSON.stringify(packed.toString('base64')) + '\n');
-writePacked('shared', pack(dictionaryFile));
-const sharedDict = {file: dictionaryFile, bytes: dictionary};
-// what the dictionary saves, for `npm run test:size`'s table: each module packed alone and against it
-const saving = {};
+log('lzma');
 for (const domain of DOMAINS) {
-  const shared = SHARED_DOMAINS.includes(domain);
-  writeFileSync(join(root, 'pkg', domain, 'index.mjs'), await lazyModule(domain, `pkg/${domain}`, shared && dictionary.length));
-  const packed = pack(wasmFile(domain), shared ? sharedDict : undefined);
-  writePacked(domain, packed);
-  if (shared) saving[domain] = {alone: pack(wasmFile(domain)).length, againstDictionary: packed.length};
+  writeFileSync(join(root, 'pkg', domain, 'index.mjs'), await lazyModule(domain, `pkg/${domain}`));
+  writeFileSync(join(root, 'dist', 'wasm', `${domain}.json`), JSON.stringify(pack(wasmFile(domain)).toString('base64')) + '\n');
 }
-writeFileSync(join(root, 'pkg', 'shared', 'saving.json'), JSON.stringify(saving, null, 2) + '\n');
 
 /**
- * The file at `path` compressed for js/wasm/load.mjs by crates/lzmapack (liblzma, preset 9
- * extreme, lc 3, lp 0, pb 0), against the preset dictionary `dict` ({file, bytes}) if given: a
- * properties byte, then the range coder's stream. The decoder that pages run must give the file
- * back, which is checked here.
+ * The file at `path` compressed for js/wasm/load.mjs: a properties byte, then liblzma's raw LZMA1
+ * stream, ended by an end marker, as XZ Utils' `xz` writes it (preset 9 extreme, lc 3, lp 0, pb 0:
+ * WebAssembly has no alignment for position bits to use; a window of 4 MiB, larger than any
+ * module). The decoder that pages run must give the file back, which is checked here.
  */
-function pack(path, dict) {
-  const out = join(root, 'pkg', 'shared', 'packed.lzma');
-  run(lzmapack, [path, out, ...(dict ? [dict.file] : [])]);
-  const packed = readFileSync(out);
-  rmSync(out);
+function pack(path) {
+  const [lc, lp, pb] = [3, 0, 0];
+  const stream = execFileSync('xz', ['--format=raw', `--lzma1=preset=9e,lc=${lc},lp=${lp},pb=${pb},dict=4MiB`, '--stdout', path],
+    {maxBuffer: 1 << 30});
+  const packed = Buffer.concat([Buffer.of((pb * 5 + lp) * 9 + lc), stream]);
   const original = readFileSync(path);
   let back = null;
   try {
-    back = unlzma(packed, original.length, dict?.bytes);
+    back = unlzma(packed, original.length);
   } catch {}
   if (!back || Buffer.compare(Buffer.from(back), original) !== 0) {
     throw new Error(`build: the LZMA decoder does not give ${relative(root, path)} back`);
@@ -153,12 +128,12 @@ function pack(path, dict) {
 }
 
 /**
- * pkg/<domain>/index.mjs: the glue's exports, each a stub until the first call, which unpacks
- * (against the shared dictionary of `dictionarySize` bytes, if given), compiles and instantiates
- * the wasm and rebinds every export to the glue's own, so that later calls go straight to
- * wasm-bindgen's functions and classes.
+ * pkg/<domain>/index.mjs: the glue's exports, each a stub until its first call, which unpacks,
+ * compiles and instantiates the wasm once and rebinds that export to the glue's own, so that its later calls go straight to
+ * wasm-bindgen's function or class. Each stub names only its own glue export: a bundler drops the
+ * glue of every export its code never calls.
  */
-async function lazyModule(domain, out, dictionarySize) {
+async function lazyModule(domain, out) {
   const glue = await import(pathToFileURL(join(root, out, 'partkit.js')).href + `?${Date.now()}`);
   const names = Object.keys(glue).filter((n) => n !== 'default' && n !== 'initSync').sort();
   const bytes = readFileSync(join(root, out, 'partkit_bg.wasm'));
@@ -166,13 +141,13 @@ async function lazyModule(domain, out, dictionarySize) {
     const value = glue[n];
     if (typeof value !== 'function') throw new Error(`build: ${out}/partkit.js exports ${n}, not a function`);
     if (!/^class\b/.test(Function.prototype.toString.call(value))) {
-      return `export let ${n} = function (...args) {\n  load();\n  return ${n}(...args);\n};`;
+      return `export let ${n} = function (...args) {\n  load();\n  ${n} = glue${n};\n  return glue${n}(...args);\n};`;
     }
     const statics = Object.getOwnPropertyNames(value)
       .filter((s) => !['length', 'name', 'prototype'].includes(s) && !s.startsWith('__') && typeof value[s] === 'function');
     return [`export let ${n} = class {`,
-      `  constructor(...args) {\n    load();\n    return new ${n}(...args);\n  }`,
-      ...statics.map((s) => `  static ${s}(...args) {\n    load();\n    return ${n}.${s}(...args);\n  }`),
+      `  constructor(...args) {\n    load();\n    ${n} = glue${n};\n    return new glue${n}(...args);\n  }`,
+      ...statics.map((s) => `  static ${s}(...args) {\n    load();\n    ${n} = glue${n};\n    return glue${n}.${s}(...args);\n  }`),
       '};'].join('\n');
   };
   return [
@@ -181,16 +156,12 @@ async function lazyModule(domain, out, dictionarySize) {
     `import {initSync, ${names.map((n) => `${n} as glue${n}`).join(', ')}} from './partkit.js';`,
     "import {wasmModule} from '../../js/wasm/load.mjs';",
     `import {wasmData} from '#wasm-data/${domain}';`,
-    ...(dictionarySize ? ["import {wasmData as sharedData} from '#wasm-data/shared';"] : []),
     '',
     'let ready = false;',
     'function load() {',
     '  if (ready) return;',
-    dictionarySize
-      ? `  initSync({module: wasmModule(wasmData(), ${bytes.length}, [sharedData(), ${dictionarySize}])});`
-      : `  initSync({module: wasmModule(wasmData(), ${bytes.length})});`,
+    `  initSync({module: wasmModule(wasmData(), ${bytes.length})});`,
     '  ready = true;',
-    ...names.map((n) => `  ${n} = glue${n};`),
     '}',
     '',
     ...names.map(stub),
@@ -201,7 +172,7 @@ async function lazyModule(domain, out, dictionarySize) {
 // 4. JS entry points: for Node (require and import, jest, esbuild --platform=node) one CommonJS
 // file per domain, dist/<domain>.cjs, which `require`s its own wasm (dist/wasm/<domain>.json)
 // and nothing of the other domains, the code every domain shares in dist/common.cjs (one
-// PartkitError class, one LZMA decoder and shared dictionary per process), and dist/index.cjs,
+// PartkitError class, one LZMA decoder per process), and dist/index.cjs,
 // the root, re-exporting every domain; for browsers and bundlers dist/browser/ (index.mjs, one
 // entry per domain, shared chunks), the same code. A bundler's tree shaking keeps only the
 // domains a page uses ("sideEffects": false); a page without a bundler imports a domain's entry
@@ -216,14 +187,13 @@ const {slimGluePlugin} = await import('./slim-glue.mjs');
 const wasmDomains = (format) => ({
   name: 'partkit-wasm',
   setup(build) {
-    const domainOf = (path, prefix, also = []) => {
+    const domainOf = (path, prefix) => {
       const domain = path.slice(prefix.length);
-      if (!DOMAINS.includes(domain) && !also.includes(domain)) throw new Error(`build: no wasm domain ${domain}`);
+      if (!DOMAINS.includes(domain)) throw new Error(`build: no wasm domain ${domain}`);
       return domain;
     };
     build.onResolve({filter: /^#wasm\//}, ({path}) => ({path: join(root, 'pkg', domainOf(path, '#wasm/'), 'index.mjs')}));
-    // `#wasm-data/shared`: the shared dictionary
-    build.onResolve({filter: /^#wasm-data\//}, ({path}) => ({path: domainOf(path, '#wasm-data/', ['shared']), namespace: 'wasm-data'}));
+    build.onResolve({filter: /^#wasm-data\//}, ({path}) => ({path: domainOf(path, '#wasm-data/'), namespace: 'wasm-data'}));
     build.onLoad({filter: /.*/, namespace: 'wasm-data'}, ({path: domain}) => ({
       contents: format === 'cjs'
         ? `export const wasmData = () => require('./wasm/${domain}.json');`

@@ -21,13 +21,12 @@ if ! command -v cargo >/dev/null 2>&1; then
   exit 1
 fi
 
-# A C compiler: cargo links build scripts with it, and crates/lzmapack (the build's LZMA encoder)
-# compiles liblzma's C sources.
-if ! command -v cc >/dev/null 2>&1; then
-  log "installing a C compiler (gcc)"
+# A C compiler (cargo links build scripts with it) and XZ Utils' xz (the build's LZMA encoder).
+if ! command -v cc >/dev/null 2>&1 || ! command -v xz >/dev/null 2>&1; then
+  log "installing a C compiler (gcc) and xz-utils"
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -q >/dev/null
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q gcc libc6-dev >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q gcc libc6-dev xz-utils >/dev/null
 fi
 
 if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then

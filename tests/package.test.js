@@ -80,8 +80,8 @@ test('the tarball holds what runs and is read, and nothing else', () => {
     /^examples\/kafka-connector\/[\w-]+\.mjs$/,
   ];
   expect(files.filter((f) => !allowed.some((re) => re.test(f)))).toEqual([]);
-  // Each domain's wasm once, packed, with the shared dictionary.
-  for (const d of ['bucketing', 'objects', 'imports', 'lifecycle', 'sync', 'shared']) expect(files).toContain(`dist/wasm/${d}.json`);
+  // Each domain's wasm once, packed.
+  for (const d of ['bucketing', 'objects', 'imports', 'lifecycle', 'sync']) expect(files).toContain(`dist/wasm/${d}.json`);
 });
 
 test('the Kafka connector skeleton that docs/kafka.md points at ships in the tarball', () => {

@@ -52,43 +52,33 @@ function base64Bytes(base64) {
 }
 
 const malformed = () => new Error('partkit: malformed wasm data');
-/** The LZMA decoder's compiled module (crates/unlzma, carried inline, a character per byte: about 4 KB). */
+/** The LZMA decoder's compiled module (crates/unlzma, carried inline, a character per byte: about 2 KB). */
 let decoder;
 
 /**
  * The `size` bytes that `packed` (LZMA: a properties byte, then the range coder's stream)
- * unpacks to, with `dict` as its preset dictionary (bytes the stream may copy from as if they
- * came before its own). Each call gets an instance of its own, whose memory (the decoder's
- * table, the input, the dictionary, the output) is garbage once the output is copied out.
+ * unpacks to. Each call gets an instance of its own, whose memory (the decoder's table, the
+ * input, the output) is garbage once the output is copied out.
  */
-export function unlzma(packed, size, dict = new Uint8Array(0)) {
+export function unlzma(packed, size) {
   decoder ??= compile(latin1Bytes(unlzmaWasm));
   const {memory, input: inputAt, decode} = new WebAssembly.Instance(decoder).exports;
   const input = inputAt();
   const output = input + packed.length;
-  const grow = output + dict.length + size - memory.buffer.byteLength;
+  const grow = output + size - memory.buffer.byteLength;
   if (grow > 0) memory.grow(Math.ceil(grow / 65536));
   new Uint8Array(memory.buffer, input, packed.length).set(packed);
-  new Uint8Array(memory.buffer, output, dict.length).set(dict);
   let ok;
   try {
-    ok = decode(packed.length, dict.length, size);
+    ok = decode(packed.length, size);
   } catch {
     ok = 0;
   }
   if (!ok) throw malformed();
-  return new Uint8Array(memory.buffer, output + dict.length, size).slice();
+  return new Uint8Array(memory.buffer, output, size).slice();
 }
 
-/** The shared dictionary, unpacked once. */
-let shared;
-
-/**
- * The compiled module of a domain's wasm of `size` bytes, given packed as base64; `dict`, for
- * the domains packed against the shared dictionary (dist/wasm/shared.json), is that
- * dictionary's base64 and size, unpacked on the first call that needs it and kept.
- */
-export function wasmModule(base64, size, dict) {
-  if (dict) shared ??= unlzma(base64Bytes(dict[0]), dict[1]);
-  return compile(unlzma(base64Bytes(base64), size, dict && shared));
+/** The compiled module of a domain's wasm of `size` bytes, given packed as base64. */
+export function wasmModule(base64, size) {
+  return compile(unlzma(base64Bytes(base64), size));
 }

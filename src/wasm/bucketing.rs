@@ -194,17 +194,29 @@ fn config(kinds: &[u8], nums: &[f64], joined: &str, lens: &[u32]) -> Result<Enco
     Ok(Encoded { raw, last })
 }
 
+/// The calls on one config, as one export (wasm-bindgen writes each export's argument passing into
+/// every bundle that reaches it; four of these were 2 KB of a bundle that calls `Bucketing.create`):
+/// `op` 0, [`validate_config`] (`[1]` when `bucket_ranges` is ignored, else `[0]`); 1,
+/// [`resolve_config`]; 2, [`round_robin_enabled`] (`[0]` or `[1]`); 3, [`next_bucket_id`] (`[id]`).
+#[wasm_bindgen(js_name = configCall)]
+pub fn config_call(op: u8, kinds: &[u8], nums: &[f64], joined: &str, lens: &[u32]) -> Result<Vec<u32>> {
+    match op {
+        0 => Ok(vec![u32::from(validate_config(kinds, nums, joined, lens)?)]),
+        1 => resolve_config(kinds, nums, joined, lens),
+        2 => Ok(vec![u32::from(round_robin_enabled(kinds, nums, joined, lens)?)]),
+        _ => Ok(vec![next_bucket_id(kinds, nums, joined, lens)?]),
+    }
+}
+
 /// Returns true when `bucket_ranges` is ignored (round robin off): the caller logs it.
-#[wasm_bindgen(js_name = validateConfig)]
-pub fn validate_config(kinds: &[u8], nums: &[f64], joined: &str, lens: &[u32]) -> Result<bool> {
+fn validate_config(kinds: &[u8], nums: &[f64], joined: &str, lens: &[u32]) -> Result<bool> {
     let c = config(kinds, nums, joined, lens)?;
     let notice = core::validate(&c.raw)?;
     Ok(notice == core::Notice::RangesIgnored)
 }
 
 /// `[bucket_id, bucket_total]` of a valid config, defaults applied.
-#[wasm_bindgen(js_name = resolveConfig)]
-pub fn resolve_config(kinds: &[u8], nums: &[f64], joined: &str, lens: &[u32]) -> Result<Vec<u32>> {
+fn resolve_config(kinds: &[u8], nums: &[f64], joined: &str, lens: &[u32]) -> Result<Vec<u32>> {
     let raw = config(kinds, nums, joined, lens)?.raw;
     core::validate(&raw)?;
     let total = core::bucket_total(&raw)?;
@@ -212,8 +224,7 @@ pub fn resolve_config(kinds: &[u8], nums: &[f64], joined: &str, lens: &[u32]) ->
 }
 
 /// Whether round robin is on (type-checked).
-#[wasm_bindgen(js_name = roundRobinEnabled)]
-pub fn round_robin_enabled(kinds: &[u8], nums: &[f64], joined: &str, lens: &[u32]) -> Result<bool> {
+fn round_robin_enabled(kinds: &[u8], nums: &[f64], joined: &str, lens: &[u32]) -> Result<bool> {
     let c = config(kinds, nums, joined, lens)?;
     let raw = RawConfig {
         round_robin: c.raw.round_robin,
@@ -223,8 +234,7 @@ pub fn round_robin_enabled(kinds: &[u8], nums: &[f64], joined: &str, lens: &[u32
 }
 
 /// Like faros' `nextBucketId`, `bucket_id` is not consulted.
-#[wasm_bindgen(js_name = nextBucketId)]
-pub fn next_bucket_id(kinds: &[u8], nums: &[f64], joined: &str, lens: &[u32]) -> Result<u32> {
+fn next_bucket_id(kinds: &[u8], nums: &[f64], joined: &str, lens: &[u32]) -> Result<u32> {
     let c = config(kinds, nums, joined, lens)?;
     let raw = RawConfig {
         bucket_id: Value::Missing,

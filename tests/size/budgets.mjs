@@ -71,16 +71,14 @@ const rows = {
   ...Object.fromEntries(DOMAINS.map((d) => [`wasm: ${d}`, sizeOf(readFileSync(join(root, 'pkg', d, 'partkit_bg.wasm')))])),
   // the decoder that unpacks the others (crates/unlzma), in the shared chunk of every page
   'wasm: LZMA decoder': sizeOf(readFileSync(join(root, 'pkg', 'unlzma', 'unlzma.wasm'))),
-  // what several modules have in common (scripts/shared-dictionary.mjs), raw and as packed
-  'shared dictionary': sizeOf(readFileSync(join(root, 'pkg', 'shared', 'dictionary.bin'))),
-  ...Object.fromEntries([...DOMAINS, 'shared'].map((d) => [`dist/wasm/${d}.json`, sizeOf(readFileSync(join(root, 'dist', 'wasm', `${d}.json`)))])),
+  ...Object.fromEntries(DOMAINS.map((d) => [`dist/wasm/${d}.json`, sizeOf(readFileSync(join(root, 'dist', 'wasm', `${d}.json`)))])),
   'dist/index.cjs': sizeOf(readFileSync(join(root, 'dist', 'index.cjs'))),
   // each subpath (package.json "exports" "./<domain>"): what a page without a bundler downloads
   // from its browser entry (an import map to dist/browser/<domain>.mjs), and what Node reads for
-  // it (dist/<domain>.cjs, the shared modules it requires, its wasm and the dictionary)
+  // it (dist/<domain>.cjs, the shared modules it requires, its wasm)
   ...Object.fromEntries(DOMAINS.map((d) => [`partkit/${d}: browser entry and imports`, weigh(graph([`dist/browser/${d}.mjs`]))])),
   ...Object.fromEntries(DOMAINS.map((d) => [`partkit/${d}: Node files`, weigh([`${d}.cjs`, 'common.cjs', `wasm/${d}.json`,
-    ...(d === 'bucketing' ? [] : ['wasm/shared.json']), ...(['lifecycle', 'sync'].includes(d) ? ['serde.cjs'] : [])].map((f) => join(root, 'dist', f)))])),
+    ...(['lifecycle', 'sync'].includes(d) ? ['serde.cjs'] : [])].map((f) => join(root, 'dist', f)))])),
 };
 
 const budgets = JSON.parse(readFileSync(join(here, 'budgets.json'), 'utf8'));
@@ -129,18 +127,8 @@ const table = (names) => ['| what | raw | gzip | brotli |', '| --- | ---: | ---:
 const tables = {
   validator: table(['validator page, bucketing (first result)', 'validator page, with object partitioning', 'whole browser build (dist/browser/index.mjs)']),
   subpaths: table(DOMAINS.flatMap((d) => [`partkit/${d}: browser entry and imports`, `partkit/${d}: Node files`])),
-  wasm: table([...DOMAINS.map((d) => `wasm: ${d}`), 'wasm: LZMA decoder', 'shared dictionary']),
-  packed: table([...DOMAINS, 'shared'].map((d) => `dist/wasm/${d}.json`)),
-  dictionary: (() => {
-    const saving = JSON.parse(readFileSync(join(root, 'pkg', 'shared', 'saving.json'), 'utf8'));
-    const names = Object.keys(saving);
-    const sum = (k) => names.reduce((t, d) => t + saving[d][k], 0);
-    const dict = Buffer.from(JSON.parse(readFileSync(join(root, 'dist', 'wasm', 'shared.json'), 'utf8')), 'base64').length;
-    return ['| module | packed alone | packed against the dictionary |', '| --- | ---: | ---: |',
-      ...names.map((d) => `| ${d} | ${n(saving[d].alone)} B | ${n(saving[d].againstDictionary)} B |`),
-      `| the dictionary itself (${n(rows['shared dictionary'].raw)} B) | | ${n(dict)} B |`,
-      `| all | ${n(sum('alone'))} B | ${n(sum('againstDictionary') + dict)} B |`].join('\n');
-  })(),
+  wasm: table([...DOMAINS.map((d) => `wasm: ${d}`), 'wasm: LZMA decoder']),
+  packed: table(DOMAINS.map((d) => `dist/wasm/${d}.json`)),
   tarball: [`The tarball: ${n(tarball.packed)} B packed, ${n(tarball.unpacked)} B unpacked, ${tarball.files.length} files:`, '',
     listing(tarball.files)].join('\n'),
   // README.md is in the tarball it describes, and read by users: round figures (KB, MB), which
