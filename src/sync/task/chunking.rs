@@ -86,7 +86,16 @@ impl SyncTask {
         }
         if c.index == 0 {
             let (header, states) = split_states(msg);
+            // (a message its sender's clock says was published within the wait holds back
+            // checkpoints for the whole wait from its reading here, whatever the clocks say:
+            // its sender's may run behind this task's; an older one, read late by a task that
+            // started at an older checkpoint, not again)
             let header_ts = header.message_timestamp;
+            let since = if self.now.saturating_sub(header_ts) >= self.chunk_wait() {
+                header_ts
+            } else {
+                self.now
+            };
             self.cursor.partials.insert(
                 header.task_id.clone(),
                 Partial {
@@ -95,7 +104,7 @@ impl SyncTask {
                     states,
                     next: 1,
                     before,
-                    since: self.now.min(header_ts),
+                    since,
                 },
             );
             return None;
