@@ -215,6 +215,26 @@ fn main() {
         ok.iter().map(|r| r.max_message_bytes).max().unwrap_or(0),
         started.elapsed()
     );
+    let bursts: Vec<&SimReport> = ok.iter().filter(|r| r.burst > 0).collect();
+    if !bursts.is_empty() {
+        println!(
+            "bursts: {} runs, {} partitions added at once, quiet tails of three intervals with {} checkpoints at most ({} in all)",
+            bursts.len(),
+            bursts.iter().map(|r| r.burst).sum::<usize>(),
+            bursts.iter().map(|r| r.tail_checkpoints).max().unwrap_or(0),
+            bursts.iter().map(|r| r.tail_checkpoints).sum::<usize>()
+        );
+    }
+    let frozen = sum(|r| r.frozen);
+    if frozen > 0 {
+        let overlapping = sum(|r| r.frozen_overlapping);
+        let total: u64 = ok.iter().map(|r| r.frozen_overlap_total).sum();
+        println!(
+            "frozen tasks: {frozen} woke past their session; {overlapping} ran partitions a live member ran too, for {} on average, {} at most (time units)",
+            if overlapping > 0 { total / overlapping as u64 } else { 0 },
+            ok.iter().map(|r| r.frozen_overlap_max).max().unwrap_or(0)
+        );
+    }
     if std::env::var_os("SIM_CHECKPOINT_GAPS").is_some() {
         // the longest stretches without a clean / usable checkpoint, against the retention
         let report = |what: &str, f: fn(&SimReport) -> u64| {

@@ -22,6 +22,18 @@ impl Sim {
         let mut active: BTreeMap<&str, &str> = BTreeMap::new();
         let mut owned: BTreeMap<&str, &str> = BTreeMap::new();
         let mut claimed: BTreeMap<&str, &str> = BTreeMap::new(); // owned in a confirmed epoch
+
+        // (a task the group expelled, woken from a freeze, is no live member: the time it runs
+        // partitions a live member runs too is measured below)
+        let woken: Vec<usize> = alive
+            .iter()
+            .copied()
+            .filter(|&i| self.nodes[i].expelled)
+            .collect();
+        let alive: Vec<usize> = alive
+            .into_iter()
+            .filter(|&i| !self.nodes[i].expelled)
+            .collect();
         for &i in &alive {
             let n = &self.nodes[i];
             // ownership counts once the task may act on it: a task whose epoch some member has
@@ -43,6 +55,15 @@ impl Sim {
                         ));
                     }
                 }
+            }
+        }
+        let dt = self.now.saturating_sub(self.checked_at);
+        self.checked_at = self.now;
+        for &i in &woken {
+            let n = &self.nodes[i];
+            let both = n.running.keys().any(|t| active.contains_key(t.as_str()));
+            if both {
+                self.overlap += dt;
             }
         }
         if self.epoch_stable() {

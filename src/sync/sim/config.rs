@@ -42,6 +42,13 @@ pub struct Faults {
     /// A random live task's clock steps back or forward (its offset from the simulation's
     /// clock is drawn again, up to half an interval).
     pub clock_step: u64,
+    /// A random live task freezes (a GC pause, a suspended VM: no reads, ticks or publishes)
+    /// for longer than `rebalanceTimeout` and the group's session; the group expels it and
+    /// moves on. On waking, without a session check (the core alone), it acts (reads on in its
+    /// stale epoch, ticks, runs and finishes partitions) until it learns it was expelled, up to
+    /// `rebalanceTimeout` later; with one (`check_offsets`, as `KafkaTaskSync`), its transport
+    /// stops everything at once, the gap being longer than the session.
+    pub freeze: u64,
 }
 
 /// When the harness calls a task's `tick`.
@@ -101,6 +108,14 @@ pub struct SimConfig {
     pub check_usable: bool,
     /// How the tasks are driven.
     pub driver: Driver,
+    /// Partitions added at once besides the split/merge tree, with the tree's roots (by the
+    /// first task that applies an epoch, while the faults go on), each a long-running root: a
+    /// burst (0: none). In a burst run `maxRecordBytes` is the least allowed, what a task
+    /// publishes in chunks lands spread over the time a producer may take, so that chunks of
+    /// several tasks interleave, and once everything finished the run goes on quietly for
+    /// three intervals, in which the log must get no more than about one checkpoint per
+    /// interval (a storm of checkpoints that never come out clean fails the run).
+    pub burst: usize,
 }
 
 impl SimConfig {
@@ -130,6 +145,7 @@ impl SimConfig {
                 backlog: 0,
                 replay_ticks: 0,
                 clock_step: 0,
+                freeze: 0,
             },
             options: SyncOptions {
                 rebalance_timeout: r.range(50, 400),
@@ -147,6 +163,7 @@ impl SimConfig {
             per_task: 0,
             check_usable: true,
             driver: Driver::Timeout,
+            burst: 0,
         };
         // drawn after the rest, so that older seeds keep their other settings
         // (as in production, several times the rebalance and acknowledgement timeouts)
@@ -200,6 +217,16 @@ impl SimConfig {
         if r.chance(100) {
             cfg.faults.clock_step = r.range(1, 10);
         }
+        // (drawn last too) frozen tasks in 10% of the runs
+        if r.chance(100) {
+            cfg.faults.freeze = r.range(1, 5);
+        }
+        // (drawn last too) a burst of hundreds of partitions added at once, in 1% of the runs
+        // (a burst run costs some ten ordinary ones)
+        if r.chance(10) {
+            cfg.burst = r.range(50, 150) as usize;
+            cfg.options.max_record_bytes = sync::MIN_RECORD_BYTES;
+        }
         cfg
     }
 
@@ -250,6 +277,7 @@ impl SimConfig {
                 backlog: 0,
                 replay_ticks: 0,
                 clock_step: 0,
+                freeze: 0,
             },
             options,
             full_trace: false,
@@ -260,6 +288,7 @@ impl SimConfig {
             per_task: per_task.max(1),
             check_usable: false,
             driver: Driver::Timeout,
+            burst: 0,
         }
     }
 
@@ -316,6 +345,18 @@ pub struct SimReport {
     /// The longest time from the record a usable checkpoint names (where a new task would start
     /// reading, all its chunks landed) to the next such record, or the end of the run.
     pub longest_without_usable: u64,
+    /// Partitions added in a burst ([`SimConfig::burst`]; 0: not a burst run).
+    pub burst: usize,
+    /// Checkpoints published in the quiet tail of a burst run (three intervals).
+    pub tail_checkpoints: usize,
+    /// Tasks that froze past the session and woke ([`Faults::freeze`]).
+    pub frozen: usize,
+    /// Of those, the ones that ran a partition while a live member ran it too, after waking.
+    pub frozen_overlapping: usize,
+    /// The longest time a woken task ran partitions a live member had started (time units).
+    pub frozen_overlap_max: u64,
+    /// The total of those times.
+    pub frozen_overlap_total: u64,
 }
 
 /// A violated property, with everything needed to replay it.

@@ -86,7 +86,8 @@ impl Sim {
             if ticks > 0 && self.nodes[i].alive && self.rng.chance(ticks) {
                 let now = self.clock(i);
                 if let Err(e) = self.tick_node(i, now) {
-                    self.deferred.get_or_insert(format!("tick while replaying: {e}"));
+                    self.deferred
+                        .get_or_insert(format!("tick while replaying: {e}"));
                 }
             }
         }
@@ -97,12 +98,17 @@ impl Sim {
     /// The whole connector stops cleanly and starts again: every live task is told to `close`
     /// and fed what it reads (and ticked) until it is `closed`, as `KafkaTaskSync.close()` does
     /// (the faults pause meanwhile: a clean stop); then every task is gone, time passes (half
-    /// the retention to the retention less an interval), retention deletes what it deletes, and a new task starts
+    /// the retention to as long as the record the final checkpoint names is retained: up to the
+    /// whole retention), retention deletes what it deletes, and a new task starts
     /// where the start rule says. Whatever was added must still finish: the final checkpoints
     /// hold the state (docs/sync.md, "The longest safe stop").
     pub(super) fn whole_stop(&mut self) -> Check {
         let alive = self.alive();
-        if alive.is_empty() {
+        let frozen = self
+            .nodes
+            .iter()
+            .any(|n| n.frozen_until.is_some() || n.expelled);
+        if alive.is_empty() || frozen {
             return Ok(());
         }
         self.note(format!("whole stop: {} tasks close", alive.len()));
@@ -117,7 +123,9 @@ impl Sim {
         }
         let closed = |s: &Sim| alive.iter().all(|&i| s.nodes[i].task.closed());
         let mut rounds = 0;
-        while !closed(self) {
+        // (and what they published lands: a producer flushes what it holds when its task
+        // closes, before the process exits)
+        while !closed(self) || !self.in_flight.is_empty() {
             rounds += 1;
             if rounds > 3_000 {
                 let open: Vec<&str> = alive
@@ -153,25 +161,50 @@ impl Sim {
         for i in self.alive() {
             self.nodes[i].stop();
         }
-        // (up to the retention less an interval: the restarted connector publishes its first
-        // checkpoint, after a rebalance, before the final ones age out)
+        // (up to the whole retention: as long as the record the newest usable checkpoint, the
+        // final one, names is retained when the connector starts again: "after a clean stop, a
+        // D shorter than the retention finds it")
         let r = self.cfg.retention.max(1);
         let interval = self.cfg.options.state_refresh_interval;
-        // (less the longest producer lag drawn: the restarted task's first checkpoint lands
-        // that much later)
+        // (beyond the retention less an interval and the longest producer lag, the restarted
+        // connector has less than an interval to publish its first checkpoint before the final
+        // ones age out: the faults pause until it has)
         let lag = if self.cfg.faults.backlog > 0 {
             self.max_lag()
         } else {
             0
         };
-        let d = if clean {
-            self.rng.range(r / 2, r - interval - lag)
+        let calm_from = r.saturating_sub(interval + lag);
+        let most = self
+            .last_usable
+            .map_or(0, |t| t.saturating_add(r).saturating_sub(self.now));
+        let d = if clean && most > 1 {
+            self.rng.range((r / 2).min(most - 1), most)
         } else {
             self.rng.range(1, interval)
         };
         self.note(format!("the connector is stopped for {d} (retention {r})"));
         self.now += d;
         self.expire()?;
+        if clean {
+            // the restarted connector finds the state its final checkpoints hold, and counts
+            // from its start (its leader checkpoints once it leads: the one it started at is
+            // older than an interval)
+            let (start, first) = self.start_offset();
+            let named = |m: &SyncMessage| m.checkpoint.is_some();
+            let at_checkpoint = first.is_some() || self.log.get(start).is_some_and(|m| named(m));
+            if !at_checkpoint {
+                return Err(format!(
+                    "a clean stop of {d} (retention {r}) found no checkpoint: the start rule says #{start}; {}",
+                    self.describe()
+                ));
+            }
+            if d > calm_from {
+                self.note("no faults until the restarted connector's first checkpoint".into());
+                self.calm = Some(self.now);
+                self.last_usable = Some(self.now);
+            }
+        }
         self.restart();
         Ok(())
     }
@@ -203,8 +236,91 @@ impl Sim {
         let most = (self.cfg.options.state_refresh_interval / 2).max(2);
         let skew = self.rng.range(0, most);
         let before = std::mem::replace(&mut self.nodes[i].skew, skew);
-        let l = format!("{} clock steps by {}", self.nodes[i].id, skew as i64 - before as i64);
+        let l = format!(
+            "{} clock steps by {}",
+            self.nodes[i].id,
+            skew as i64 - before as i64
+        );
         self.note(l);
+    }
+
+    /// A live task freezes (no reads, ticks or publishes: a GC pause, a suspended VM) for
+    /// longer than `rebalanceTimeout`, the group's session here: the group expels it soon (as
+    /// after a crash) and moves on without it. One at a time, and never the last live task.
+    pub(super) fn freeze(&mut self) {
+        if self
+            .nodes
+            .iter()
+            .any(|n| n.frozen_until.is_some() || n.expelled)
+        {
+            return;
+        }
+        let alive = self.alive();
+        if alive.len() < 2 {
+            return;
+        }
+        let Some(i) = self.pick(&alive) else { return };
+        let timeout = self.cfg.options.rebalance_timeout;
+        let d = self.rng.range(timeout + 1, 3 * timeout);
+        let n = &mut self.nodes[i];
+        n.alive = false;
+        n.frozen_until = Some(self.now + d);
+        let l = format!("{} freezes for {d}", n.id);
+        self.note(l);
+        let at = self.step + self.rng.range(1, 30) as usize;
+        self.change_at = Some(self.change_at.map_or(at, |c| c.min(at)));
+    }
+
+    /// A frozen task wakes: with a session check (`check_offsets`, as `KafkaTaskSync`) its
+    /// transport stops everything at once, the gap being longer than the session; without
+    /// one it acts (reads on, ticks, runs and finishes partitions) until it learns it was
+    /// expelled, up to `rebalanceTimeout` later, and then stops everything. The connector
+    /// replaces it.
+    pub(super) fn wake(&mut self) -> Check {
+        for i in 0..self.nodes.len() {
+            if self.nodes[i].frozen_until.is_some_and(|t| t <= self.now) {
+                self.nodes[i].frozen_until = None;
+                self.report.frozen += 1;
+                if self.cfg.check_offsets {
+                    let l = format!(
+                        "{} wakes past its session: stops everything",
+                        self.nodes[i].id
+                    );
+                    self.note(l);
+                    self.nodes[i].stop();
+                    self.restart();
+                    continue;
+                }
+                let learns = self.rng.range(1, self.cfg.options.rebalance_timeout);
+                let n = &mut self.nodes[i];
+                n.alive = true;
+                n.expelled = true;
+                n.learns_at = self.now + learns;
+                self.overlap = 0;
+                let l = format!("{} wakes, expelled, and acts until {}", n.id, n.learns_at);
+                self.note(l);
+            }
+            // (one that crashed, left or fenced itself meanwhile is gone already)
+            let gone = self.nodes[i].expelled && !self.nodes[i].alive;
+            if gone || self.nodes[i].expelled && self.nodes[i].learns_at <= self.now {
+                let n = &mut self.nodes[i];
+                n.expelled = false;
+                n.stop();
+                let l = format!("{} learns it was expelled: stops everything", n.id);
+                self.note(l);
+                if self.overlap > 0 {
+                    let r = &mut self.report;
+                    r.frozen_overlapping += 1;
+                    r.frozen_overlap_max = r.frozen_overlap_max.max(self.overlap);
+                    r.frozen_overlap_total += self.overlap;
+                }
+                self.overlap = 0;
+                if !gone {
+                    self.restart();
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The longest a producer with a backlog takes to deliver a record.

@@ -111,6 +111,9 @@ impl Sim {
             });
         if let Some(j) = named {
             let t = self.log_time[j];
+            if self.calm.is_some_and(|c| t >= c) {
+                self.calm = None;
+            }
             if self.last_usable.is_none_or(|u| t > u) {
                 let gap = t.saturating_sub(self.last_usable.unwrap_or(t));
                 let r = &mut self.report.longest_without_usable;

@@ -82,6 +82,12 @@ struct Node {
     lag: u64,
     /// When the latest of its records in flight lands: the later ones land after it.
     landing: u64,
+    /// Frozen (not alive meanwhile) until then.
+    frozen_until: Option<u64>,
+    /// Woken after the group expelled it: it acts until `learns_at`, when it learns it was
+    /// expelled and stops everything; not a member, nor a live task for the safety checks.
+    expelled: bool,
+    learns_at: u64,
 }
 
 impl Node {
@@ -139,6 +145,13 @@ struct Sim {
     last_clean: Option<u64>,
     /// When the record named by the latest usable checkpoint landed.
     last_usable: Option<u64>,
+    /// How long the woken task ran partitions a live member ran too, in this wake.
+    overlap: u64,
+    /// When the checks last ran (the overlap grows by the time between).
+    checked_at: u64,
+    /// Since when the faults pause: a connector started again after a clean stop of nearly
+    /// the whole retention, until its first usable checkpoint lands.
+    calm: Option<u64>,
     /// A failure found where the harness cannot return it (a new task's replay): the next
     /// check returns it.
     deferred: Option<String>,
@@ -153,6 +166,7 @@ pub fn run(cfg: &SimConfig) -> Result<SimReport, SimFailure> {
         Ok(()) => {
             sim.report.seed = cfg.seed;
             sim.report.retention = cfg.retention;
+            sim.report.burst = cfg.burst;
             sim.report.steps = sim.step;
             sim.report.messages = sim.log.len();
             sim.report.epochs = sim.epochs.len();
@@ -175,11 +189,16 @@ pub fn run(cfg: &SimConfig) -> Result<SimReport, SimFailure> {
 impl Sim {
     fn new(cfg: SimConfig) -> Self {
         let mut rng = Rng::new(cfg.seed);
-        let (dag, roots) = if cfg.per_task > 0 {
+        let (mut dag, mut roots) = if cfg.per_task > 0 {
             flat_dag(&mut rng, cfg.partitions.max(1))
         } else {
             build_dag(&mut rng, cfg.partitions.max(1))
         };
+        if cfg.burst > 0 {
+            let (more, tokens) = flat_dag(&mut rng, cfg.burst);
+            dag.extend(more);
+            roots.extend(tokens);
+        }
         let mut sim = Sim {
             rng,
             now: 0,
@@ -211,6 +230,9 @@ impl Sim {
             last_clean: None,
             last_usable: None,
             deferred: None,
+            calm: None,
+            overlap: 0,
+            checked_at: 0,
             cfg,
         };
         let tasks = if sim.scale() {
@@ -284,6 +306,9 @@ impl Sim {
             skipped: None,
             lag: 0,
             landing: 0,
+            frozen_until: None,
+            expelled: false,
+            learns_at: 0,
         });
         self.report.tasks_started += 1;
         self.note(format!("spawn {id}"));

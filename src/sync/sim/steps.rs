@@ -47,7 +47,37 @@ impl Sim {
             self.balance_phase()?;
         }
         self.heal_until(|s| s.all_done() && s.converged())?;
+        if self.cfg.burst > 0 {
+            self.quiet_tail()?;
+        }
         Ok(())
+    }
+
+    /// A burst run goes on quietly for three intervals once everything finished: the log gets
+    /// about one checkpoint per interval (a retry now and then), not a storm of checkpoints
+    /// that never come out clean, each from several tasks.
+    pub(super) fn quiet_tail(&mut self) -> Check {
+        let interval = self.cfg.options.state_refresh_interval;
+        let (from, until) = (self.log.len(), self.now + 3 * interval);
+        while self.now < until {
+            self.heal_step()?;
+            if self.step % self.cfg.check_every() == 0 {
+                self.check()?;
+            }
+        }
+        let checkpoints = self.log[from..]
+            .iter()
+            .filter(|m| m.checkpoint.is_some())
+            .filter(|m| m.chunk.as_ref().is_none_or(|c| c.index == 0))
+            .count();
+        self.report.tail_checkpoints = checkpoints;
+        if checkpoints > 6 {
+            return Err(format!(
+                "checkpoint storm: {checkpoints} checkpoints in three quiet intervals; {}",
+                self.describe()
+            ));
+        }
+        self.check()
     }
 
     pub(super) fn heal_until(&mut self, done: impl Fn(&Sim) -> bool) -> Check {
@@ -89,7 +119,11 @@ impl Sim {
                 self.nodes[i].slow = false;
             }
         }
+        self.wake()?;
         self.membership()?;
+        if self.calm.is_some() {
+            return self.ordinary_step(false);
+        }
         let f = self.cfg.faults.clone();
         // (no draw in the runs without whole stops: their other draws stay as they were)
         if f.whole_stop > 0 && self.rng.chance(f.whole_stop) {
@@ -101,6 +135,10 @@ impl Sim {
         }
         if f.clock_step > 0 && self.rng.chance(f.clock_step) {
             self.clock_step();
+            return Ok(());
+        }
+        if f.freeze > 0 && self.rng.chance(f.freeze) {
+            self.freeze();
             return Ok(());
         }
         if self.rng.chance(f.leave) {
@@ -146,7 +184,8 @@ impl Sim {
         self.land_delayed();
         self.expire()?;
         self.keep_up()?;
-        if self.alive().is_empty() {
+        self.wake()?;
+        if self.alive().is_empty() && !self.nodes.iter().any(|n| n.frozen_until.is_some()) {
             self.restart_capped(usize::MAX);
         }
         self.membership()?;

@@ -92,7 +92,12 @@ impl Sim {
         if self.step < at {
             return Ok(());
         }
-        let alive = self.alive();
+        // (a task the group expelled is no member)
+        let alive: Vec<usize> = self
+            .alive()
+            .into_iter()
+            .filter(|&i| !self.nodes[i].expelled)
+            .collect();
         if alive.is_empty() {
             return Ok(());
         }
@@ -279,7 +284,7 @@ impl Sim {
                     .add_partitions(&specs, now)
                     .map_err(|e| format!("roots: {e}"))?;
                 self.roots_added = true;
-                let l = if self.scale() {
+                let l = if self.scale() || self.cfg.burst > 0 {
                     format!("{} adds {} roots", self.nodes[i].id, self.roots.len())
                 } else {
                     format!("{} adds roots {:?}", self.nodes[i].id, self.roots)
@@ -287,7 +292,7 @@ impl Sim {
                 self.note(l);
                 self.note_owned(i, &BTreeSet::new(), "roots");
                 self.apply(i, out)?;
-                if self.scale() && !self.nodes[i].alive {
+                if (self.scale() || self.cfg.burst > 0) && !self.nodes[i].alive {
                     // it died half-way through publishing them: they are known to nobody, and
                     // the connector's next task finds its initial partitions again
                     self.roots_added = false;

@@ -35,9 +35,8 @@ pub(super) struct Partial {
     pub(super) first_seq: Option<u64>,
     /// The record read before the first chunk (a checkpoint is clean if it names it).
     pub(super) before: Option<CheckpointRef>,
-    /// Another record was read between its chunks.
-    pub(super) interleaved: bool,
-    /// When the first chunk was published (its `messageTimestamp`), or read if that is earlier.
+    /// When the wait it holds checkpoints back for starts: when its first chunk was read, or
+    /// published (its `messageTimestamp`) if that is longer than the wait before.
     pub(super) since: u64,
 }
 

@@ -63,15 +63,15 @@ impl SyncTask {
 
     /// Reads chunk `msg` (validated, its sender's counter checked, not a re-delivery): the first
     /// chunk opens its sender's partial message (dropping one left open), the next one in order
-    /// extends it, anything else drops it. Returns the
-    /// whole message with the partial's `before` and `interleaved` when `whole` (from
+    /// extends it, anything else drops it. Returns the whole message with the partial's `before`
+    /// (the record read before its first chunk) when `whole` (from
     /// [`peek_chunk`](Self::peek_chunk)) completes it.
     pub(super) fn take_chunk(
         &mut self,
         msg: Cow<'_, SyncMessage>,
         whole: Option<SyncMessage>,
         again: bool,
-    ) -> Option<(SyncMessage, Option<CheckpointRef>, bool)> {
+    ) -> Option<(SyncMessage, Option<CheckpointRef>)> {
         let c = msg.chunk.clone().expect("a chunk");
         let before = self.cursor.last_read.clone();
         if again && c.count > 1 {
@@ -80,13 +80,22 @@ impl SyncTask {
         if let Some(whole) = whole {
             let p = self.cursor.partials.remove(&msg.task_id);
             return Some(match p {
-                Some(p) if c.count > 1 => (whole, p.before, p.interleaved),
-                _ => (whole, before, false),
+                Some(p) if c.count > 1 => (whole, p.before),
+                _ => (whole, before),
             });
         }
         if c.index == 0 {
             let (header, states) = split_states(msg);
+            // (a message its sender's clock says was published within the wait holds back
+            // checkpoints for the whole wait from its reading here, whatever the clocks say:
+            // its sender's may run behind this task's; an older one, read late by a task that
+            // started at an older checkpoint, not again)
             let header_ts = header.message_timestamp;
+            let since = if self.now.saturating_sub(header_ts) >= self.chunk_wait() {
+                header_ts
+            } else {
+                self.now
+            };
             self.cursor.partials.insert(
                 header.task_id.clone(),
                 Partial {
@@ -95,8 +104,7 @@ impl SyncTask {
                     states,
                     next: 1,
                     before,
-                    interleaved: false,
-                    since: self.now.min(header_ts),
+                    since,
                 },
             );
             return None;
@@ -116,16 +124,12 @@ impl SyncTask {
     }
 
     /// Every record read: one that is not a chunk means its sender's partial message, if any,
-    /// will never complete (its sender publishes its chunks in one go); any other sender's
-    /// partial message has a record between its chunks.
+    /// will never complete (its sender publishes its chunks in one go). (Other senders' records
+    /// between a message's chunks are read normally, and do not make a checkpoint unclean for
+    /// the timing of the next: see `checkpoint_in`.)
     pub(super) fn note_record(&mut self, msg: &SyncMessage) {
         if msg.chunk.is_none() {
             self.cursor.partials.remove(&msg.task_id);
-        }
-        for (sender, p) in self.cursor.partials.iter_mut() {
-            if *sender != msg.task_id {
-                p.interleaved = true;
-            }
         }
     }
 

@@ -76,10 +76,6 @@ impl Partials {
         }
     }
 
-    pub(super) fn iter_mut(&mut self) -> impl Iterator<Item = (&String, &mut chunk::Partial)> {
-        self.0.iter_mut().map(|(s, p)| (&*s, p))
-    }
-
     pub(super) fn values(&self) -> impl Iterator<Item = &chunk::Partial> {
         self.0.iter().map(|(_, p)| p)
     }

@@ -71,12 +71,10 @@ impl Finishes {
 
     /// Forgets the entries noted before `cutoff`.
     pub(super) fn forget_noted_before(&mut self, cutoff: u64) {
-        while let Some((at, _)) = self.noted.front() {
-            if *at >= cutoff {
-                break;
+        while self.noted.front().is_some_and(|(at, _)| *at < cutoff) {
+            if let Some((_, token)) = self.noted.pop_front() {
+                self.finished.remove(&token);
             }
-            let (_, token) = self.noted.pop_front().expect("front");
-            self.finished.remove(&token);
         }
     }
 }

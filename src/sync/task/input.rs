@@ -7,7 +7,7 @@ use std::borrow::Cow;
 
 use super::leading::{Pending, RebalanceInfo};
 use super::limits::{MAX_DEPARTED, MAX_SAFE_INTEGER};
-use super::timer::Timer;
+use super::timer::{backoff, Timer};
 use super::SyncTask;
 use crate::sync::error::{ErrorKind, SyncError};
 use crate::sync::types::{CheckpointRef, MessageType, RebalanceEvent, SyncMessage, SyncOutput};
@@ -170,21 +170,21 @@ impl SyncTask {
             None => None,
         };
         // (a message read whole is not copied: at scale a NewEpoch is the whole view)
-        let (mut whole, before, interleaved) = if msg.chunk.is_some() {
+        let (mut whole, before) = if msg.chunk.is_some() {
             match self.take_chunk(record, whole, again) {
-                Some((whole, before, interleaved)) => (Cow::Owned(whole), before, interleaved),
+                Some((whole, before)) => (Cow::Owned(whole), before),
                 None => {
                     self.cursor.last_read = here;
                     return Ok(out);
                 }
             }
         } else {
-            (record, self.cursor.last_read.clone(), false)
+            (record, self.cursor.last_read.clone())
         };
         // (every finish a record says is noted before anything of it is applied)
         self.finishes.note_message(&whole, self.now);
         if whole.checkpoint.is_some() {
-            self.checkpoint_in(&whole, before.as_ref(), interleaved);
+            self.checkpoint_in(&whole, before.as_ref());
         }
         self.cursor.last_read = here;
         if before.is_none() && self.view.epoch.is_none() {
@@ -228,38 +228,59 @@ impl SyncTask {
         Some(again)
     }
 
-    /// A checkpoint read whole: a clean one of the epoch in force (it names the record read
-    /// before it, and nothing landed between its chunks) counts as the last clean one; one of
-    /// this task's that is not clean is followed by another one soon. (One of an older epoch,
-    /// from a task that could not apply the newer one, is not a place to start from.)
-    fn checkpoint_in(
-        &mut self,
-        msg: &SyncMessage,
-        before: Option<&CheckpointRef>,
-        interleaved: bool,
-    ) {
+    /// A checkpoint read whole: a clean one of the epoch in force (its first chunk directly
+    /// follows the record it names, whatever other senders' records landed between its chunks)
+    /// counts as the last clean one; one of this task's that is not clean is followed by
+    /// another one, unless a clean one was read since it was published, after a backoff longer
+    /// than its own publication took (see `retry_checkpoint`). (One of an older epoch, from a
+    /// task that could not apply the newer one, is not a place to start from.)
+    ///
+    /// Records of other senders between a checkpoint's chunks landed after the record it names:
+    /// a new task that starts at it applies it and replays them (`find_epoch_start` starts after
+    /// the named record), a complete state as much as one nothing came between. Counting them
+    /// against it, a checkpoint of hundreds of chunks whose publication took longer than the
+    /// retry's wait was never clean once several authors published at once (each one's chunks
+    /// between the others'), and every member of a large connector re-published its whole view
+    /// every few seconds for as long as it ran (`checkpoints_in_hundreds_of_chunks_converge_after_a_leader_change`).
+    fn checkpoint_in(&mut self, msg: &SyncMessage, before: Option<&CheckpointRef>) {
         let names_before = match (&msg.checkpoint, before) {
             (Some(c), Some(b)) => c.names_same_record(b),
             _ => false,
         };
         let own = msg.task_id == self.id;
-        if names_before && !interleaved && msg.sync_epoch == self.cur_id() {
+        if names_before && msg.sync_epoch == self.cur_id() {
             self.checkpoint_read(msg);
         } else if own && self.refresh.checkpoint_over_own && msg.sync_epoch == self.cur_id() {
             // published while own Regular records were in flight (see `checkpoint_waits`): not
             // clean, but a task can start at it, and another would be no cleaner
             self.checkpoint_read(msg);
         } else if own {
-            // another record landed between the one it was computed after and itself: no
-            // reader can start at it, so publish another one soon
-            let retry = self.now.saturating_add(
-                self.opts
-                    .epoch_ack_timeout
-                    .min(self.opts.state_refresh_interval),
-            );
-            if let Some(at) = &mut self.refresh.refresh_at {
-                *at = (*at).min(retry);
-            }
+            self.retry_checkpoint(msg);
+        }
+    }
+
+    /// An own checkpoint is not clean (another record landed between the one it was computed
+    /// after and its first chunk): publish another one soon, unless a clean checkpoint (of any
+    /// author) was read since this one was published. The wait is `min(epochAckTimeout,
+    /// stateRefreshInterval)`, but at least as long as this one took from its publication to
+    /// being read back whole, doubled for each unclean one in a row, at most an interval: the
+    /// retries of authors who raced do not land on each other again and again.
+    fn retry_checkpoint(&mut self, msg: &SyncMessage) {
+        if self
+            .refresh
+            .clean_read_at
+            .is_some_and(|at| at >= msg.message_timestamp)
+        {
+            return;
+        }
+        let interval = self.opts.state_refresh_interval;
+        let took = self.now.saturating_sub(msg.message_timestamp);
+        let base = self.opts.epoch_ack_timeout.min(interval).max(took);
+        let wait = backoff(base, self.refresh.unclean_retries).min(interval);
+        self.refresh.unclean_retries = self.refresh.unclean_retries.saturating_add(1);
+        let retry = self.now.saturating_add(wait);
+        if let Some(at) = &mut self.refresh.refresh_at {
+            *at = (*at).min(retry);
         }
     }
 
@@ -375,6 +396,8 @@ impl SyncTask {
                 t.saturating_add(self.opts.state_refresh_interval)
             });
         self.refresh.checkpoint_seen = Some(msg.message_timestamp.min(named).min(self.now));
+        self.refresh.clean_read_at = Some(self.now);
+        self.refresh.unclean_retries = 0;
         self.schedule_refresh();
     }
 

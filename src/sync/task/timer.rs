@@ -21,6 +21,11 @@ pub(super) struct Refresh {
     /// next one `stateRefreshInterval` after it, however often epochs change, and a task that
     /// started at an old checkpoint does not wait a whole interval more.
     pub(super) checkpoint_seen: Option<u64>,
+    /// When this task last read a clean checkpoint (its clock): an own checkpoint published
+    /// before then that turns out not clean is not retried (see `retry_checkpoint`).
+    pub(super) clean_read_at: Option<u64>,
+    /// The own checkpoints in a row that were not clean: each retry waits twice as long.
+    pub(super) unclean_retries: u32,
     /// A checkpoint fell due while own records were not read back yet: the newest own
     /// `messageSeq` when it did. It goes out once that record and every own epoch, answer and
     /// checkpoint are read back (see `checkpoint_waits`).
