@@ -167,8 +167,8 @@ d('partkit/s3 on moto', () => {
     expect((await rejection(collect(listPartition(client, {bucket: 'small'}, 1, 0, {signal: soon})))).code).toBe('ABORTED');
   });
 
-  test('100,000 objects over 1,000-key pages: 2 workers split the listing exactly once, as partitionObjects', async () => {
-    const big = keys(100000);
+  test('30,000 objects over 1,000-key pages: 2 workers split the listing exactly once, as partitionObjects', async () => {
+    const big = keys(30000);
     const t0 = Date.now();
     const srv = await startMoto(PYTHON, {big});
     const c = s3Client(srv.endpoint);
@@ -177,8 +177,8 @@ d('partkit/s3 on moto', () => {
       let pages = 0;
       const seen = await checkWorkers(c, 'big', big, 2, {key: 'data/*', partition: SOURCES.regex}, {onPage: (p) => { pages = p.pages; }});
       expect(pages).toBe(Math.ceil(big.filter((k) => k.startsWith('data/')).length / 1000));
-      expect(seen.size).toBeGreaterThan(95000);
-      console.log(`S3 100k test: ${big.length} keys filled in ${filled - t0} ms, 2 listings of ${pages} pages in ${Date.now() - filled} ms`);
+      expect(seen.size).toBeGreaterThan(28000);
+      console.log(`S3 30k test: ${big.length} keys filled in ${filled - t0} ms, 2 listings of ${pages} pages in ${Date.now() - filled} ms`);
     } finally {
       c.destroy();
       await srv.stop();
