@@ -647,14 +647,7 @@ describe('KafkaTaskSync over an in-memory kafka', () => {
     const {events} = await alone(kafka);
     sync.addPartitions([{token: 'p1', parents: []}]);
     await sync.flush();
-    // the brokers answer the reconnection's first request only once released
-    let release;
-    const gate = new Promise((resolve) => (release = resolve));
-    const admin = kafka.admin.bind(kafka);
-    kafka.admin = () => {
-      const a = admin();
-      return {...a, connect: () => gate.then(() => a.connect())};
-    };
+    const release = kafka.gateAdminConnects();
     kafka.failSends = true;
     sync.partitionStarted('p1');
     await until(() => sync.state === 'recovering', 'the reconnection');
@@ -680,13 +673,7 @@ describe('KafkaTaskSync over an in-memory kafka', () => {
     const {events} = await alone(kafka);
     sync.addPartitions([{token: 'p1', parents: []}, {token: 'p2', parents: []}]);
     await sync.flush();
-    let release;
-    const gate = new Promise((resolve) => (release = resolve));
-    const admin = kafka.admin.bind(kafka);
-    kafka.admin = () => {
-      const a = admin();
-      return {...a, connect: () => gate.then(() => a.connect())};
-    };
+    const release = kafka.gateAdminConnects();
     kafka.failSends = true;
     sync.partitionFinished('p1'); // accepted; its publish fails, so the session is taken as lost
     const flushed = sync.flush().then(() => null, (e) => e);
@@ -712,13 +699,7 @@ describe('KafkaTaskSync over an in-memory kafka', () => {
     const {events} = await alone(kafka, {outageTimeout: 300});
     sync.addPartitions([{token: 'p1', parents: []}]);
     await sync.flush();
-    let release;
-    const gate = new Promise((resolve) => (release = resolve));
-    const admin = kafka.admin.bind(kafka);
-    kafka.admin = () => {
-      const a = admin();
-      return {...a, connect: () => gate.then(() => a.connect())};
-    };
+    const release = kafka.gateAdminConnects();
     kafka.failSends = true;
     sync.partitionStarted('p1');
     await until(() => sync.state === 'failed', 'the failure');

@@ -43,6 +43,21 @@ class FakeKafka {
     for (const c of this.consumers) c.wake();
   }
 
+  /**
+   * From now on, every admin client's `connect()` waits until the returned function is called
+   * (the brokers answer a reconnection's first request only once released).
+   */
+  gateAdminConnects() {
+    let release;
+    const gate = new Promise((resolve) => (release = resolve));
+    const admin = this.admin.bind(this);
+    this.admin = () => {
+      const a = admin();
+      return {...a, connect: () => gate.then(() => a.connect())};
+    };
+    return release;
+  }
+
   admin() {
     const k = this;
     return {
