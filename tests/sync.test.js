@@ -1,9 +1,11 @@
-// Task coordination through the public JS API: a small simulation of 3 tasks over a shared log
-// (splits, a merge, a crash, a quick rebalance), the wire format, and bad input of any shape
-// (fast-check) leaving the task unchanged and working.
+// Task coordination through the public JS API, in the world of tests/support/sync-world.js (the
+// JS side of the Rust scenario tests' world): a small simulation of 3 tasks over a shared log
+// (splits, a merge, a crash, a quick rebalance), a Rust scenario step for step, the wire format,
+// and bad input of any shape (fast-check) leaving the task unchanged and working.
 const fc = require('fast-check');
 const partkit = require('partkit');
 const {thrown} = require('./support/thrown');
+const {SyncWorld} = require('./support/sync-world');
 
 const {SyncTask, SyncError, PartkitError} = partkit;
 
@@ -28,107 +30,39 @@ const DAG = {
 };
 const ALL = ['r', 'a', 'b', 'a1', 'a2', 'm'];
 
-class Cluster {
-  /** `records`: ids of the tasks made with `publishAs: 'records'`, which read the log's values as bytes. */
-  constructor(ids, seed, records = []) {
-    this.rand = prng(seed);
-    this.records = new Set(records);
-    this.now = 1000;
-    this.log = [];
-    this.values = []; // each message of the log as its record's value (JSON text)
-    this.generation = 0;
-    this.nodes = new Map();
-    this.finished = new Set();
-    for (const id of ids) this.spawn(id);
+const OPTIONS = {rebalanceTimeout: 500, epochAckTimeout: 300, removalDelay: 50, tombstoneTtl: 100000};
+
+/** Tasks `ids` in the world of tests/support (`records`: those that publish records), at 1000 ms. */
+const world = (ids, records = []) => new SyncWorld(ids, OPTIONS, {records, now: 1000});
+
+/**
+ * A random step of the DAG's run: a task reads a record, works (reports a partition it was told
+ * to start started, or a running one finished, adding its children first), or time passes; then
+ * no partition is owned twice. `finished`: every partition finished so far, each once.
+ */
+function randomStep(w, rand, finished) {
+  const ids = [...w.live];
+  const id = ids[Math.floor(rand() * ids.length)];
+  const r = rand();
+  if (r < 0.5) w.step(id);
+  else if (r < 0.85) work(w, id, rand, finished);
+  else w.tick(Math.floor(rand() * 40));
+  w.assertUnique();
+}
+
+function work(w, id, rand, finished) {
+  const tokens = [...w.running.get(id)];
+  if (tokens.length === 0) return;
+  const token = tokens[Math.floor(rand() * tokens.length)];
+  const state = w.owned(id, token)?.state;
+  if (state === 'Scheduled') {
+    w.run(id, token);
+    return;
   }
-  spawn(id) {
-    const options = {rebalanceTimeout: 500, epochAckTimeout: 300, removalDelay: 50, tombstoneTtl: 100000};
-    const task = new SyncTask(id, this.records.has(id) ? {...options, publishAs: 'records'} : options);
-    this.nodes.set(id, {task, cursor: 0, running: new Map()});
-  }
-  apply(id, out) {
-    const node = this.nodes.get(id);
-    expect(Object.keys(out).sort()).toEqual(['publish', 'start', 'stop']);
-    for (const t of out.stop) node.running.delete(t);
-    for (const t of out.start) node.running.set(t, 'scheduled');
-    for (const m of out.publish) {
-      if (this.records.has(id)) {
-        // a record to write as it is: the sender's key, the message's type, its JSON text
-        expect(Object.keys(m)).toEqual(['key', 'type', 'value']);
-        const msg = JSON.parse(m.value);
-        expect([m.key, m.type]).toEqual([id, msg.type]);
-        this.log.push(msg);
-        this.values.push(m.value);
-      } else {
-        // the sync topic carries JSON: every message must survive the round trip
-        this.log.push(JSON.parse(JSON.stringify(m)));
-        this.values.push(JSON.stringify(m));
-      }
-    }
-  }
-  rebalance(leader) {
-    this.generation += 1;
-    const members = [...this.nodes.keys()];
-    for (const id of members) {
-      const ev = {generation: this.generation, leader: id === leader, ...(id === leader ? {members} : {})};
-      this.apply(id, this.nodes.get(id).task.onRebalance(ev, this.now));
-    }
-  }
-  deliverOne(id) {
-    const node = this.nodes.get(id);
-    if (node.cursor >= this.log.length) return false;
-    const at = node.cursor++;
-    // a task in records mode reads the record's value as bytes, as KafkaTaskSync passes it
-    const msg = this.records.has(id) ? Buffer.from(this.values[at], 'utf8') : this.log[at];
-    this.apply(id, node.task.onMessage(msg, this.now));
-    return true;
-  }
-  settle() {
-    let more = true;
-    while (more) {
-      more = false;
-      for (const id of this.nodes.keys()) more = this.deliverOne(id) || more;
-    }
-  }
-  work(id) {
-    const node = this.nodes.get(id);
-    const tokens = [...node.running.keys()];
-    if (tokens.length === 0) return;
-    const token = tokens[Math.floor(this.rand() * tokens.length)];
-    if (node.running.get(token) === 'scheduled') {
-      this.apply(id, node.task.partitionStarted(token, this.now));
-      node.running.set(token, 'running');
-      return;
-    }
-    if (DAG[token]) this.apply(id, node.task.addPartitions(DAG[token], this.now));
-    this.apply(id, node.task.partitionFinished(token, this.now));
-    node.running.delete(token);
-    expect(this.finished.has(token)).toBe(false);
-    this.finished.add(token);
-  }
-  tick(dt) {
-    this.now += dt;
-    for (const [id, node] of this.nodes) this.apply(id, node.task.tick(this.now));
-  }
-  /** Safety: no partition active or owned on two live tasks. */
-  check() {
-    const owner = new Map();
-    for (const [id, node] of this.nodes) {
-      for (const p of node.task.ownedPartitions()) {
-        expect(owner.get(p.token)).toBeUndefined();
-        owner.set(p.token, id);
-      }
-    }
-  }
-  step() {
-    const ids = [...this.nodes.keys()];
-    const id = ids[Math.floor(this.rand() * ids.length)];
-    const r = this.rand();
-    if (r < 0.5) this.deliverOne(id);
-    else if (r < 0.85) this.work(id);
-    else this.tick(Math.floor(this.rand() * 40));
-    this.check();
-  }
+  if (DAG[token]) w.addPartitions(id, DAG[token]);
+  w.finish(id, token);
+  expect(finished.has(token)).toBe(false);
+  finished.add(token);
 }
 
 describe('SyncTask: three tasks through the JS API', () => {
@@ -136,75 +70,107 @@ describe('SyncTask: three tasks through the JS API', () => {
     [1, []], [2, []], [3, []], [4, []], [5, []],
     [6, ['t1', 't3']], [7, ['t2']], [8, ['t1', 't2', 't3']],
   ])('seed %i, in records mode %j: splits, a merge, a crash and quick rebalances; everything finishes once', (seed, records) => {
-    const c = new Cluster(['t1', 't2', 't3'], seed, records);
-    c.rebalance('t1');
-    c.settle();
-    for (const id of ['t1', 't2', 't3']) expect(c.nodes.get(id).task.epoch()).toBe('1-t1');
-    expect(c.nodes.get('t1').task.isLeader()).toBe(true);
-    c.apply('t1', c.nodes.get('t1').task.addPartitions([{token: 'r'}], c.now));
-    for (let i = 0; i < 60; i++) c.step();
+    const w = world(['t1', 't2', 't3'], records);
+    const rand = prng(seed);
+    const finished = new Set();
+    w.rebalance(null, 't1');
+    for (const id of ['t1', 't2', 't3']) expect(w.task(id).epoch()).toBe('1-t1');
+    expect(w.task('t1').isLeader()).toBe(true);
+    w.addPartitions('t1', [{token: 'r'}]);
+    for (let i = 0; i < 60; i++) randomStep(w, rand, finished);
     // t3 crashes; two rebalances in quick succession
-    c.nodes.delete('t3');
-    c.rebalance('t2');
-    for (let i = 0; i < 5; i++) c.step();
-    c.rebalance('t1');
-    for (let i = 0; i < 2000 && c.finished.size < ALL.length; i++) c.step();
-    c.settle();
-    expect([...c.finished].sort()).toEqual([...ALL].sort());
-    const epochs = new Set([...c.nodes.values()].map((n) => n.task.epoch()));
+    w.leave('t3');
+    w.rebalance(null, 't2');
+    for (let i = 0; i < 5; i++) randomStep(w, rand, finished);
+    w.rebalance(null, 't1');
+    for (let i = 0; i < 2000 && finished.size < ALL.length; i++) randomStep(w, rand, finished);
+    w.settle();
+    expect([...finished].sort()).toEqual([...ALL].sort());
+    expect(w.violations).toEqual([]);
+    const epochs = new Set([...w.live].map((id) => w.task(id).epoch()));
     expect(epochs).toEqual(new Set(['3-t1']));
     // every state is known everywhere, nothing is left shared
-    for (const node of c.nodes.values()) {
-      expect(node.task.sharedPartitions()).toEqual([]);
-      expect(node.task.knownTasks().map((s) => s.taskID)).toEqual(['t1', 't2']);
+    for (const id of w.live) {
+      expect(w.task(id).sharedPartitions()).toEqual([]);
+      expect(w.task(id).knownTasks().map((s) => s.taskID)).toEqual(['t1', 't2']);
     }
   });
 
   test('the wire format keeps the field names of the Spanner connector design', () => {
-    const c = new Cluster(['t1', 't2'], 9);
-    c.rebalance('t1');
-    c.settle();
-    c.apply('t1', c.nodes.get('t1').task.addPartitions([{token: 'x'}, {token: 'y'}], c.now));
+    const c = world(['t1', 't2']);
+    c.rebalance(null, 't1');
+    c.addPartitions('t1', [{token: 'x'}, {token: 'y'}]);
     const epoch = c.log.find((m) => m.type === 'NewEpoch');
     expect(Object.keys(epoch)).toEqual(expect.arrayContaining(['syncEpoch', 'taskID', 'messageTimestamp', 'type', 'connectorState']));
     expect(Object.keys(epoch.connectorState[0])).toEqual(['taskID', 'stateTimestamp', 'stateVersion', 'data', 'share']);
     const shared = c.log.at(-1).connectorState[0].share.partitions[0];
     expect(shared).toEqual({token: 'y', parents: [], state: 'Created', assignee: 't2'});
     c.settle();
-    expect(c.nodes.get('t2').task.ownedPartitions().map((p) => p.token)).toEqual(['y']);
-    expect(c.nodes.get('t1').task.sharedPartitions()).toEqual([]);
+    expect(c.task('t2').ownedPartitions().map((p) => p.token)).toEqual(['y']);
+    expect(c.task('t1').sharedPartitions()).toEqual([]);
   });
 
   test('a task that reads the log with a hole stops everything and fences itself', () => {
-    const t1 = new SyncTask('t1');
-    const t2 = new SyncTask('t2');
-    const log = [];
-    let now = 0;
-    log.push(...t1.onRebalance({generation: 1, leader: true, members: ['t1', 't2']}, now).publish);
-    log.push(...t2.onRebalance({generation: 1, leader: false}, now).publish);
-    const read = {t1: 0, t2: 0};
-    for (let round = 0; round < 5; round++) {
-      for (const [id, task] of [['t1', t1], ['t2', t2]]) {
-        while (read[id] < log.length) log.push(...task.onMessage(log[read[id]++], ++now).publish);
-      }
-    }
-    expect(t2.epoch()).toBe('1-t1');
-    log.push(...t1.addPartitions([{token: 'a'}, {token: 'b'}], ++now).publish);
-    for (const [id, task] of [['t1', t1], ['t2', t2]]) {
-      while (read[id] < log.length) log.push(...task.onMessage(log[read[id]++], ++now).publish);
-    }
-    expect(t2.ownedPartitions().map((p) => p.state)).toEqual(['Scheduled']);
-    expect(log.every((m) => Number.isInteger(m.messageSeq))).toBe(true);
-    // t1 publishes two messages; t2 reads only the second
-    const first = t1.tick(now + 200_000).publish.concat(t1.onRebalance({generation: 2, leader: false}, now + 200_001).publish);
-    expect(first.length).toBeGreaterThanOrEqual(1);
-    const later = t1.partitionStarted('a', now + 200_002).publish;
-    expect(later.length).toBe(1);
-    const out = t2.onMessage(later[0], now + 200_003);
-    expect(out.fenced).toMatch(/missed messages .* of t1/);
-    expect(out.stop).toEqual(['b']);
-    expect(t2.fenced()).toBe(out.fenced);
-    expect(t2.tick(now + 300_000)).toEqual({publish: [], start: [], stop: []});
+    const w = new SyncWorld(['t1', 't2'], {}, {inputGap: 1});
+    w.rebalance(1, 't1', ['t1', 't2']);
+    expect(w.task('t2').epoch()).toBe('1-t1');
+    w.addPartitions('t1', [{token: 'a'}, {token: 'b'}]);
+    w.settle();
+    expect(w.task('t2').ownedPartitions().map((p) => p.state)).toEqual(['Scheduled']);
+    expect(w.log.every((m) => Number.isInteger(m.messageSeq))).toBe(true);
+    // t1 publishes at least two messages; t2 reads only the last
+    const from = w.log.length;
+    w.call('t1', (t, now) => t.tick(now + 200_000));
+    w.rebalanceOne(2, 't2', ['t1', 't2'], 't1');
+    w.run('t1', 'a');
+    expect(w.log.length - from).toBeGreaterThanOrEqual(2);
+    while (w.tasks.get('t2').cursor < w.log.length - 1) w.skip('t2');
+    w.allowFenced = true;
+    w.step('t2');
+    expect(w.task('t2').fenced()).toMatch(/missed messages .* of t1/);
+    expect(w.stopped.get('t2')).toEqual(['b']);
+    expect(w.task('t2').tick(w.now + 100_000)).toEqual({publish: [], start: [], stop: []});
+  });
+});
+
+describe('SyncTask: the Rust scenarios, through the bindings', () => {
+  // tests/sync_faults.rs `a_share_readdressed_from_a_departed_task_does_not_restart_a_finish_read`,
+  // step for step in the same world (tests/support/sync-world.js), with messages and records
+  test.each([[[]], [['a', 'l', 'n', 's']]])('a share re-addressed from a departed task does not restart a finish read (records: %j)', (records) => {
+    const w = new SyncWorld(['a', 'l', 'n', 's'], {rebalanceTimeout: 5000, epochAckTimeout: 1000}, {records, now: 1000, inputGap: 10});
+    w.rebalance(1, 'l', ['a', 'l', 'n', 's']);
+    w.ticks(2, 1500);
+    // s finds x (kept: ties go to the finder) and runs it, then finds p: shared to a
+    w.add('s', 'x');
+    w.settle();
+    w.run('s', 'x');
+    w.settle();
+    w.hold('a');
+    w.add('s', 'p');
+    w.settle();
+    expect(w.owned('a', 'p')).toBeDefined();
+    expect(w.task('s').sharedPartitions().map((p) => p.token)).toContain('p');
+    // a runs and finishes p; its transport leaves the group before its records land
+    w.run('a', 'p');
+    w.finish('a', 'p');
+    w.leave('a');
+    w.announce(2, 'l', ['l', 'n', 's']);
+    // s answered generation 2; its reader stalls before it applies the epoch
+    w.stalled.add('s');
+    w.settle();
+    w.ticks(3, 1500);
+    expect(w.task('l').epoch()).toBe('2-l');
+    // a's records land after 2-l: l and n read p's finish
+    w.land('a');
+    w.settle();
+    w.ticks(2, 1500);
+    expect(w.finishesRead.get('l').has('p')).toBe(true);
+    // s's reader resumes: it applies 2-l and re-addresses its share to the departed a
+    w.stalled.delete('s');
+    w.settle();
+    w.ticks(4, 1500);
+    expect(w.violations).toEqual([]);
+    for (const id of ['l', 'n', 's']) expect(w.owned(id, 'p')?.state ?? 'Finished').toBe('Finished');
   });
 });
 
@@ -228,34 +194,31 @@ describe('SyncTask: fence() for a transport that checks offsets', () => {
 
 describe('SyncTask: close() leaves a final checkpoint', () => {
   test('once its own records are read back; it starts nothing more; closed() says when it is done', () => {
-    const t = new SyncTask('t1');
-    const log = t.onRebalance({generation: 1, leader: true, members: ['t1']}, 0).publish;
-    for (let i = 0; i < log.length; i++) log.push(...t.onMessage(log[i], 1).publish);
-    const added = t.addPartitions([{token: 'a'}], 2);
-    expect(added.start).toEqual(['a']);
+    const w = new SyncWorld(['t1'], {}, {inputGap: 1});
+    w.rebalance(1, 't1', ['t1']);
+    const t = w.task('t1');
+    expect(w.addPartitions('t1', [{token: 'a'}]).start).toEqual(['a']);
     expect(t.closed()).toBe(false);
     // its records of `a` are not read back yet: the checkpoint waits for them
-    const pending = [...added.publish, ...t.partitionStarted('a', 3).publish];
+    w.run('t1', 'a');
     expect(() => t.close(-1)).toThrow(SyncError);
     // it publishes its own state once more (the record its final checkpoint names)
-    const closing = t.close(4).publish;
+    const closing = w.input('t1', (task, now) => task.close(now)).publish;
+    expect(closing.length).toBeGreaterThan(0);
     expect(closing.filter((m) => m.checkpoint)).toEqual([]);
     expect(t.closed()).toBe(false);
     // a partition added now is not started by a closing task
-    const queue = [...pending, ...closing, ...t.addPartitions([{token: 'b'}], 5).publish];
-    const final = [];
+    const from = w.log.length;
+    expect(w.addPartitions('t1', [{token: 'b'}]).start).toEqual([]);
     // the log: what it published is read back, and what that publishes, to the end
-    for (let i = 0; i < queue.length; i++) {
-      const out = t.onMessage(queue[i], 6 + i);
-      expect(out.start).toEqual([]);
-      final.push(...out.publish.filter((m) => m.checkpoint));
-      queue.push(...out.publish);
-    }
+    w.settle();
+    expect(w.started.get('t1')).toEqual(['a']);
+    const final = w.log.slice(from).filter((m) => m.checkpoint);
     expect(final).toHaveLength(1);
     const own = final[0].connectorState.find((s) => s.taskID === 't1');
     expect(own.data.partitions.map((p) => p.token).sort()).toEqual(['a', 'b']);
     expect(t.closed()).toBe(true);
-    expect(t.close(100)).toEqual({publish: [], start: [], stop: []});
+    expect(t.close(w.now + 100)).toEqual({publish: [], start: [], stop: []});
   });
 });
 
@@ -263,34 +226,18 @@ describe('SyncTask: records of at most maxRecordBytes', () => {
   test('an epoch goes out in chunks, applied whole at its last one; a last chunk that breaks it is refused and changes nothing', () => {
     const opts = {rebalanceTimeout: 500, epochAckTimeout: 300, maxRecordBytes: 1024};
     const ids = ['a', 'b'];
-    const tasks = {a: new SyncTask('a', opts), b: new SyncTask('b', opts)};
-    const log = [];
-    const cursor = {a: 0, b: 0};
-    const settle = (now) => {
-      for (let moved = true; moved; ) {
-        moved = false;
-        for (const id of ids) {
-          while (cursor[id] < log.length) {
-            log.push(...tasks[id].onMessage(log[cursor[id]++], now).publish);
-            moved = true;
-          }
-        }
-      }
-    };
+    const w = new SyncWorld(ids, opts, {now: 1});
+    w.rebalance(1, 'a', ids);
     const specs = (id) => Array.from({length: 40}, (_, i) => ({token: `${id}-partition-token-${String(i).padStart(6, '0')}`}));
-    log.push(...tasks.a.onRebalance({generation: 1, leader: true, members: ids}, 1).publish);
-    log.push(...tasks.b.onRebalance({generation: 1, leader: false}, 1).publish);
-    settle(2);
-    for (const id of ids) log.push(...tasks[id].addPartitions(specs(id), 3).publish);
-    settle(4);
-    const from = log.length;
-    log.push(...tasks.a.onRebalance({generation: 2, leader: false}, 5).publish);
-    log.push(...tasks.b.onRebalance({generation: 2, leader: true, members: ids}, 5).publish);
-    settle(6);
-    const chunks = log.slice(from).filter((m) => m.type === 'NewEpoch' && m.syncEpoch === '2-b' && m.chunk);
+    for (const id of ids) w.addPartitions(id, specs(id));
+    w.settle();
+    const from = w.log.length;
+    w.rebalance(2, 'b', ids);
+    const chunks = w.log.slice(from).filter((m) => m.type === 'NewEpoch' && m.syncEpoch === '2-b' && m.chunk);
     expect(chunks.length).toBeGreaterThan(1);
-    expect(tasks.a.epoch()).toBe('2-b');
-    expect(Math.max(...log.map((m) => JSON.stringify(m).length))).toBeLessThanOrEqual(1024);
+    expect(w.task('a').epoch()).toBe('2-b');
+    expect(Math.max(...w.values.map((v) => v.length))).toBeLessThanOrEqual(1024);
+    expect(Math.max(...w.log.map((m) => JSON.stringify(m).length))).toBeLessThanOrEqual(1024);
     // a new task reading the chunks in order applies the epoch at the last one
     const fresh = new SyncTask('c', opts);
     for (const m of chunks) fresh.onMessage(m, 7);
@@ -314,10 +261,9 @@ describe('SyncTask: records of at most maxRecordBytes', () => {
 
 describe('SyncTask: bad input', () => {
   const fresh = () => {
-    const c = new Cluster(['t1', 't2'], 7);
-    c.rebalance('t1');
-    c.settle();
-    c.apply('t1', c.nodes.get('t1').task.addPartitions([{token: 'p'}, {token: 'q'}], c.now));
+    const c = world(['t1', 't2']);
+    c.rebalance(null, 't1');
+    c.addPartitions('t1', [{token: 'p'}, {token: 'q'}]);
     c.settle();
     return c;
   };
@@ -325,7 +271,7 @@ describe('SyncTask: bad input', () => {
 
   test('errors are SyncError with a code, task unchanged', () => {
     const c = fresh();
-    const t = c.nodes.get('t2').task;
+    const t = c.task('t2');
     const before = view(t);
     const cases = [
       [() => t.onMessage(null, 1), 'SYNC_MALFORMED_MESSAGE'],
@@ -380,7 +326,7 @@ describe('SyncTask: bad input', () => {
 
   test('misuse: each refused with a code and a message in JS words, or a documented repeat', () => {
     const c = fresh();
-    const t = c.nodes.get('t2').task;
+    const t = c.task('t2');
     const before = view(t);
     const refused = (fn, code, message) => {
       const error = thrown(fn);
@@ -407,8 +353,8 @@ describe('SyncTask: bad input', () => {
     expect(error.message).toBe('SyncTask is a class: create a task with new SyncTask(taskId, options)');
     expect(new SyncTask('t9')).toBeInstanceOf(SyncTask);
     // repeats: a known token with its parents, a finish twice
-    const owner = ['t1', 't2'].find((id) => c.nodes.get(id).task.ownedPartitions().some((p) => p.token === 'q'));
-    const o = c.nodes.get(owner).task;
+    const owner = ['t1', 't2'].find((id) => c.task(id).ownedPartitions().some((p) => p.token === 'q'));
+    const o = c.task(owner);
     expect(o.addPartitions([{token: 'q'}], c.now)).toEqual({publish: [], start: [], stop: []});
     const seen = JSON.stringify(o.ownedPartitions());
     o.partitionFinished('q', c.now);
@@ -422,7 +368,7 @@ describe('SyncTask: bad input', () => {
     const objects = fresh();
     const bytes = fresh();
     const text = fresh();
-    const [a, b, s] = [objects, bytes, text].map((c) => c.nodes.get('t2').task);
+    const [a, b, s] = [objects, bytes, text].map((c) => c.task('t2'));
     const next = a.partitionStarted('q', objects.now).publish;
     b.partitionStarted('q', bytes.now);
     s.partitionStarted('q', text.now);
@@ -437,7 +383,7 @@ describe('SyncTask: bad input', () => {
 
   test('input of any shape never breaks a task (fast-check)', () => {
     const c = fresh();
-    const t = c.nodes.get('t2').task;
+    const t = c.task('t2');
     const near = fc.record(
       {
         syncEpoch: fc.oneof(fc.constant('1-t1'), fc.string()),
@@ -483,9 +429,9 @@ describe('SyncTask: bad input', () => {
       {numRuns: 300},
     );
     // still working: the next real message and input are handled
-    c.apply('t1', c.nodes.get('t1').task.addPartitions([{token: 'later'}], c.now));
+    c.addPartitions('t1', [{token: 'later'}]);
     c.settle();
-    c.check();
-    expect(c.nodes.get('t2').task.epoch()).toBe('1-t1');
+    c.assertUnique();
+    expect(c.task('t2').epoch()).toBe('1-t1');
   });
 });
