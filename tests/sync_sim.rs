@@ -1,4 +1,4 @@
-//! The deterministic simulation over a few hundred seeds, in both modes
+//! The deterministic simulation in a debug build: 20 seeds per mode and every seed that once failed
 //! (`npm run sim -- --seeds N` or `cargo run --release --features sim --example sync_sim -- --seeds N` for more;
 //! `SYNC_SIM_SEEDS=N` changes the count here).
 //!
@@ -76,13 +76,14 @@ fn run_seeds(seeds: impl IntoIterator<Item = u64>, check_offsets: bool) -> usize
     finished
 }
 
-/// How many seeds a debug-build run checks (`SYNC_SIM_SEEDS`, default 100 per mode); `npm test`
-/// also runs 1,000 seeds per mode in a release build (`npm run test:sim`).
+/// How many seeds a debug-build run checks (`SYNC_SIM_SEEDS`, default 20 per mode: the
+/// simulation with debug assertions and overflow checks); `npm test` runs 1,000 seeds per mode in
+/// a release build (`npm run test:sim`), CI 5,000.
 fn seed_count() -> u64 {
     std::env::var("SYNC_SIM_SEEDS")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(100)
+        .unwrap_or(20)
 }
 
 #[test]
