@@ -34,7 +34,7 @@ pub(super) fn claims_before<'a>(
     let prev_states = prev
         .values()
         .filter(|st| own_words.contains(&st.task_id))
-        .chain(std::iter::once(&own.state))
+        .chain(std::iter::once(own.state()))
         .filter(|st| members.contains(&st.task_id));
     let mut claims: Claims = HashMap::default();
     claims.reserve(prev_states.clone().map(|st| st.data.partitions.len()).sum());

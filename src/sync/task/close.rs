@@ -61,7 +61,9 @@ impl SyncTask {
         // the own state goes out once more: read back, it is the record the final checkpoint
         // names (in a quiet log the last record read can be an interval old, and a checkpoint
         // whose named record retention deleted is no place to start)
-        self.own.dirty |= self.view.epoch.is_some();
+        if self.view.epoch.is_some() {
+            self.own.mark_dirty();
+        }
         let mut out = SyncOutput::default();
         self.finish(&mut out);
         self.seal(out)

@@ -166,16 +166,11 @@ impl SyncTask {
             .flat_map(|s| &s.data.partitions)
             .map(|p| (p.token.as_str(), p.state.is_done()))
             .collect();
-        let parts = &mut self.own.state.data.partitions;
-        let before = parts.len();
-        parts.retain(|p| match elsewhere.get(p.token.as_str()) {
+        self.own.retain(|p| match elsewhere.get(p.token.as_str()) {
             _ if p.state.is_active() => true,
             Some(&done) => p.state.is_done() && !done,
             None => true,
         });
-        if parts.len() != before {
-            self.own.reshape();
-        }
     }
 
     /// Whether the epoch in force was an attempt its leader found stale and replaced with `msg`:
@@ -418,7 +413,7 @@ impl SyncTask {
     ) -> HashMap<String, Option<u64>> {
         self.view.own_words.clear();
         let mut done_before: HashMap<String, Option<u64>> = HashMap::default();
-        for st in prev.values().chain(std::iter::once(&self.own.state)) {
+        for st in prev.values().chain(std::iter::once(self.own.state())) {
             for p in &st.data.partitions {
                 if p.state.is_done() {
                     done_before.insert(p.token.clone(), p.finished_timestamp);
@@ -599,11 +594,8 @@ impl SyncTask {
         // shares the epoch resolved are gone; unknown ones (published in an older epoch) stay
         let own_data = self.own_data_tokens();
         self.own
-            .state
-            .share
-            .partitions
-            .retain(|s| !resolved.contains(&s.token) && !own_data.contains(&s.token));
-        self.own.state.state_version = self.own.state.state_version.max(entry.state_version);
+            .retain_shares(|s| !resolved.contains(&s.token) && !own_data.contains(&s.token));
+        self.own.version_at_least(entry.state_version);
         self.view.in_epoch = true;
     }
 
@@ -625,8 +617,7 @@ impl SyncTask {
                 .flat_map(|s| s.data.partitions.iter().map(|p| p.token.as_str())),
         );
         let mut stop = Vec::new();
-        self.own.reshape();
-        self.own.state.data.partitions.retain(|p| {
+        self.own.retain(|p| {
             if elsewhere.contains(p.token.as_str()) {
                 if p.state.is_active() {
                     stop.push(p.token.clone());
@@ -659,13 +650,13 @@ impl SyncTask {
                     p.state = PartitionStatus::Finished;
                     p.finished_timestamp = *f;
                 }
-                self.own.state.data.partitions.push(p);
+                self.own.push(p);
             }
         }
         let have = self.own_data_tokens();
         for p in orphans_mine {
             if !have.contains(&p.token) {
-                self.own.state.data.partitions.push(p);
+                self.own.push(p);
             }
         }
     }
@@ -692,14 +683,12 @@ impl SyncTask {
             .is_none_or(|r| r.generation <= msg.epoch_generation);
         if expected {
             // left out of an epoch of our generation: the group considers us gone (fenced)
-            for p in &self.own.state.data.partitions {
+            for p in self.own.partitions() {
                 if p.state.is_active() {
                     out.stop.push(p.token.clone());
                 }
             }
-            self.own.state.data.partitions.clear();
-            self.own.state.share.partitions.clear();
-            self.own.reshape();
+            self.own.clear();
         }
     }
 

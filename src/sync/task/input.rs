@@ -299,12 +299,10 @@ impl SyncTask {
         }
         match msg.kind {
             MessageType::NewEpoch => {
-                // (an epoch rebuilds the own lists and the view: what `marks` and the positions of the
-                // view's entries knew of them is forgotten)
-                self.own.marks.forget();
+                // (an epoch rebuilds the view: what the positions of its entries knew of them is
+                // forgotten; the own lists keep their marks, see `Own`)
                 self.view.forget_positions();
                 self.on_new_epoch(whole, out);
-                self.own.marks.forget();
                 self.view.forget_positions();
                 // a task that starts reading at a checkpoint (where `findEpochStart` puts it)
                 // and applied it counts it as the last clean one: the next falls due an
@@ -336,7 +334,10 @@ impl SyncTask {
 
     fn tick_inner(&mut self, now: u64) -> SyncOutput {
         self.clock(now);
-        let kept = self.opts.removal_delay.saturating_add(self.opts.tombstone_ttl);
+        let kept = self
+            .opts
+            .removal_delay
+            .saturating_add(self.opts.tombstone_ttl);
         self.finishes
             .forget_noted_before(self.now.saturating_sub(kept));
         let mut out = SyncOutput::default();

@@ -40,14 +40,14 @@ impl SyncTask {
             return;
         };
         let cache = self.lead_view(&members);
-        let view: Vec<&TaskState> = std::iter::once(&self.own.state)
+        let view: Vec<&TaskState> = std::iter::once(self.own.state())
             .chain(cache.values())
             .collect();
         let mut states = compute_epoch(&view, &members);
         for s in &mut states {
             if s.task_id == self.id {
-                s.state_timestamp = self.own.state.state_timestamp;
-                s.state_version = self.own.state.state_version;
+                s.state_timestamp = self.own.state().state_timestamp;
+                s.state_version = self.own.state().state_version;
             }
         }
         let departed = self.departed_for_epoch(&cache, &members);
@@ -160,7 +160,7 @@ impl SyncTask {
         );
         for (_, st) in &deferred {
             if st.task_id != self.id {
-                absorb_into(&mut cache, &self.own.state, st);
+                absorb_into(&mut cache, self.own.state(), st);
             }
         }
         // what a member says it owns (in an epoch this task has not applied) beats the entry of

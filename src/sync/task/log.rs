@@ -142,7 +142,7 @@ impl SyncTask {
     /// and falls silent. Its partitions stay in its last published state, which the next epoch
     /// hands to live tasks once it has left the group.
     pub(super) fn fence_self(&mut self, why: String, out: &mut SyncOutput) {
-        for p in &self.own.state.data.partitions {
+        for p in self.own.partitions() {
             if p.state.is_active() && !out.stop.contains(&p.token) {
                 out.stop.push(p.token.clone());
             }
@@ -151,7 +151,7 @@ impl SyncTask {
         self.leading.lead = None;
         self.refresh.refresh_at = None;
         self.refresh.resend_at = None;
-        self.own.dirty = false;
+        self.own.mark_clean();
         self.fenced = Some(why.clone());
         out.fenced = Some(why);
     }
@@ -225,7 +225,7 @@ impl SyncTask {
         if parts.is_empty() {
             return Vec::new();
         }
-        let elsewhere: HashSet<&str> = std::iter::once(&self.own.state)
+        let elsewhere: HashSet<&str> = std::iter::once(self.own.state())
             .chain(self.view.cache.values())
             .filter(|s| s.task_id != task)
             .flat_map(|s| s.data.partitions.iter().map(|p| p.token.as_str()))
@@ -351,7 +351,7 @@ impl SyncTask {
             return; // see adopt_departed
         }
         if state.task_id != self.id && self.view.cache.contains_key(&state.task_id) {
-            absorb_into(&mut self.view.cache, &self.own.state, state);
+            absorb_into(&mut self.view.cache, self.own.state(), state);
         }
     }
 
@@ -370,16 +370,10 @@ impl SyncTask {
         let now = self.now;
         // the own partitions it names, found by the index of the own tokens when it names fewer
         // than the task owns (a change: what it finished lately), in own order
-        let parts = &self.own.state.data.partitions;
+        let parts = self.own.partitions();
         let at: Vec<usize> = if done.len() < parts.len() {
-            if self.own.reshaped {
-                self.own.marks.forget();
-            }
-            let mut at: Vec<usize> = done
-                .keys()
-                .filter_map(|t| self.own.marks.indexed_position(parts, t))
-                .collect();
-            at.sort_unstable();
+            let at = self.own.positions_of(done.keys().copied());
+            let parts = self.own.partitions();
             debug_assert_eq!(
                 at,
                 (0..parts.len())
@@ -391,16 +385,17 @@ impl SyncTask {
             (0..parts.len()).collect()
         };
         for i in at {
-            let p = &mut self.own.state.data.partitions[i];
-            if let (false, Some(f)) = (p.state.is_done(), done.get(p.token.as_str())) {
+            self.own.update(i, |p| {
+                let (false, Some(f)) = (p.state.is_done(), done.get(p.token.as_str())) else {
+                    return false;
+                };
                 if p.state.is_active() {
                     out.stop.push(p.token.clone());
                 }
                 p.state = PartitionStatus::Finished;
                 p.finished_timestamp = Some(f.unwrap_or(now));
-                self.own.marks.touch(i, PartitionStatus::Finished);
-                self.own.dirty = true;
-            }
+                true
+            });
         }
     }
 
@@ -450,7 +445,7 @@ impl SyncTask {
         // a member owning the smallest parent would find the partition again if it ran the
         // parent once more (its finish was in a late record too): it is that member's
         let parent_owner = member_owners(
-            std::iter::once(&self.own.state).chain(self.view.cache.values()),
+            std::iter::once(self.own.state()).chain(self.view.cache.values()),
             &self.view.members,
         );
         let mut adopted: Vec<(String, PartitionState)> = Vec::new();
@@ -472,8 +467,8 @@ impl SyncTask {
         }
         for (target, p) in adopted {
             if target == self.id && self.view.in_epoch {
-                self.own.state.data.partitions.push(p);
-                self.own.dirty = true;
+                self.own.push(p);
+                self.own.mark_dirty();
             } else {
                 // a share to the member it falls to, so that the next epoch, and every reader,
                 // resolve it to that member whatever the members are by then
@@ -493,7 +488,7 @@ impl SyncTask {
         if !self.view.cache.values().any(is_ghost) {
             return;
         }
-        let owned: HashSet<String> = std::iter::once(&self.own.state)
+        let owned: HashSet<String> = std::iter::once(self.own.state())
             .chain(self.view.cache.values())
             .flat_map(|s| s.data.partitions.iter().map(|p| p.token.clone()))
             .collect();

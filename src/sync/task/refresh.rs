@@ -76,7 +76,7 @@ impl SyncTask {
         if at.is_empty() {
             return None;
         }
-        let parts = &self.own.state.data.partitions;
+        let parts = self.own.partitions();
         let done: HashSet<&str> = at.iter().map(|&i| parts[i].token.as_str()).collect();
         let blockers = self.removal_blockers(&done);
         at.iter()
@@ -280,7 +280,7 @@ impl SyncTask {
         for m in &self.view.members {
             if *m == self.id {
                 if self.view.in_epoch {
-                    states.push(self.own.state.clone());
+                    states.push(self.own.state().clone());
                 }
             } else if let Some(s) = self.view.cache.get(m) {
                 states.push(s.clone());
