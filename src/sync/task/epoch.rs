@@ -6,7 +6,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::claims::{claimed_elsewhere, claims_before};
-use super::leading::{Lead, Pending};
 use super::limits::{MAX_DEPARTED, MAX_HISTORY};
 use super::log::{left_by, member_owners};
 use super::view::EpochInfo;
@@ -120,7 +119,7 @@ impl SyncTask {
         base: &str,
         out: &mut SyncOutput,
     ) -> bool {
-        let (Some(e), Some(l)) = (&self.view.epoch, &self.leading.lead) else {
+        let (Some(e), Some(l)) = (&self.view.epoch, self.leading.lead()) else {
             return false;
         };
         if !(msg.resend
@@ -133,23 +132,9 @@ impl SyncTask {
         let (generation, attempt, members) = (e.generation, e.attempt + 1, l.members.clone());
         self.yield_unstarted_to(msg);
         self.apply_epoch(msg, base, false, out);
-        // leading a newer generation already: that epoch builds on the rolled-back one
-        if self
-            .leading
-            .pending
-            .as_ref()
-            .is_none_or(|p| p.generation <= generation)
-        {
-            self.leading.pending = Some(Pending {
-                generation,
-                members,
-                since: self.now,
-                awaiting: None,
-                published: None,
-                republished: 0,
-                attempt,
-            });
-        }
+        // (unless it leads a newer generation already: that epoch builds on the rolled-back one)
+        self.leading
+            .lead_again(generation, attempt, members, self.now);
         true
     }
 
@@ -207,14 +192,8 @@ impl SyncTask {
             self.want_resend(out);
         }
         if msg.task_id == self.id {
-            if let Some(p) = &mut self.leading.pending {
-                if p.awaiting.as_deref() == Some(msg.sync_epoch.as_str()) {
-                    // computed from a stale base: recompute once members re-answer
-                    p.awaiting = None;
-                    p.published = None;
-                    p.since = self.now;
-                }
-            }
+            // computed from a stale base: recompute once members re-answer
+            self.leading.own_epoch_rejected(&msg.sync_epoch, self.now);
         }
     }
 
@@ -679,7 +658,7 @@ impl SyncTask {
         self.view.in_epoch = false;
         let expected = self
             .leading
-            .rebalance
+            .rebalance()
             .is_none_or(|r| r.generation <= msg.epoch_generation);
         if expected {
             // left out of an epoch of our generation: the group considers us gone (fenced)
@@ -727,39 +706,28 @@ impl SyncTask {
         let older = by_generation(older);
         // bookkeeping of generations this epoch closed is no longer needed (bounded memory)
         let closed = msg.epoch_generation;
-        self.leading.answers.retain(|_, a| a.generation > closed);
         self.refresh.resent_to.retain(|(g, _)| *g > closed);
         self.refresh.resent_for_forks.clear();
         for st in &replay {
             self.merge(st);
             self.view.acked.insert(st.task_id.clone());
         }
-        if let Some(p) = &mut self.leading.pending {
-            if p.generation <= msg.epoch_generation {
-                self.leading.pending = None;
-            } else {
-                // members re-answer from the new base: give them a fresh timeout
-                p.since = self.now;
-                p.awaiting = None;
-                p.published = None;
-            }
-        }
+        // (a newer rebalance led: members re-answer from the new base, with a fresh timeout)
+        self.leading.epoch_applied(closed, self.now);
         older.into_iter().map(|(_, st)| st).collect()
     }
 
     /// The leader of the epoch starts collecting acknowledgements, checkpoints are scheduled,
     /// and the task acknowledges the epoch with its own state.
     fn acknowledge(&mut self, msg: &SyncMessage, out: &mut SyncOutput) {
-        self.leading.lead = if msg.task_id == self.id && !msg.resend {
-            Some(Lead {
-                members: self.view.members.iter().cloned().collect(),
-                acked: only(&self.id),
-                last_publish: self.now,
-                resends: 0,
-            })
+        let leads = msg.task_id == self.id && !msg.resend;
+        let members = if leads {
+            self.view.members.iter().cloned().collect()
         } else {
-            None
+            Vec::new()
         };
+        self.leading
+            .epoch_in_force(leads, members, &self.id, self.now);
         self.schedule_refresh();
         // acknowledge the epoch with the own state (re-answer if a newer rebalance is pending);
         // a task outside the epoch (a newcomer replaying the topic) has nothing to say

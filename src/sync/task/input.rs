@@ -5,8 +5,7 @@
 
 use std::borrow::Cow;
 
-use super::leading::{Pending, RebalanceInfo};
-use super::limits::{MAX_DEPARTED, MAX_SAFE_INTEGER};
+use super::limits::MAX_SAFE_INTEGER;
 use super::timer::{backoff, Timer};
 use super::SyncTask;
 use crate::sync::error::{ErrorKind, SyncError};
@@ -41,28 +40,18 @@ impl SyncTask {
         let members = self.rebalance_members(event)?;
         self.clock(now);
         let mut out = SyncOutput::default();
-        if self
-            .leading
-            .rebalance
-            .is_some_and(|r| r.generation >= event.generation)
-        {
+        if self.leading.told_of(event.generation) {
             return Ok(out);
         }
-        self.note_rebalance(event);
+        self.leading
+            .note_rebalance(event.generation, event.leader, self.epoch_generation());
         if event.generation <= self.epoch_generation() {
             // an epoch for this generation is already in force
             self.finish(&mut out);
             return Ok(out);
         }
-        self.leading.pending = event.leader.then(|| Pending {
-            generation: event.generation,
-            members,
-            since: self.now,
-            awaiting: None,
-            published: None,
-            republished: 0,
-            attempt: 0,
-        });
+        self.leading
+            .collect(event.leader, event.generation, members, self.now);
         self.refresh_sooner();
         self.settle(&mut out);
         self.publish_own(MessageType::RebalanceAnswer, &mut out);
@@ -97,23 +86,6 @@ impl SyncTask {
             }
         }
         Ok(members)
-    }
-
-    /// A newer rebalance is the latest: the generations this task joined as a member since the
-    /// epoch in force are remembered (the latest `MAX_DEPARTED`).
-    fn note_rebalance(&mut self, event: &RebalanceEvent) {
-        if let Some(prev) = self.leading.rebalance.filter(|r| !r.leader) {
-            self.leading.joined.insert(prev.generation);
-        }
-        let applied = self.epoch_generation();
-        self.leading.joined.retain(|g| *g > applied);
-        while self.leading.joined.len() > MAX_DEPARTED {
-            self.leading.joined.pop_first();
-        }
-        self.leading.rebalance = Some(RebalanceInfo {
-            generation: event.generation,
-            leader: event.leader,
-        });
     }
 
     /// A message read from the sync topic (own messages included), in topic order.
@@ -359,10 +331,7 @@ impl SyncTask {
                 }
                 Timer::EpochAck => {
                     self.resend(&mut out);
-                    if let Some(l) = &mut self.leading.lead {
-                        l.last_publish = self.now;
-                        l.resends += 1;
-                    }
+                    self.leading.resent(self.now);
                 }
                 Timer::Resend => {
                     self.refresh.resend_at = None;

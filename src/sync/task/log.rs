@@ -5,7 +5,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::delta::{patch, Positions};
-use super::leading::Answer;
 use super::SyncTask;
 use crate::sync::assign::rendezvous;
 use crate::sync::types::{PartitionState, PartitionStatus, SyncMessage, SyncOutput, TaskState};
@@ -147,8 +146,7 @@ impl SyncTask {
                 out.stop.push(p.token.clone());
             }
         }
-        self.leading.pending = None;
-        self.leading.lead = None;
+        self.leading.fence();
         self.refresh.refresh_at = None;
         self.refresh.resend_at = None;
         self.own.mark_clean();
@@ -247,9 +245,7 @@ impl SyncTask {
     pub(super) fn ack(&mut self, msg: &SyncMessage) {
         if let Some(e) = &self.view.epoch {
             if msg.sync_epoch == e.id {
-                if let Some(l) = &mut self.leading.lead {
-                    l.acked.insert(msg.task_id.clone());
-                }
+                self.leading.acked(&msg.task_id);
                 if !self.view.acked.contains(&msg.task_id) {
                     self.view.acked.insert(msg.task_id.clone());
                 }
@@ -507,20 +503,7 @@ impl SyncTask {
 
     pub(super) fn on_answer(&mut self, msg: &SyncMessage, out: &mut SyncOutput) {
         let g = msg.rebalance_generation.unwrap_or(0);
-        let newer = self
-            .leading
-            .answers
-            .get(&msg.task_id)
-            .is_none_or(|a| g >= a.generation);
-        if newer {
-            self.leading.answers.insert(
-                msg.task_id.clone(),
-                Answer {
-                    generation: g,
-                    base: msg.sync_epoch.clone(),
-                },
-            );
-        }
+        self.leading.answer_read(&msg.task_id, g, &msg.sync_epoch);
         let cur = self.cur_id();
         if msg.sync_epoch == cur {
             if msg.task_id == self.id {

@@ -231,13 +231,13 @@ impl SyncTask {
 
     /// Whether the latest rebalance made this task the leader.
     pub fn is_leader(&self) -> bool {
-        self.leading.rebalance.is_some_and(|r| r.leader)
+        self.leading.rebalance().is_some_and(|r| r.leader)
     }
 
     /// Whether a rebalance is in progress for this task (no epoch of its generation yet).
     pub fn rebalancing(&self) -> bool {
         self.leading
-            .rebalance
+            .rebalance()
             .is_some_and(|r| r.generation > self.epoch_generation())
     }
 
@@ -261,19 +261,13 @@ impl SyncTask {
 
     /// Members the leader still waits for (empty unless this task is a leader collecting answers).
     pub fn waiting_for(&self) -> Vec<String> {
-        let Some(p) = &self.leading.pending else {
+        let Some(p) = self.leading.pending() else {
             return Vec::new();
         };
         let cur = self.lead_base();
         p.members
             .iter()
-            .filter(|m| {
-                !self
-                    .leading
-                    .answers
-                    .get(*m)
-                    .is_some_and(|a| a.generation >= p.generation && a.base == cur)
-            })
+            .filter(|m| !self.leading.answered(m, p.generation, &cur))
             .cloned()
             .collect()
     }
@@ -386,7 +380,7 @@ impl SyncTask {
         out.publish.push(SyncMessage {
             epoch_generation: self.epoch_generation(),
             rebalance_generation: match kind {
-                MessageType::RebalanceAnswer => self.leading.rebalance.map(|r| r.generation),
+                MessageType::RebalanceAnswer => self.leading.rebalance().map(|r| r.generation),
                 _ => None,
             },
             delta,

@@ -6,7 +6,7 @@
 use rustc_hash::FxHashSet as HashSet;
 
 use super::limits::{MAX_REJECTED, RESENT_DEPARTED, STUCK_TIMEOUTS};
-use super::timer::{backoff, removal_due, Timer};
+use super::timer::{removal_due, Timer};
 use super::SyncTask;
 use crate::sync::types::{MessageType, PartitionState, SyncMessage, SyncOutput, TaskState};
 
@@ -24,11 +24,8 @@ impl SyncTask {
         if let Some(at) = self.rebalance_deadline() {
             v.push((Timer::Rebalance, at));
         }
-        if let Some(l) = &self.leading.lead {
-            if l.members.iter().any(|m| !l.acked.contains(m)) {
-                let wait = backoff(self.opts.epoch_ack_timeout, l.resends);
-                v.push((Timer::EpochAck, l.last_publish.saturating_add(wait)));
-            }
+        if let Some(at) = self.leading.ack_deadline(self.opts.epoch_ack_timeout) {
+            v.push((Timer::EpochAck, at));
         }
         if let Some(at) = self.refresh.resend_at {
             v.push((Timer::Resend, at));
@@ -48,11 +45,10 @@ impl SyncTask {
     /// When a leader collecting answers publishes its epoch without waiting for more, or
     /// publishes again the epoch it has not read back (see `maybe_lead`).
     pub(super) fn rebalance_deadline(&self) -> Option<u64> {
-        let p = self.leading.pending.as_ref()?;
+        let p = self.leading.pending()?;
         let timeout = self.opts.rebalance_timeout;
-        if p.awaiting.is_some() {
-            let (_, at) = p.published.as_ref()?;
-            return Some(at.saturating_add(backoff(timeout, p.republished)));
+        if p.is_awaiting() {
+            return self.leading.republish_at(timeout);
         }
         if p.generation <= self.epoch_generation() || self.cursor.own_read < self.cursor.seq {
             // nothing to lead, or waiting to read its own messages back (an input)
@@ -63,7 +59,7 @@ impl SyncTask {
         } else {
             timeout
         };
-        Some(p.since.saturating_add(wait))
+        Some(p.since().saturating_add(wait))
     }
 
     /// The earliest removal work on the own partitions that nothing blocks: a Finished partition
@@ -141,8 +137,7 @@ impl SyncTask {
             self.view.epoch.as_ref()?;
             let orphaned = self
                 .leading
-                .pending
-                .as_ref()
+                .pending()
                 .is_some_and(|p| p.members.iter().all(|m| !self.view.members.contains(m)));
             return Some(if orphaned { 0 } else { interval });
         }
