@@ -73,7 +73,7 @@ impl SyncTask {
         again: bool,
     ) -> Option<(SyncMessage, Option<CheckpointRef>)> {
         let c = msg.chunk.clone().expect("a chunk");
-        let before = self.cursor.last_read.clone();
+        let before = self.cursor.last_read().cloned();
         if again && c.count > 1 {
             return None; // a re-delivered chunk: read before
         }

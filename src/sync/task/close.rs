@@ -105,7 +105,7 @@ impl SyncTask {
     /// Until when a closing task's final checkpoint waits for a message being read in chunks
     /// (a timer, so that it goes out once the message is complete or abandoned).
     pub(super) fn close_deadline(&self) -> Option<u64> {
-        if self.refresh.closing != Closing::Wanted || self.cursor.own_read < self.cursor.seq {
+        if self.refresh.closing != Closing::Wanted || self.cursor.own_unread() {
             return None;
         }
         self.chunks_wait_until()
@@ -124,9 +124,7 @@ impl SyncTask {
             return;
         }
         // (what this input publishes is read back first too: the checkpoint names the newest)
-        if self.cursor.own_read < self.cursor.seq
-            || !out.publish.is_empty()
-            || self.chunks_wait_until().is_some()
+        if self.cursor.own_unread() || !out.publish.is_empty() || self.chunks_wait_until().is_some()
         {
             return;
         }

@@ -327,8 +327,7 @@ impl SyncTask {
         let (members, me) = (&self.view.members, &self.id);
         let departed: HashSet<&String> = self.view.departed.iter().collect();
         self.cursor
-            .heard
-            .retain(|t, _| members.contains(t) || t == me || departed.contains(t));
+            .forget_senders(|t| members.contains(t) || t == me || departed.contains(t));
     }
 
     /// The epoch's states are the view (moved out of a message given away: at scale they are

@@ -132,33 +132,25 @@ impl SyncTask {
         // read again (re-delivered, or landed twice) is not where the reader is: a checkpoint
         // names the newest record it read (naming the one read again, the next checkpoint after
         // a re-delivery was not clean)
-        let here = match msg.message_seq {
-            _ if again => self.cursor.last_read.clone(),
-            Some(seq) => Some(CheckpointRef {
-                after_task_id: msg.task_id.clone(),
-                after_seq: seq,
-                after_timestamp: Some(msg.message_timestamp),
-            }),
-            None => None,
-        };
+        let here = self.cursor.place_of(msg, again);
         // (a message read whole is not copied: at scale a NewEpoch is the whole view)
         let (mut whole, before) = if msg.chunk.is_some() {
             match self.take_chunk(record, whole, again) {
                 Some((whole, before)) => (Cow::Owned(whole), before),
                 None => {
-                    self.cursor.last_read = here;
+                    self.cursor.read_to(here);
                     return Ok(out);
                 }
             }
         } else {
-            (record, self.cursor.last_read.clone())
+            (record, self.cursor.last_read().cloned())
         };
         // (every finish a record says is noted before anything of it is applied)
         self.finishes.note_message(&whole, self.now);
         if whole.checkpoint.is_some() {
             self.checkpoint_in(&whole, before.as_ref());
         }
-        self.cursor.last_read = here;
+        self.cursor.read_to(here);
         if before.is_none() && self.view.epoch.is_none() {
             self.cursor.start_at(&whole);
         }
@@ -171,29 +163,17 @@ impl SyncTask {
     /// itself: `None`); a counter not new is a record read again (`Some(true)`), which changes
     /// no message being read in chunks.
     fn count_record(&mut self, msg: &SyncMessage, out: &mut SyncOutput) -> Option<bool> {
-        let again = msg
-            .message_seq
-            .zip(self.cursor.heard.get(&msg.task_id))
-            .is_some_and(|(seq, last)| seq <= *last);
-        if let Some(seq) = msg.message_seq {
-            let last = self.cursor.heard.entry(msg.task_id.clone()).or_insert(seq);
-            if seq > last.saturating_add(1) {
+        let again = match self.cursor.count(msg, &self.id) {
+            Ok(again) => again,
+            Err(hole) => {
                 let why = format!(
                     "missed messages {}..={} of {} in the sync log; its view may be wrong",
-                    *last + 1,
-                    seq - 1,
-                    msg.task_id
+                    hole.from, hole.to, msg.task_id
                 );
                 self.fence_self(why, out);
                 return None;
             }
-            *last = (*last).max(seq);
-        }
-        if msg.task_id == self.id {
-            self.cursor.own_read = msg
-                .message_seq
-                .map_or(self.cursor.own_read + 1, |s| self.cursor.own_read.max(s));
-        }
+        };
         if !again {
             self.note_record(msg);
         }
@@ -400,11 +380,7 @@ impl SyncTask {
         // no record is larger than maxRecordBytes
         out.publish = self.split_records(std::mem::take(&mut out.publish));
         for m in &mut out.publish {
-            self.cursor.seq += 1;
-            m.message_seq = Some(self.cursor.seq);
-            if m.kind != MessageType::Regular {
-                self.cursor.last_not_regular = self.cursor.seq;
-            }
+            m.message_seq = Some(self.cursor.stamp(m.kind));
         }
         self.view.behind_since = if self.view.behind {
             Some(self.view.behind_since.unwrap_or(self.now))

@@ -76,7 +76,7 @@ impl SyncTask {
         }
         // the view an epoch is computed from includes everything this task published before:
         // an epoch of its own not read back yet would be forked from, not built on
-        if self.cursor.own_read < self.cursor.seq {
+        if self.cursor.own_unread() {
             return None;
         }
         // a leader that missed an epoch waits for a member to re-publish it (its own answer

@@ -50,7 +50,7 @@ impl SyncTask {
         if p.is_awaiting() {
             return self.leading.republish_at(timeout);
         }
-        if p.generation <= self.epoch_generation() || self.cursor.own_read < self.cursor.seq {
+        if p.generation <= self.epoch_generation() || self.cursor.own_unread() {
             // nothing to lead, or waiting to read its own messages back (an input)
             return None;
         }
@@ -198,7 +198,7 @@ impl SyncTask {
         // like an epoch, a checkpoint is computed from a view that holds everything its author
         // published (one of its own records not read back yet may be a newer epoch): it goes
         // out once they are read back (see `finish`)
-        let upto = self.refresh.checkpoint_waiting.unwrap_or(self.cursor.seq);
+        let upto = self.refresh.checkpoint_waiting.unwrap_or(self.cursor.seq());
         self.refresh.checkpoint_waiting = Some(upto);
         if self.checkpoint_waits() {
             return;
@@ -219,7 +219,7 @@ impl SyncTask {
     /// (the caller checked that its own records are read back): whether it did (it has an
     /// epoch and has read a record).
     pub(super) fn publish_checkpoint(&mut self, out: &mut SyncOutput) -> bool {
-        let (Some(after), Some(mut m)) = (self.cursor.last_read.clone(), self.epoch_message())
+        let (Some(after), Some(mut m)) = (self.cursor.last_read().cloned(), self.epoch_message())
         else {
             return false;
         };
@@ -229,7 +229,7 @@ impl SyncTask {
         let newest = self.view.forks.iter().rev().take(MAX_REJECTED);
         m.rejected = newest.map(|(_, e)| e.clone()).collect();
         out.publish.push(m);
-        self.refresh.checkpoint_over_own = self.cursor.own_read < self.cursor.seq;
+        self.refresh.checkpoint_over_own = self.cursor.own_unread();
         true
     }
 
@@ -245,7 +245,7 @@ impl SyncTask {
         let Some(upto) = self.refresh.checkpoint_waiting else {
             return false;
         };
-        self.cursor.own_read < upto.max(self.cursor.last_not_regular)
+        self.cursor.own_unread_upto(upto)
     }
 
     /// How long a task may stay behind before it fences itself: the resends that let a task
