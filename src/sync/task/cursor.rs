@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::ops::RangeInclusive;
 
 use super::chunk;
 use crate::sync::types::{CheckpointRef, MessageType, SyncMessage};
@@ -27,13 +28,6 @@ pub(super) struct Cursor {
     last_read: Option<CheckpointRef>,
     /// Messages read chunk by chunk, per sender, not complete yet.
     pub(super) partials: Partials,
-}
-
-/// Records of a sender missing between the last one read and the one read now (`from..=to`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Hole {
-    pub(super) from: u64,
-    pub(super) to: u64,
 }
 
 impl Cursor {
@@ -70,7 +64,11 @@ impl Cursor {
     /// A record of `msg`'s sender is read (`me` is this task): whether it was read before (its
     /// counter is not new), or the records missing before it (a hole in the log: nothing more is
     /// counted).
-    pub(super) fn count(&mut self, msg: &SyncMessage, me: &str) -> Result<bool, Hole> {
+    pub(super) fn count(
+        &mut self,
+        msg: &SyncMessage,
+        me: &str,
+    ) -> Result<bool, RangeInclusive<u64>> {
         let again = msg
             .message_seq
             .zip(self.heard.get(&msg.task_id))
@@ -78,10 +76,7 @@ impl Cursor {
         if let Some(seq) = msg.message_seq {
             let last = self.heard.entry(msg.task_id.clone()).or_insert(seq);
             if seq > last.saturating_add(1) {
-                return Err(Hole {
-                    from: *last + 1,
-                    to: seq - 1,
-                });
+                return Err(*last + 1..=seq - 1);
             }
             *last = (*last).max(seq);
         }
@@ -229,7 +224,7 @@ mod tests {
         );
         assert_eq!(
             c.count(&record("t2", Some(8), MessageType::Regular), "t1"),
-            Err(Hole { from: 6, to: 7 })
+            Err(6..=7)
         );
         // a sender forgotten is counted afresh
         c.forget_senders(|t| t != "t2");

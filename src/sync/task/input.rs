@@ -168,7 +168,9 @@ impl SyncTask {
             Err(hole) => {
                 let why = format!(
                     "missed messages {}..={} of {} in the sync log; its view may be wrong",
-                    hole.from, hole.to, msg.task_id
+                    hole.start(),
+                    hole.end(),
+                    msg.task_id
                 );
                 self.fence_self(why, out);
                 return None;

@@ -3,6 +3,8 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
+use super::delta::Sent;
+
 use crate::sync::types::{
     Delta, PartitionState, PartitionStatus, SharedPartition, TaskData, TaskShare, TaskState,
 };
@@ -276,8 +278,10 @@ impl Own {
         // (`change` brings `sent` to the own state: whichever goes out, the change or the whole)
         let change = match &mut self.sent {
             Some(sent) if change && sent.is_of(epoch) => {
-                Some(sent.change(&self.state, self.reshaped, &self.marks))
-                    .filter(|c| c.worth(&self.state, max_record_bytes))
+                Some(sent.change(&self.state, self.reshaped, |n| {
+                    self.marks.changed_since_published(n)
+                }))
+                .filter(|c| c.worth(&self.state, max_record_bytes))
             }
             _ => None,
         };
@@ -364,18 +368,6 @@ impl Own {
     }
 }
 
-/// What a task last published of its own state, to compute its next change from: its items in
-/// the order it holds them (a task changes items in place and appends new ones, so the next
-/// change is found by one walk over both lists, without hashing: see `delta`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(super) struct Sent {
-    /// The epoch in force when it was published: a change is relative to a message of the same
-    /// epoch (the first message in an epoch is whole).
-    pub(super) epoch: String,
-    pub(super) data: Vec<PartitionState>,
-    pub(super) share: Vec<SharedPartition>,
-}
-
 /// Incremental bookkeeping of the own partitions, so that an ordinary change (a partition
 /// started or finished, an own record read back) costs what it changes, not what the task owns.
 /// Positions index `own.data.partitions`; they stay valid while the list is only changed in place
@@ -383,7 +375,7 @@ pub(super) struct Sent {
 /// which makes these positions unknown: the next settle walks the own partitions once and
 /// rebuilds them. The lists are supersets (filtered by state where used).
 #[derive(Clone, Default)]
-pub(super) struct Marks {
+struct Marks {
     /// Whether `waiting` and `done` cover the own partitions before `len` (those from `len` on
     /// were appended since, and are looked at too).
     valid: bool,
@@ -495,7 +487,7 @@ impl Marks {
 
     /// Positions (ascending, once each) of the own partitions changed in place since the last
     /// publication, if known and `n` own partitions were published.
-    pub(super) fn changed_since_published(&self, published: usize) -> Option<Vec<usize>> {
+    fn changed_since_published(&self, published: usize) -> Option<Vec<usize>> {
         let mut v: Vec<usize> = self
             .touched
             .as_ref()?
