@@ -5,14 +5,14 @@
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::limits::PARTITION_SHARE;
-use crate::sync::types::{Delta, PartitionState, SharedPartition, TaskState};
+use crate::sync::types::{Delta, PartitionState, SharedPartition, TaskData, TaskShare, TaskState};
 
 /// A change of a task's state: the partitions and shares that differ from what it last
 /// published (whole, as they are now) and the tokens it dropped.
 pub(super) struct Change {
-    pub(super) data: Vec<PartitionState>,
-    pub(super) share: Vec<SharedPartition>,
-    pub(super) delta: Delta,
+    data: Vec<PartitionState>,
+    share: Vec<SharedPartition>,
+    delta: Delta,
 }
 
 /// Items with a token, compared as published.
@@ -224,6 +224,23 @@ impl Sent {
 }
 
 impl Change {
+    /// The change as it is published: a state with the ids and versions of `st` (the state it is
+    /// the change to) and only the items that changed, and the tokens it dropped.
+    pub(super) fn into_state(self, st: &TaskState) -> (TaskState, Delta) {
+        let state = TaskState {
+            task_id: st.task_id.clone(),
+            state_timestamp: st.state_timestamp,
+            state_version: st.state_version,
+            data: TaskData {
+                partitions: self.data,
+            },
+            share: TaskShare {
+                partitions: self.share,
+            },
+        };
+        (state, self.delta)
+    }
+
     /// Whether the change is worth sending instead of the whole state: it names fewer items
     /// than the state has, and its dropped tokens take at most a quarter of a record (so that the
     /// header of every chunk leaves room for partitions).

@@ -220,8 +220,7 @@ impl SyncTask {
             self.keep_claims(&prev, &mut mine);
         }
         // (what the others hold of this task's shares from now on)
-        self.own.shares_read = epoch_shares;
-        self.own.word_read = false;
+        self.own.shares_of_epoch(epoch_shares);
         let done_before = self.carry_progress(&prev);
         let orphans_mine = self.resolve_orphans(&prev, mine.as_ref(), &done_before, msg.resend);
         match &mine {

@@ -302,7 +302,7 @@ impl SyncTask {
             }
             match timer {
                 Timer::Stuck => {
-                    let since = self.view.behind_since.unwrap_or(self.now);
+                    let since = self.view.behind_since().unwrap_or(self.now);
                     let why = format!(
                         "stuck behind: epoch {} in force, newer epochs read for {} ms without one it can apply",
                         self.cur_id(),
@@ -384,11 +384,7 @@ impl SyncTask {
         for m in &mut out.publish {
             m.message_seq = Some(self.cursor.stamp(m.kind));
         }
-        self.view.behind_since = if self.view.behind {
-            Some(self.view.behind_since.unwrap_or(self.now))
-        } else {
-            None
-        };
+        self.view.note_behind(self.now);
         out
     }
 }

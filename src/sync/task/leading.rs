@@ -11,8 +11,8 @@ use crate::sync::types::SyncMessage;
 /// The latest `RebalanceAnswer` read from a task.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Answer {
-    pub(super) generation: u64,
-    pub(super) base: String,
+    generation: u64,
+    base: String,
 }
 
 /// The latest rebalance a task was told about.

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use super::delta::{patch, Positions};
+use super::delta::patch;
 use super::SyncTask;
 use crate::sync::assign::rendezvous;
 use crate::sync::types::{PartitionState, PartitionStatus, SyncMessage, SyncOutput, TaskState};
@@ -309,12 +309,8 @@ impl SyncTask {
         };
         let kept = self.owned_by_none_but(&msg.task_id, missing);
         // (the entry read above: nothing between changed the view)
-        if let Some(entry) = self.view.cache.get_mut(&msg.task_id) {
-            let positions = &mut self.view.positions;
-            if !positions.contains_key(&msg.task_id) {
-                positions.insert(msg.task_id.clone(), Positions::default());
-            }
-            patch(entry, st, delta, positions.get_mut(&msg.task_id));
+        if let Some((entry, positions)) = self.view.entry_to_patch(&msg.task_id) {
+            patch(entry, st, delta, Some(positions));
             entry.data.partitions.extend(kept);
             self.view.own_words.insert(msg.task_id.clone());
         }
@@ -323,19 +319,8 @@ impl SyncTask {
     /// One of this task's own records of the epoch in force, read back: its shares are now what
     /// every reader holds of them (see `own_shares_read`).
     fn note_own_shares(&mut self, msg: &SyncMessage) {
-        let shares = &mut self.own.shares_read;
-        match &msg.delta {
-            None => shares.clear(),
-            Some(d) => {
-                for token in &d.unshared {
-                    shares.remove(token);
-                }
-            }
-        }
-        for sh in &Self::sender_state(msg).share.partitions {
-            shares.insert(sh.token.clone(), sh.assignee.clone());
-        }
-        self.own.word_read = true;
+        let shares = &Self::sender_state(msg).share.partitions;
+        self.own.own_record_read(msg.delta.as_ref(), shares);
     }
 
     /// A state published in an older epoch must not replace the epoch's view of its sender (it

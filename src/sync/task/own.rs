@@ -5,16 +5,14 @@ use rustc_hash::FxHashMap as HashMap;
 
 use super::delta::Sent;
 
-use crate::sync::types::{
-    Delta, PartitionState, PartitionStatus, SharedPartition, TaskData, TaskShare, TaskState,
-};
+use crate::sync::types::{Delta, PartitionState, PartitionStatus, SharedPartition, TaskState};
 
 /// The own state and what is known of where it changed since it was published.
 ///
 /// Only these methods change the own lists, so the bookkeeping they keep consistent stays
 /// right: whatever drops or reorders own partitions or shares sets `reshaped` (as `delta`
 /// requires) and forgets the marks; whatever changes an own partition in place notes it in the
-/// marks. What the others read (`shares_read`, `word_read`) is plain state.
+/// marks.
 #[derive(Debug, Clone)]
 pub(super) struct Own {
     /// The own state as it would be published now.
@@ -39,8 +37,8 @@ pub(super) struct Own {
     /// `word_read` once one was read (only then are they its own word to the others, see
     /// `own_words`). A share it made and has not read back is not in a view the others had
     /// before an epoch it reads now, so it claims nothing there (see `keep_claims`).
-    pub(super) shares_read: HashMap<String, String>,
-    pub(super) word_read: bool,
+    shares_read: HashMap<String, String>,
+    word_read: bool,
 }
 
 impl Own {
@@ -70,6 +68,37 @@ impl Own {
     /// The own shares (`share.partitions`).
     pub(super) fn shares(&self) -> &[SharedPartition] {
         &self.state.share.partitions
+    }
+
+    /// This task's shares as every other reader holds them, once an own record of the epoch in
+    /// force was read back (only then are they its own word to the others).
+    pub(super) fn shares_read(&self) -> Option<&HashMap<String, String>> {
+        self.word_read.then_some(&self.shares_read)
+    }
+
+    /// An epoch was applied: the own shares every reader holds are those of its entry for this
+    /// task, `shares` (token, assignee), and no own record of it was read back yet.
+    pub(super) fn shares_of_epoch(&mut self, shares: HashMap<String, String>) {
+        self.shares_read = shares;
+        self.word_read = false;
+    }
+
+    /// An own record of the epoch in force was read back (its change `delta`, or whole without
+    /// one, with the own `shares` it lists): what every reader holds of the own shares now.
+    pub(super) fn own_record_read(&mut self, delta: Option<&Delta>, shares: &[SharedPartition]) {
+        let read = &mut self.shares_read;
+        match delta {
+            None => read.clear(),
+            Some(d) => {
+                for token in &d.unshared {
+                    read.remove(token);
+                }
+            }
+        }
+        for sh in shares {
+            read.insert(sh.token.clone(), sh.assignee.clone());
+        }
+        self.word_read = true;
     }
 
     /// Whether the own state is to be published.
@@ -287,16 +316,8 @@ impl Own {
         };
         let published = match change {
             Some(c) => {
-                let st = TaskState {
-                    task_id: self.state.task_id.clone(),
-                    state_timestamp: self.state.state_timestamp,
-                    state_version: self.state.state_version,
-                    data: TaskData { partitions: c.data },
-                    share: TaskShare {
-                        partitions: c.share,
-                    },
-                };
-                (st, Some(c.delta))
+                let (st, delta) = c.into_state(&self.state);
+                (st, Some(delta))
             }
             None => {
                 self.sent = Some(Sent::whole(epoch, &self.state));
@@ -711,5 +732,26 @@ mod tests {
         own.version_at_least(3);
         assert_eq!(own.state().state_version, 7);
         assert_eq!(own.publish(1, "e1", true, MAX).0.state_version, 8);
+    }
+
+    #[test]
+    fn the_own_shares_the_others_hold_are_its_word_once_a_record_is_read_back() {
+        let mut own = own_with(&[]);
+        let epoch: HashMap<String, String> =
+            [("s1".to_string(), "t2".to_string())].into_iter().collect();
+        own.shares_of_epoch(epoch);
+        assert_eq!(own.shares_read(), None);
+        let s2 = PartitionState::created("s2", vec![]).shared_to("t3");
+        let dropped = Delta {
+            unshared: vec!["s1".into()],
+            ..Delta::default()
+        };
+        own.own_record_read(Some(&dropped), std::slice::from_ref(&s2));
+        let read = own.shares_read().unwrap();
+        assert_eq!(read.len(), 1);
+        assert_eq!(read["s2"], "t3");
+        // a whole record lists every own share
+        own.own_record_read(None, &[]);
+        assert!(own.shares_read().unwrap().is_empty());
     }
 }

@@ -18,7 +18,7 @@ impl SyncTask {
         if self.fenced.is_some() || self.closed() {
             return v;
         }
-        if let Some(since) = self.view.behind_since {
+        if let Some(since) = self.view.behind_since() {
             v.push((Timer::Stuck, since.saturating_add(self.stuck_after())));
         }
         if let Some(at) = self.rebalance_deadline() {
