@@ -1,7 +1,8 @@
-//! The inputs of a task (a rebalance, a message read, time passing) and the frame every input
-//! runs in (the other inputs, `addPartitions`, `partitionStarted`, `partitionFinished`, are in
-//! `settle`): a fenced task does nothing more, and what an input publishes is sealed (checkpoint
-//! first, split into records of at most `maxRecordBytes`, numbered by the sender counter).
+//! The inputs of a task (a rebalance, a message read, partitions found, started and finished,
+//! time passing, a hole in the log; a clean stop is `close`'s) and the frame every input runs in:
+//! a fenced task does nothing more, and what an input publishes is sealed (checkpoint first,
+//! split into records of at most `maxRecordBytes`, numbered by the sender counter). The steps
+//! they take are the parts' (`settle` for the own partitions, `log` and `epoch` for messages).
 
 use std::borrow::Cow;
 
@@ -9,7 +10,9 @@ use super::limits::MAX_SAFE_INTEGER;
 use super::timer::{backoff, Timer};
 use super::SyncTask;
 use crate::sync::error::{ErrorKind, SyncError};
-use crate::sync::types::{CheckpointRef, MessageType, RebalanceEvent, SyncMessage, SyncOutput};
+use crate::sync::types::{
+    CheckpointRef, MessageType, PartitionSpec, RebalanceEvent, SyncMessage, SyncOutput,
+};
 
 impl SyncTask {
     /// A group rebalance: answer with the own state; a leader starts collecting answers.
@@ -277,6 +280,49 @@ impl SyncTask {
         }
     }
 
+    /// Partitions found by this task: initial partitions, or children read from a parent it
+    /// owns. A token this task knows (any state of its view names it) given again with the same
+    /// parents is a repeat, ignored; a merge child (several parents) is created only by the
+    /// owner of its smallest parent token. When sharing is enabled each new partition goes to the
+    /// least-loaded member (ties: lowest load, then this task, then smallest id), through the
+    /// share section if that is another task.
+    ///
+    /// # Errors
+    /// `SYNC_INVALID_PARTITION` for an empty token or parent, a partition that is its own parent,
+    /// a token given twice, a known token given with other parents than it is known with, or a
+    /// partition whose JSON would take more than a quarter of `maxRecordBytes` (every record
+    /// must hold a whole partition and a header).
+    pub fn add_partitions(
+        &mut self,
+        specs: &[PartitionSpec],
+        now: u64,
+    ) -> Result<SyncOutput, SyncError> {
+        self.reopening_input(|t| t.add_partitions_inner(specs, now))
+    }
+
+    /// The caller started reading a Scheduled partition.
+    ///
+    /// # Errors
+    /// `SYNC_UNKNOWN_PARTITION` if this task does not own `token`; `SYNC_INVALID_TRANSITION` if
+    /// it is not Scheduled (Running is accepted as a repeat).
+    pub fn partition_started(&mut self, token: &str, now: u64) -> Result<SyncOutput, SyncError> {
+        self.reopening_input(|t| t.partition_started_inner(token, now))
+    }
+
+    /// The caller finished reading a partition (its children were given to `add_partitions`
+    /// before).
+    ///
+    /// # Errors
+    /// `SYNC_UNKNOWN_PARTITION` if this task does not own `token` (a partition given to another
+    /// task by an epoch, or dropped `tombstoneTtl` after its removal); `SYNC_INVALID_TRANSITION`
+    /// if it was never started (Created or ReadyForStreaming). A partition already done
+    /// (Finished, or Removed after `removalDelay`) is a repeat: nothing changes. Finishing a
+    /// Scheduled partition without `partition_started` is accepted (that call only shows the
+    /// partition Running in what the task publishes).
+    pub fn partition_finished(&mut self, token: &str, now: u64) -> Result<SyncOutput, SyncError> {
+        self.reopening_input(|t| t.partition_finished_inner(token, now))
+    }
+
     /// Time passed: does the work of every deadline of [`poll_timeout`](Self::poll_timeout)
     /// that is due (leader timeout, epoch re-publication, checkpoint, delayed removal).
     pub fn tick(&mut self, now: u64) -> SyncOutput {
@@ -284,6 +330,26 @@ impl SyncTask {
             return SyncOutput::default();
         }
         self.input(|t| Ok(t.tick_inner(now))).unwrap_or_default()
+    }
+
+    /// The caller found a hole in the sync log it fed (e.g. Kafka offsets jumped: records
+    /// deleted by retention before they were read): the task cannot know what it missed, so it
+    /// stops everything and fences itself, as when it sees a sender's `messageSeq` jump. The
+    /// output lists in `stop` every partition it ran and carries `fenced: reason`; every later
+    /// input is a no-op. An empty reason reads "the sync log has a hole".
+    pub fn fence(&mut self, reason: &str, now: u64) -> SyncOutput {
+        if self.fenced.is_some() {
+            return SyncOutput::default();
+        }
+        self.clock(now);
+        let mut out = SyncOutput::default();
+        let why = if reason.is_empty() {
+            "the sync log has a hole"
+        } else {
+            reason
+        };
+        self.fence_self(why.to_string(), &mut out);
+        self.seal(out)
     }
 
     fn tick_inner(&mut self, now: u64) -> SyncOutput {

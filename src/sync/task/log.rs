@@ -116,26 +116,6 @@ fn done_partitions(state: &TaskState) -> HashMap<&str, Option<u64>> {
 }
 
 impl SyncTask {
-    /// The caller found a hole in the sync log it fed (e.g. Kafka offsets jumped: records
-    /// deleted by retention before they were read): the task cannot know what it missed, so it
-    /// stops everything and fences itself, as when it sees a sender's `messageSeq` jump. The
-    /// output lists in `stop` every partition it ran and carries `fenced: reason`; every later
-    /// input is a no-op. An empty reason reads "the sync log has a hole".
-    pub fn fence(&mut self, reason: &str, now: u64) -> SyncOutput {
-        if self.fenced.is_some() {
-            return SyncOutput::default();
-        }
-        self.clock(now);
-        let mut out = SyncOutput::default();
-        let why = if reason.is_empty() {
-            "the sync log has a hole"
-        } else {
-            reason
-        };
-        self.fence_self(why.to_string(), &mut out);
-        self.seal(out)
-    }
-
     /// This task read the sync log with a hole (a NewEpoch may be in it): its view of epochs
     /// and owners can be wrong in ways no later message reveals, so it stops everything it runs
     /// and falls silent. Its partitions stay in its last published state, which the next epoch

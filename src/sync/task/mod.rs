@@ -3,10 +3,14 @@
 //! what the members claimed before it), `leader` (computing a new epoch), `settle` (the own
 //! partitions), `refresh` (every deadline, and the re-publications of the epoch it times:
 //! resends and checkpoints), `chunking` (messages in chunks), `close` (a clean stop), `input`
-//! (the three inputs, `on_rebalance`, `on_message` and `tick`, and what frames every input).
+//! (every other input: `on_rebalance`, `on_message`, `add_partitions`, `partition_started`,
+//! `partition_finished`, `tick`, `fence`, and what frames every input; the views and
+//! `poll_timeout` are here).
 //! Each part's state is a type of its own in a file that knows nothing of `SyncTask` (`own`,
 //! `cursor`, `leading`, `view`, `timer`, `chunk`, `delta`), so the parts' steps stand above the
-//! task and the state below it.
+//! task and the state below it. A state type keeps its own invariants: the fields they depend on
+//! are private to it and change only through its methods (only `Own`'s methods change the own
+//! lists, and whatever drops or reorders them notes it), while plain lookups stay readable.
 
 // (tokens are hashed often: FxHash is several times faster than SipHash on them, and its
 // fixed seed keeps every run alike; no output depends on the iteration order of a hash map)

@@ -17,26 +17,6 @@ use crate::sync::types::{
 };
 
 impl SyncTask {
-    /// Partitions found by this task: initial partitions, or children read from a parent it
-    /// owns. A token this task knows (any state of its view names it) given again with the same
-    /// parents is a repeat, ignored; a merge child (several parents) is created only by the
-    /// owner of its smallest parent token. When sharing is enabled each new partition goes to the
-    /// least-loaded member (ties: lowest load, then this task, then smallest id), through the
-    /// share section if that is another task.
-    ///
-    /// # Errors
-    /// `SYNC_INVALID_PARTITION` for an empty token or parent, a partition that is its own parent,
-    /// a token given twice, a known token given with other parents than it is known with, or a
-    /// partition whose JSON would take more than a quarter of `maxRecordBytes` (every record
-    /// must hold a whole partition and a header).
-    pub fn add_partitions(
-        &mut self,
-        specs: &[PartitionSpec],
-        now: u64,
-    ) -> Result<SyncOutput, SyncError> {
-        self.reopening_input(|t| t.add_partitions_inner(specs, now))
-    }
-
     pub(super) fn add_partitions_inner(
         &mut self,
         specs: &[PartitionSpec],
@@ -221,15 +201,6 @@ impl SyncTask {
         }
     }
 
-    /// The caller started reading a Scheduled partition.
-    ///
-    /// # Errors
-    /// `SYNC_UNKNOWN_PARTITION` if this task does not own `token`; `SYNC_INVALID_TRANSITION` if
-    /// it is not Scheduled (Running is accepted as a repeat).
-    pub fn partition_started(&mut self, token: &str, now: u64) -> Result<SyncOutput, SyncError> {
-        self.reopening_input(|t| t.partition_started_inner(token, now))
-    }
-
     pub(super) fn partition_started_inner(
         &mut self,
         token: &str,
@@ -247,20 +218,6 @@ impl SyncTask {
         let mut out = SyncOutput::default();
         self.finish(&mut out);
         Ok(out)
-    }
-
-    /// The caller finished reading a partition (its children were given to `add_partitions`
-    /// before).
-    ///
-    /// # Errors
-    /// `SYNC_UNKNOWN_PARTITION` if this task does not own `token` (a partition given to another
-    /// task by an epoch, or dropped `tombstoneTtl` after its removal); `SYNC_INVALID_TRANSITION`
-    /// if it was never started (Created or ReadyForStreaming). A partition already done
-    /// (Finished, or Removed after `removalDelay`) is a repeat: nothing changes. Finishing a
-    /// Scheduled partition without `partition_started` is accepted (that call only shows the
-    /// partition Running in what the task publishes).
-    pub fn partition_finished(&mut self, token: &str, now: u64) -> Result<SyncOutput, SyncError> {
-        self.reopening_input(|t| t.partition_finished_inner(token, now))
     }
 
     pub(super) fn partition_finished_inner(
