@@ -22,22 +22,99 @@ pub(super) fn json_len<T: serde::Serialize>(v: &T) -> usize {
     serde_json::to_writer(&mut n, v).map_or(0, |()| n.0)
 }
 
-/// A message read chunk by chunk: what its chunks carried so far.
+/// A message read chunk by chunk: what its chunks carried so far. It takes only the chunk that
+/// follows in order ([`accepts`](Self::accepts)).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Partial {
     /// The first chunk, without its states.
-    pub(super) header: SyncMessage,
+    header: SyncMessage,
     /// The states read so far, pieces of a task's state joined.
-    pub(super) states: Vec<TaskState>,
+    states: Vec<TaskState>,
     /// The next chunk index expected.
-    pub(super) next: u32,
+    next: u32,
     /// `messageSeq` of the first chunk (chunk `i` has `first_seq + i`).
-    pub(super) first_seq: Option<u64>,
+    first_seq: Option<u64>,
     /// The record read before the first chunk (a checkpoint is clean if it names it).
-    pub(super) before: Option<CheckpointRef>,
+    before: Option<CheckpointRef>,
     /// When the wait it holds checkpoints back for starts: when its first chunk was read, or
     /// published (its `messageTimestamp`) if that is longer than the wait before.
-    pub(super) since: u64,
+    since: u64,
+}
+
+impl Partial {
+    /// A message whose first chunk (`header`, with `states`) was read after the record
+    /// `before`; the wait it holds checkpoints back for starts at `since`.
+    pub(super) fn open(
+        header: SyncMessage,
+        states: Vec<TaskState>,
+        before: Option<CheckpointRef>,
+        since: u64,
+    ) -> Self {
+        Partial {
+            first_seq: header.message_seq,
+            header,
+            states,
+            next: 1,
+            before,
+            since,
+        }
+    }
+
+    /// When the wait it holds checkpoints back for starts.
+    pub(super) fn since(&self) -> u64 {
+        self.since
+    }
+
+    /// The record read before its first chunk.
+    pub(super) fn before(self) -> Option<CheckpointRef> {
+        self.before
+    }
+
+    /// Whether chunk `msg` is the next one of this message: the next index, the same message,
+    /// the counter that follows (when both have one).
+    pub(super) fn accepts(&self, msg: &SyncMessage) -> bool {
+        msg.chunk.as_ref().is_some_and(|c| c.index == self.next)
+            && same_message(&self.header, msg)
+            && self.follows(msg)
+    }
+
+    /// Whether chunk `msg` carries the counter that follows the chunks read (when both have one).
+    fn follows(&self, msg: &SyncMessage) -> bool {
+        match (self.first_seq, msg.message_seq, &msg.chunk) {
+            (Some(first), Some(seq), Some(c)) => seq == first + u64::from(c.index),
+            _ => true,
+        }
+    }
+
+    /// Appends the states of the next chunk (one it [`accepts`](Self::accepts)).
+    pub(super) fn extend(&mut self, states: Vec<TaskState>) {
+        join_owned(&mut self.states, states);
+        self.next += 1;
+    }
+
+    /// The whole message that last chunk `msg` (one it [`accepts`](Self::accepts)) completes: the
+    /// states are moved out of it (not copied), and [`put_back`](Self::put_back) with the mark
+    /// returned restores them if the whole message is refused.
+    pub(super) fn complete(&mut self, msg: &SyncMessage) -> (SyncMessage, JoinMark) {
+        let mut states = std::mem::take(&mut self.states);
+        let mark = JoinMark::of(&states);
+        join(&mut states, &msg.connector_state);
+        let whole = SyncMessage {
+            connector_state: states,
+            chunk: None,
+            message_seq: msg.message_seq,
+            ..self.header.clone()
+        };
+        (whole, mark)
+    }
+
+    /// The states of `whole` (from [`complete`](Self::complete), refused) are put back as they
+    /// were before its last chunk.
+    pub(super) fn put_back(&mut self, whole: SyncMessage, mark: &JoinMark) {
+        let mut states = whole.connector_state;
+        mark.undo(&mut states);
+        self.states = states;
+    }
 }
 
 /// A task's state as chunks carry it: the pieces of one task's state are consecutive, the first
@@ -90,7 +167,7 @@ pub(super) struct JoinMark {
 }
 
 impl JoinMark {
-    pub(super) fn of(states: &[TaskState]) -> Self {
+    fn of(states: &[TaskState]) -> Self {
         let last = states.last();
         JoinMark {
             states: states.len(),
@@ -99,20 +176,12 @@ impl JoinMark {
         }
     }
 
-    pub(super) fn undo(&self, states: &mut Vec<TaskState>) {
+    fn undo(&self, states: &mut Vec<TaskState>) {
         states.truncate(self.states);
         if let Some(last) = states.last_mut() {
             last.data.partitions.truncate(self.data);
             last.share.partitions.truncate(self.share);
         }
-    }
-}
-
-/// Whether chunk `msg` carries the counter that follows the partial's chunks (when both have one).
-pub(super) fn follows(p: &Partial, msg: &SyncMessage) -> bool {
-    match (p.first_seq, msg.message_seq, &msg.chunk) {
-        (Some(first), Some(seq), Some(c)) => seq == first + u64::from(c.index),
-        _ => true,
     }
 }
 
@@ -216,4 +285,95 @@ fn pack_states(states: Vec<TaskState>, budget: usize) -> Vec<Vec<TaskState>> {
         chunks.push(cur);
     }
     chunks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sync::types::{MessageType, PartitionState};
+
+    fn state(task: &str, tokens: &[&str]) -> TaskState {
+        let mut s = TaskState::empty(task);
+        s.data.partitions = tokens
+            .iter()
+            .map(|t| PartitionState::created(*t, vec![]))
+            .collect();
+        s
+    }
+
+    fn chunk(index: u32, count: u32, seq: u64, states: Vec<TaskState>) -> SyncMessage {
+        let mut m = SyncMessage::new(
+            MessageType::NewEpoch,
+            "2-t1".to_string(),
+            "t1".to_string(),
+            5,
+            states,
+        );
+        m.chunk = Some(ChunkRef { index, count });
+        m.message_seq = Some(seq);
+        m
+    }
+
+    fn tokens(m: &SyncMessage) -> Vec<Vec<&str>> {
+        m.connector_state
+            .iter()
+            .map(|s| s.data.partitions.iter().map(|p| p.token.as_str()).collect())
+            .collect()
+    }
+
+    fn opened() -> Partial {
+        let (header, states) = split_states(Cow::Owned(chunk(0, 3, 10, vec![state("a", &["p1"])])));
+        Partial::open(header, states, None, 5)
+    }
+
+    #[test]
+    fn a_partial_takes_only_the_chunk_that_follows() {
+        let p = opened();
+        assert!(p.accepts(&chunk(1, 3, 11, vec![])));
+        assert!(!p.accepts(&chunk(2, 3, 12, vec![])), "out of order");
+        assert!(
+            !p.accepts(&chunk(1, 3, 12, vec![])),
+            "a counter that does not follow"
+        );
+        assert!(!p.accepts(&chunk(1, 4, 11, vec![])), "another message");
+        let mut other = chunk(1, 3, 11, vec![]);
+        other.sync_epoch = "3-t1".into();
+        assert!(!p.accepts(&other), "another epoch");
+        let mut unnumbered = chunk(1, 3, 0, vec![]);
+        unnumbered.message_seq = None;
+        assert!(p.accepts(&unnumbered), "no counter to check");
+    }
+
+    #[test]
+    fn chunks_join_a_state_split_over_them_and_a_refused_whole_is_put_back() {
+        let mut p = opened();
+        p.extend(vec![state("a", &["p2"]), state("b", &["q1"])]);
+        let last = chunk(2, 3, 12, vec![state("b", &["q2"]), state("c", &["r1"])]);
+        assert!(p.accepts(&last));
+        let (whole, mark) = p.complete(&last);
+        assert_eq!(
+            tokens(&whole),
+            [vec!["p1", "p2"], vec!["q1", "q2"], vec!["r1"]]
+        );
+        assert_eq!((whole.chunk.as_ref(), whole.message_seq), (None, Some(12)));
+        p.put_back(whole, &mark);
+        // as before the last chunk: it completes the same message again
+        let (again, _) = p.complete(&last);
+        assert_eq!(
+            tokens(&again),
+            [vec!["p1", "p2"], vec!["q1", "q2"], vec!["r1"]]
+        );
+        assert_eq!((p.since(), p.before()), (5, None));
+    }
+
+    #[test]
+    fn a_chunk_without_its_states_is_its_header() {
+        let (header, states) = split_states(Cow::Owned(chunk(0, 2, 1, vec![state("a", &["x"])])));
+        assert!(header.connector_state.is_empty());
+        assert_eq!(states.len(), 1);
+        let mut joined = vec![state("a", &["x"])];
+        join(&mut joined, &[state("a", &["y"]), state("b", &[])]);
+        assert_eq!(joined.len(), 2);
+        assert_eq!(joined[0].data.partitions.len(), 2);
+    }
 }

@@ -3,9 +3,7 @@
 
 use std::borrow::Cow;
 
-use super::chunk::{
-    follows, join, join_owned, same_message, split, split_states, JoinMark, Partial,
-};
+use super::chunk::{split, split_states, Partial};
 use super::SyncTask;
 use crate::sync::error::SyncError;
 use crate::sync::types::{CheckpointRef, SyncMessage};
@@ -38,23 +36,13 @@ impl SyncTask {
         let Some(p) = self.cursor.partials.get_mut(&msg.task_id) else {
             return Ok(None);
         };
-        if p.next != c.index || !same_message(&p.header, msg) || !follows(p, msg) {
+        if !p.accepts(msg) {
             return Ok(None);
         }
-        let mut states = std::mem::take(&mut p.states);
-        let mark = JoinMark::of(&states);
-        join(&mut states, &msg.connector_state);
-        let whole = SyncMessage {
-            connector_state: states,
-            chunk: None,
-            message_seq: msg.message_seq,
-            ..p.header.clone()
-        };
+        let (whole, mark) = p.complete(msg);
         if let Err(e) = self.validate_message(&whole) {
-            let mut states = whole.connector_state;
-            mark.undo(&mut states);
             if let Some(p) = self.cursor.partials.get_mut(&msg.task_id) {
-                p.states = states;
+                p.put_back(whole, &mark);
             }
             return Err(e);
         }
@@ -73,14 +61,14 @@ impl SyncTask {
         again: bool,
     ) -> Option<(SyncMessage, Option<CheckpointRef>)> {
         let c = msg.chunk.clone().expect("a chunk");
-        let before = self.cursor.last_read.clone();
+        let before = self.cursor.last_read().cloned();
         if again && c.count > 1 {
             return None; // a re-delivered chunk: read before
         }
         if let Some(whole) = whole {
             let p = self.cursor.partials.remove(&msg.task_id);
             return Some(match p {
-                Some(p) if c.count > 1 => (whole, p.before),
+                Some(p) if c.count > 1 => (whole, p.before()),
                 _ => (whole, before),
             });
         }
@@ -98,23 +86,15 @@ impl SyncTask {
             };
             self.cursor.partials.insert(
                 header.task_id.clone(),
-                Partial {
-                    first_seq: header.message_seq,
-                    header,
-                    states,
-                    next: 1,
-                    before,
-                    since,
-                },
+                Partial::open(header, states, before, since),
             );
             return None;
         }
         let Some(p) = self.cursor.partials.get_mut(&msg.task_id) else {
             return None; // its first chunk was never read here: passed over
         };
-        if p.next == c.index && same_message(&p.header, &msg) && follows(p, &msg) {
-            join_owned(&mut p.states, split_states(msg).1);
-            p.next += 1;
+        if p.accepts(&msg) {
+            p.extend(split_states(msg).1);
         } else {
             // missing or out of order: the message is not applied here (nor anywhere: every
             // reader reads the same records in the same order)
@@ -146,7 +126,7 @@ impl SyncTask {
         self.cursor
             .partials
             .values()
-            .map(|p| p.since.saturating_add(wait))
+            .map(|p| p.since().saturating_add(wait))
             .filter(|until| self.now < *until)
             .max()
     }

@@ -34,7 +34,7 @@ pub(super) fn claims_before<'a>(
     let prev_states = prev
         .values()
         .filter(|st| own_words.contains(&st.task_id))
-        .chain(std::iter::once(&own.state))
+        .chain(std::iter::once(own.state()))
         .filter(|st| members.contains(&st.task_id));
     let mut claims: Claims = HashMap::default();
     claims.reserve(prev_states.clone().map(|st| st.data.partitions.len()).sum());
@@ -46,8 +46,9 @@ pub(super) fn claims_before<'a>(
     // a share claims for its assignee only while its sharer is a member: the shares of a
     // departed task are the epoch's to resolve (its leader may have read them as a late
     // record and placed them by the rule for those), as every reader does
-    let own_shares = (own.word_read && members.contains(me))
-        .then_some(&own.shares_read)
+    let own_shares = own
+        .shares_read()
+        .filter(|_| members.contains(me))
         .into_iter()
         .flatten()
         .map(|(token, assignee)| (token.as_str(), assignee.as_str()));

@@ -61,7 +61,9 @@ impl SyncTask {
         // the own state goes out once more: read back, it is the record the final checkpoint
         // names (in a quiet log the last record read can be an interval old, and a checkpoint
         // whose named record retention deleted is no place to start)
-        self.own.dirty |= self.view.epoch.is_some();
+        if self.view.epoch.is_some() {
+            self.own.mark_dirty();
+        }
         let mut out = SyncOutput::default();
         self.finish(&mut out);
         self.seal(out)
@@ -103,7 +105,7 @@ impl SyncTask {
     /// Until when a closing task's final checkpoint waits for a message being read in chunks
     /// (a timer, so that it goes out once the message is complete or abandoned).
     pub(super) fn close_deadline(&self) -> Option<u64> {
-        if self.refresh.closing != Closing::Wanted || self.cursor.own_read < self.cursor.seq {
+        if self.refresh.closing != Closing::Wanted || self.cursor.own_unread() {
             return None;
         }
         self.chunks_wait_until()
@@ -122,9 +124,7 @@ impl SyncTask {
             return;
         }
         // (what this input publishes is read back first too: the checkpoint names the newest)
-        if self.cursor.own_read < self.cursor.seq
-            || !out.publish.is_empty()
-            || self.chunks_wait_until().is_some()
+        if self.cursor.own_unread() || !out.publish.is_empty() || self.chunks_wait_until().is_some()
         {
             return;
         }

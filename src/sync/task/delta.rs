@@ -5,15 +5,14 @@
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::limits::PARTITION_SHARE;
-use super::own::{self, Sent};
-use crate::sync::types::{Delta, PartitionState, SharedPartition, TaskState};
+use crate::sync::types::{Delta, PartitionState, SharedPartition, TaskData, TaskShare, TaskState};
 
 /// A change of a task's state: the partitions and shares that differ from what it last
 /// published (whole, as they are now) and the tokens it dropped.
 pub(super) struct Change {
-    pub(super) data: Vec<PartitionState>,
-    pub(super) share: Vec<SharedPartition>,
-    pub(super) delta: Delta,
+    data: Vec<PartitionState>,
+    share: Vec<SharedPartition>,
+    delta: Delta,
 }
 
 /// Items with a token, compared as published.
@@ -168,6 +167,18 @@ fn diff<T: Item>(
     (changed, dropped)
 }
 
+/// What a task last published of its own state, to compute its next change from: its items in
+/// the order it holds them (a task changes items in place and appends new ones, so the next
+/// change is found by one walk over both lists, without hashing: see `delta`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) struct Sent {
+    /// The epoch in force when it was published: a change is relative to a message of the same
+    /// epoch (the first message in an epoch is whole).
+    epoch: String,
+    data: Vec<PartitionState>,
+    share: Vec<SharedPartition>,
+}
+
 impl Sent {
     /// What `st` publishes, whole, in `epoch`.
     pub(super) fn whole(epoch: &str, st: &TaskState) -> Self {
@@ -187,10 +198,16 @@ impl Sent {
     /// O(what changed) copies to build); what was published is `st` from now on (the caller
     /// publishes the change, or `st` whole).
     /// `reshaped`: whether an item was dropped from `st` (or its lists rebuilt) since;
-    /// `marks`: which own partitions changed in place since, when known (then only those are
+    /// `touched`: given how many own partitions were published, which of them changed in place
+    /// since, when known (then only those are
     /// compared; shares, few and short-lived, are compared all).
-    pub(super) fn change(&mut self, st: &TaskState, reshaped: bool, marks: &own::Marks) -> Change {
-        let touched = marks.changed_since_published(self.data.len());
+    pub(super) fn change(
+        &mut self,
+        st: &TaskState,
+        reshaped: bool,
+        touched: impl FnOnce(usize) -> Option<Vec<usize>>,
+    ) -> Change {
+        let touched = touched(self.data.len());
         let (data, removed) = diff(
             &mut self.data,
             &st.data.partitions,
@@ -207,6 +224,23 @@ impl Sent {
 }
 
 impl Change {
+    /// The change as it is published: a state with the ids and versions of `st` (the state it is
+    /// the change to) and only the items that changed, and the tokens it dropped.
+    pub(super) fn into_state(self, st: &TaskState) -> (TaskState, Delta) {
+        let state = TaskState {
+            task_id: st.task_id.clone(),
+            state_timestamp: st.state_timestamp,
+            state_version: st.state_version,
+            data: TaskData {
+                partitions: self.data,
+            },
+            share: TaskShare {
+                partitions: self.share,
+            },
+        };
+        (state, self.delta)
+    }
+
     /// Whether the change is worth sending instead of the whole state: it names fewer items
     /// than the state has, and its dropped tokens take at most a quarter of a record (so that the
     /// header of every chunk leaves room for partitions).

@@ -6,7 +6,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::claims::{claimed_elsewhere, claims_before};
-use super::leading::{Lead, Pending};
 use super::limits::{MAX_DEPARTED, MAX_HISTORY};
 use super::log::{left_by, member_owners};
 use super::view::EpochInfo;
@@ -120,7 +119,7 @@ impl SyncTask {
         base: &str,
         out: &mut SyncOutput,
     ) -> bool {
-        let (Some(e), Some(l)) = (&self.view.epoch, &self.leading.lead) else {
+        let (Some(e), Some(l)) = (&self.view.epoch, self.leading.lead()) else {
             return false;
         };
         if !(msg.resend
@@ -133,23 +132,9 @@ impl SyncTask {
         let (generation, attempt, members) = (e.generation, e.attempt + 1, l.members.clone());
         self.yield_unstarted_to(msg);
         self.apply_epoch(msg, base, false, out);
-        // leading a newer generation already: that epoch builds on the rolled-back one
-        if self
-            .leading
-            .pending
-            .as_ref()
-            .is_none_or(|p| p.generation <= generation)
-        {
-            self.leading.pending = Some(Pending {
-                generation,
-                members,
-                since: self.now,
-                awaiting: None,
-                published: None,
-                republished: 0,
-                attempt,
-            });
-        }
+        // (unless it leads a newer generation already: that epoch builds on the rolled-back one)
+        self.leading
+            .lead_again(generation, attempt, members, self.now);
         true
     }
 
@@ -166,16 +151,11 @@ impl SyncTask {
             .flat_map(|s| &s.data.partitions)
             .map(|p| (p.token.as_str(), p.state.is_done()))
             .collect();
-        let parts = &mut self.own.state.data.partitions;
-        let before = parts.len();
-        parts.retain(|p| match elsewhere.get(p.token.as_str()) {
+        self.own.retain(|p| match elsewhere.get(p.token.as_str()) {
             _ if p.state.is_active() => true,
             Some(&done) => p.state.is_done() && !done,
             None => true,
         });
-        if parts.len() != before {
-            self.own.reshape();
-        }
     }
 
     /// Whether the epoch in force was an attempt its leader found stale and replaced with `msg`:
@@ -212,14 +192,8 @@ impl SyncTask {
             self.want_resend(out);
         }
         if msg.task_id == self.id {
-            if let Some(p) = &mut self.leading.pending {
-                if p.awaiting.as_deref() == Some(msg.sync_epoch.as_str()) {
-                    // computed from a stale base: recompute once members re-answer
-                    p.awaiting = None;
-                    p.published = None;
-                    p.since = self.now;
-                }
-            }
+            // computed from a stale base: recompute once members re-answer
+            self.leading.own_epoch_rejected(&msg.sync_epoch, self.now);
         }
     }
 
@@ -246,8 +220,7 @@ impl SyncTask {
             self.keep_claims(&prev, &mut mine);
         }
         // (what the others hold of this task's shares from now on)
-        self.own.shares_read = epoch_shares;
-        self.own.word_read = false;
+        self.own.shares_of_epoch(epoch_shares);
         let done_before = self.carry_progress(&prev);
         let orphans_mine = self.resolve_orphans(&prev, mine.as_ref(), &done_before, msg.resend);
         match &mine {
@@ -353,8 +326,7 @@ impl SyncTask {
         let (members, me) = (&self.view.members, &self.id);
         let departed: HashSet<&String> = self.view.departed.iter().collect();
         self.cursor
-            .heard
-            .retain(|t, _| members.contains(t) || t == me || departed.contains(t));
+            .forget_senders(|t| members.contains(t) || t == me || departed.contains(t));
     }
 
     /// The epoch's states are the view (moved out of a message given away: at scale they are
@@ -418,7 +390,7 @@ impl SyncTask {
     ) -> HashMap<String, Option<u64>> {
         self.view.own_words.clear();
         let mut done_before: HashMap<String, Option<u64>> = HashMap::default();
-        for st in prev.values().chain(std::iter::once(&self.own.state)) {
+        for st in prev.values().chain(std::iter::once(self.own.state())) {
             for p in &st.data.partitions {
                 if p.state.is_done() {
                     done_before.insert(p.token.clone(), p.finished_timestamp);
@@ -599,11 +571,8 @@ impl SyncTask {
         // shares the epoch resolved are gone; unknown ones (published in an older epoch) stay
         let own_data = self.own_data_tokens();
         self.own
-            .state
-            .share
-            .partitions
-            .retain(|s| !resolved.contains(&s.token) && !own_data.contains(&s.token));
-        self.own.state.state_version = self.own.state.state_version.max(entry.state_version);
+            .retain_shares(|s| !resolved.contains(&s.token) && !own_data.contains(&s.token));
+        self.own.version_at_least(entry.state_version);
         self.view.in_epoch = true;
     }
 
@@ -625,8 +594,7 @@ impl SyncTask {
                 .flat_map(|s| s.data.partitions.iter().map(|p| p.token.as_str())),
         );
         let mut stop = Vec::new();
-        self.own.reshape();
-        self.own.state.data.partitions.retain(|p| {
+        self.own.retain(|p| {
             if elsewhere.contains(p.token.as_str()) {
                 if p.state.is_active() {
                     stop.push(p.token.clone());
@@ -659,13 +627,13 @@ impl SyncTask {
                     p.state = PartitionStatus::Finished;
                     p.finished_timestamp = *f;
                 }
-                self.own.state.data.partitions.push(p);
+                self.own.push(p);
             }
         }
         let have = self.own_data_tokens();
         for p in orphans_mine {
             if !have.contains(&p.token) {
-                self.own.state.data.partitions.push(p);
+                self.own.push(p);
             }
         }
     }
@@ -688,18 +656,16 @@ impl SyncTask {
         self.view.in_epoch = false;
         let expected = self
             .leading
-            .rebalance
+            .rebalance()
             .is_none_or(|r| r.generation <= msg.epoch_generation);
         if expected {
             // left out of an epoch of our generation: the group considers us gone (fenced)
-            for p in &self.own.state.data.partitions {
+            for p in self.own.partitions() {
                 if p.state.is_active() {
                     out.stop.push(p.token.clone());
                 }
             }
-            self.own.state.data.partitions.clear();
-            self.own.state.share.partitions.clear();
-            self.own.reshape();
+            self.own.clear();
         }
     }
 
@@ -738,39 +704,28 @@ impl SyncTask {
         let older = by_generation(older);
         // bookkeeping of generations this epoch closed is no longer needed (bounded memory)
         let closed = msg.epoch_generation;
-        self.leading.answers.retain(|_, a| a.generation > closed);
         self.refresh.resent_to.retain(|(g, _)| *g > closed);
         self.refresh.resent_for_forks.clear();
         for st in &replay {
             self.merge(st);
             self.view.acked.insert(st.task_id.clone());
         }
-        if let Some(p) = &mut self.leading.pending {
-            if p.generation <= msg.epoch_generation {
-                self.leading.pending = None;
-            } else {
-                // members re-answer from the new base: give them a fresh timeout
-                p.since = self.now;
-                p.awaiting = None;
-                p.published = None;
-            }
-        }
+        // (a newer rebalance led: members re-answer from the new base, with a fresh timeout)
+        self.leading.epoch_applied(closed, self.now);
         older.into_iter().map(|(_, st)| st).collect()
     }
 
     /// The leader of the epoch starts collecting acknowledgements, checkpoints are scheduled,
     /// and the task acknowledges the epoch with its own state.
     fn acknowledge(&mut self, msg: &SyncMessage, out: &mut SyncOutput) {
-        self.leading.lead = if msg.task_id == self.id && !msg.resend {
-            Some(Lead {
-                members: self.view.members.iter().cloned().collect(),
-                acked: only(&self.id),
-                last_publish: self.now,
-                resends: 0,
-            })
+        let leads = msg.task_id == self.id && !msg.resend;
+        let members = if leads {
+            self.view.members.iter().cloned().collect()
         } else {
-            None
+            Vec::new()
         };
+        self.leading
+            .epoch_in_force(leads, members, &self.id, self.now);
         self.schedule_refresh();
         // acknowledge the epoch with the own state (re-answer if a newer rebalance is pending);
         // a task outside the epoch (a newcomer replaying the topic) has nothing to say

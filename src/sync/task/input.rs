@@ -1,16 +1,18 @@
-//! The inputs of a task (a rebalance, a message read, time passing) and the frame every input
-//! runs in (the other inputs, `addPartitions`, `partitionStarted`, `partitionFinished`, are in
-//! `settle`): a fenced task does nothing more, and what an input publishes is sealed (checkpoint
-//! first, split into records of at most `maxRecordBytes`, numbered by the sender counter).
+//! The inputs of a task (a rebalance, a message read, partitions found, started and finished,
+//! time passing, a hole in the log; a clean stop is `close`'s) and the frame every input runs in:
+//! a fenced task does nothing more, and what an input publishes is sealed (checkpoint first,
+//! split into records of at most `maxRecordBytes`, numbered by the sender counter). The steps
+//! they take are the parts' (`settle` for the own partitions, `log` and `epoch` for messages).
 
 use std::borrow::Cow;
 
-use super::leading::{Pending, RebalanceInfo};
-use super::limits::{MAX_DEPARTED, MAX_SAFE_INTEGER};
+use super::limits::MAX_SAFE_INTEGER;
 use super::timer::{backoff, Timer};
 use super::SyncTask;
 use crate::sync::error::{ErrorKind, SyncError};
-use crate::sync::types::{CheckpointRef, MessageType, RebalanceEvent, SyncMessage, SyncOutput};
+use crate::sync::types::{
+    CheckpointRef, MessageType, PartitionSpec, RebalanceEvent, SyncMessage, SyncOutput,
+};
 
 impl SyncTask {
     /// A group rebalance: answer with the own state; a leader starts collecting answers.
@@ -41,28 +43,18 @@ impl SyncTask {
         let members = self.rebalance_members(event)?;
         self.clock(now);
         let mut out = SyncOutput::default();
-        if self
-            .leading
-            .rebalance
-            .is_some_and(|r| r.generation >= event.generation)
-        {
+        if self.leading.told_of(event.generation) {
             return Ok(out);
         }
-        self.note_rebalance(event);
+        self.leading
+            .note_rebalance(event.generation, event.leader, self.epoch_generation());
         if event.generation <= self.epoch_generation() {
             // an epoch for this generation is already in force
             self.finish(&mut out);
             return Ok(out);
         }
-        self.leading.pending = event.leader.then(|| Pending {
-            generation: event.generation,
-            members,
-            since: self.now,
-            awaiting: None,
-            published: None,
-            republished: 0,
-            attempt: 0,
-        });
+        self.leading
+            .collect(event.leader, event.generation, members, self.now);
         self.refresh_sooner();
         self.settle(&mut out);
         self.publish_own(MessageType::RebalanceAnswer, &mut out);
@@ -97,23 +89,6 @@ impl SyncTask {
             }
         }
         Ok(members)
-    }
-
-    /// A newer rebalance is the latest: the generations this task joined as a member since the
-    /// epoch in force are remembered (the latest `MAX_DEPARTED`).
-    fn note_rebalance(&mut self, event: &RebalanceEvent) {
-        if let Some(prev) = self.leading.rebalance.filter(|r| !r.leader) {
-            self.leading.joined.insert(prev.generation);
-        }
-        let applied = self.epoch_generation();
-        self.leading.joined.retain(|g| *g > applied);
-        while self.leading.joined.len() > MAX_DEPARTED {
-            self.leading.joined.pop_first();
-        }
-        self.leading.rebalance = Some(RebalanceInfo {
-            generation: event.generation,
-            leader: event.leader,
-        });
     }
 
     /// A message read from the sync topic (own messages included), in topic order.
@@ -160,33 +135,25 @@ impl SyncTask {
         // read again (re-delivered, or landed twice) is not where the reader is: a checkpoint
         // names the newest record it read (naming the one read again, the next checkpoint after
         // a re-delivery was not clean)
-        let here = match msg.message_seq {
-            _ if again => self.cursor.last_read.clone(),
-            Some(seq) => Some(CheckpointRef {
-                after_task_id: msg.task_id.clone(),
-                after_seq: seq,
-                after_timestamp: Some(msg.message_timestamp),
-            }),
-            None => None,
-        };
+        let here = self.cursor.place_of(msg, again);
         // (a message read whole is not copied: at scale a NewEpoch is the whole view)
         let (mut whole, before) = if msg.chunk.is_some() {
             match self.take_chunk(record, whole, again) {
                 Some((whole, before)) => (Cow::Owned(whole), before),
                 None => {
-                    self.cursor.last_read = here;
+                    self.cursor.read_to(here);
                     return Ok(out);
                 }
             }
         } else {
-            (record, self.cursor.last_read.clone())
+            (record, self.cursor.last_read().cloned())
         };
         // (every finish a record says is noted before anything of it is applied)
         self.finishes.note_message(&whole, self.now);
         if whole.checkpoint.is_some() {
             self.checkpoint_in(&whole, before.as_ref());
         }
-        self.cursor.last_read = here;
+        self.cursor.read_to(here);
         if before.is_none() && self.view.epoch.is_none() {
             self.cursor.start_at(&whole);
         }
@@ -199,29 +166,19 @@ impl SyncTask {
     /// itself: `None`); a counter not new is a record read again (`Some(true)`), which changes
     /// no message being read in chunks.
     fn count_record(&mut self, msg: &SyncMessage, out: &mut SyncOutput) -> Option<bool> {
-        let again = msg
-            .message_seq
-            .zip(self.cursor.heard.get(&msg.task_id))
-            .is_some_and(|(seq, last)| seq <= *last);
-        if let Some(seq) = msg.message_seq {
-            let last = self.cursor.heard.entry(msg.task_id.clone()).or_insert(seq);
-            if seq > last.saturating_add(1) {
+        let again = match self.cursor.count(msg, &self.id) {
+            Ok(again) => again,
+            Err(hole) => {
                 let why = format!(
                     "missed messages {}..={} of {} in the sync log; its view may be wrong",
-                    *last + 1,
-                    seq - 1,
+                    hole.start(),
+                    hole.end(),
                     msg.task_id
                 );
                 self.fence_self(why, out);
                 return None;
             }
-            *last = (*last).max(seq);
-        }
-        if msg.task_id == self.id {
-            self.cursor.own_read = msg
-                .message_seq
-                .map_or(self.cursor.own_read + 1, |s| self.cursor.own_read.max(s));
-        }
+        };
         if !again {
             self.note_record(msg);
         }
@@ -299,12 +256,10 @@ impl SyncTask {
         }
         match msg.kind {
             MessageType::NewEpoch => {
-                // (an epoch rebuilds the own lists and the view: what `marks` and the positions of the
-                // view's entries knew of them is forgotten)
-                self.own.marks.forget();
+                // (an epoch rebuilds the view: what the positions of its entries knew of them is
+                // forgotten; the own lists keep their marks, see `Own`)
                 self.view.forget_positions();
                 self.on_new_epoch(whole, out);
-                self.own.marks.forget();
                 self.view.forget_positions();
                 // a task that starts reading at a checkpoint (where `findEpochStart` puts it)
                 // and applied it counts it as the last clean one: the next falls due an
@@ -325,6 +280,49 @@ impl SyncTask {
         }
     }
 
+    /// Partitions found by this task: initial partitions, or children read from a parent it
+    /// owns. A token this task knows (any state of its view names it) given again with the same
+    /// parents is a repeat, ignored; a merge child (several parents) is created only by the
+    /// owner of its smallest parent token. When sharing is enabled each new partition goes to the
+    /// least-loaded member (ties: lowest load, then this task, then smallest id), through the
+    /// share section if that is another task.
+    ///
+    /// # Errors
+    /// `SYNC_INVALID_PARTITION` for an empty token or parent, a partition that is its own parent,
+    /// a token given twice, a known token given with other parents than it is known with, or a
+    /// partition whose JSON would take more than a quarter of `maxRecordBytes` (every record
+    /// must hold a whole partition and a header).
+    pub fn add_partitions(
+        &mut self,
+        specs: &[PartitionSpec],
+        now: u64,
+    ) -> Result<SyncOutput, SyncError> {
+        self.reopening_input(|t| t.add_partitions_inner(specs, now))
+    }
+
+    /// The caller started reading a Scheduled partition.
+    ///
+    /// # Errors
+    /// `SYNC_UNKNOWN_PARTITION` if this task does not own `token`; `SYNC_INVALID_TRANSITION` if
+    /// it is not Scheduled (Running is accepted as a repeat).
+    pub fn partition_started(&mut self, token: &str, now: u64) -> Result<SyncOutput, SyncError> {
+        self.reopening_input(|t| t.partition_started_inner(token, now))
+    }
+
+    /// The caller finished reading a partition (its children were given to `add_partitions`
+    /// before).
+    ///
+    /// # Errors
+    /// `SYNC_UNKNOWN_PARTITION` if this task does not own `token` (a partition given to another
+    /// task by an epoch, or dropped `tombstoneTtl` after its removal); `SYNC_INVALID_TRANSITION`
+    /// if it was never started (Created or ReadyForStreaming). A partition already done
+    /// (Finished, or Removed after `removalDelay`) is a repeat: nothing changes. Finishing a
+    /// Scheduled partition without `partition_started` is accepted (that call only shows the
+    /// partition Running in what the task publishes).
+    pub fn partition_finished(&mut self, token: &str, now: u64) -> Result<SyncOutput, SyncError> {
+        self.reopening_input(|t| t.partition_finished_inner(token, now))
+    }
+
     /// Time passed: does the work of every deadline of [`poll_timeout`](Self::poll_timeout)
     /// that is due (leader timeout, epoch re-publication, checkpoint, delayed removal).
     pub fn tick(&mut self, now: u64) -> SyncOutput {
@@ -334,9 +332,32 @@ impl SyncTask {
         self.input(|t| Ok(t.tick_inner(now))).unwrap_or_default()
     }
 
+    /// The caller found a hole in the sync log it fed (e.g. Kafka offsets jumped: records
+    /// deleted by retention before they were read): the task cannot know what it missed, so it
+    /// stops everything and fences itself, as when it sees a sender's `messageSeq` jump. The
+    /// output lists in `stop` every partition it ran and carries `fenced: reason`; every later
+    /// input is a no-op. An empty reason reads "the sync log has a hole".
+    pub fn fence(&mut self, reason: &str, now: u64) -> SyncOutput {
+        if self.fenced.is_some() {
+            return SyncOutput::default();
+        }
+        self.clock(now);
+        let mut out = SyncOutput::default();
+        let why = if reason.is_empty() {
+            "the sync log has a hole"
+        } else {
+            reason
+        };
+        self.fence_self(why.to_string(), &mut out);
+        self.seal(out)
+    }
+
     fn tick_inner(&mut self, now: u64) -> SyncOutput {
         self.clock(now);
-        let kept = self.opts.removal_delay.saturating_add(self.opts.tombstone_ttl);
+        let kept = self
+            .opts
+            .removal_delay
+            .saturating_add(self.opts.tombstone_ttl);
         self.finishes
             .forget_noted_before(self.now.saturating_sub(kept));
         let mut out = SyncOutput::default();
@@ -347,7 +368,7 @@ impl SyncTask {
             }
             match timer {
                 Timer::Stuck => {
-                    let since = self.view.behind_since.unwrap_or(self.now);
+                    let since = self.view.behind_since().unwrap_or(self.now);
                     let why = format!(
                         "stuck behind: epoch {} in force, newer epochs read for {} ms without one it can apply",
                         self.cur_id(),
@@ -358,10 +379,7 @@ impl SyncTask {
                 }
                 Timer::EpochAck => {
                     self.resend(&mut out);
-                    if let Some(l) = &mut self.leading.lead {
-                        l.last_publish = self.now;
-                        l.resends += 1;
-                    }
+                    self.leading.resent(self.now);
                 }
                 Timer::Resend => {
                     self.refresh.resend_at = None;
@@ -430,17 +448,9 @@ impl SyncTask {
         // no record is larger than maxRecordBytes
         out.publish = self.split_records(std::mem::take(&mut out.publish));
         for m in &mut out.publish {
-            self.cursor.seq += 1;
-            m.message_seq = Some(self.cursor.seq);
-            if m.kind != MessageType::Regular {
-                self.cursor.last_not_regular = self.cursor.seq;
-            }
+            m.message_seq = Some(self.cursor.stamp(m.kind));
         }
-        self.view.behind_since = if self.view.behind {
-            Some(self.view.behind_since.unwrap_or(self.now))
-        } else {
-            None
-        };
+        self.view.note_behind(self.now);
         out
     }
 }

@@ -4,7 +4,6 @@ use std::collections::BTreeMap;
 
 use super::limits::RESENT_DEPARTED;
 use super::log::absorb_into;
-use super::timer::backoff;
 use super::SyncTask;
 use crate::sync::assign::compute_epoch;
 use crate::sync::types::{by_generation, MessageType, SyncMessage, SyncOutput, TaskState};
@@ -29,10 +28,10 @@ impl SyncTask {
     }
 
     pub(super) fn maybe_lead(&mut self, out: &mut SyncOutput) {
-        let Some(p) = &self.leading.pending else {
+        let Some(p) = self.leading.pending() else {
             return;
         };
-        if p.awaiting.is_some() {
+        if p.is_awaiting() {
             self.republish_if_due(out);
             return;
         }
@@ -40,14 +39,14 @@ impl SyncTask {
             return;
         };
         let cache = self.lead_view(&members);
-        let view: Vec<&TaskState> = std::iter::once(&self.own.state)
+        let view: Vec<&TaskState> = std::iter::once(self.own.state())
             .chain(cache.values())
             .collect();
         let mut states = compute_epoch(&view, &members);
         for s in &mut states {
             if s.task_id == self.id {
-                s.state_timestamp = self.own.state.state_timestamp;
-                s.state_version = self.own.state.state_version;
+                s.state_timestamp = self.own.state().state_timestamp;
+                s.state_version = self.own.state().state_version;
             }
         }
         let departed = self.departed_for_epoch(&cache, &members);
@@ -57,19 +56,10 @@ impl SyncTask {
     /// The NewEpoch published and not read back in time (the leader lost the topic for a
     /// while) is published again, identical, so whoever applied it ignores the copy.
     fn republish_if_due(&mut self, out: &mut SyncOutput) {
-        let now = self.now;
-        let timeout = self.opts.rebalance_timeout;
-        let Some(p) = &mut self.leading.pending else {
-            return;
-        };
-        if let Some((m, at)) = &mut p.published {
-            let wait = backoff(timeout, p.republished);
-            if now >= at.saturating_add(wait) {
-                *at = now;
-                p.republished += 1;
-                out.publish.push(m.clone());
-            }
-        }
+        let due = self
+            .leading
+            .republish_due(self.now, self.opts.rebalance_timeout);
+        out.publish.extend(due);
     }
 
     /// Whether the leader computes its epoch now: its generation, attempt and members if so
@@ -78,15 +68,15 @@ impl SyncTask {
     fn ready_to_lead(&mut self, out: &mut SyncOutput) -> Option<(u64, u32, Vec<String>)> {
         let now = self.now;
         let timeout = self.opts.rebalance_timeout;
-        let p = self.leading.pending.as_ref()?;
-        let (generation, attempt, since) = (p.generation, p.attempt, p.since);
+        let p = self.leading.pending()?;
+        let (generation, attempt, since) = (p.generation, p.attempt(), p.since());
         if generation <= self.epoch_generation() {
-            self.leading.pending = None;
+            self.leading.drop_pending();
             return None;
         }
         // the view an epoch is computed from includes everything this task published before:
         // an epoch of its own not read back yet would be forked from, not built on
-        if self.cursor.own_read < self.cursor.seq {
+        if self.cursor.own_unread() {
             return None;
         }
         // a leader that missed an epoch waits for a member to re-publish it (its own answer
@@ -114,8 +104,7 @@ impl SyncTask {
         }
         let members = self
             .leading
-            .pending
-            .as_ref()
+            .pending()
             .map(|p| p.members.clone())
             .unwrap_or_default();
         if let Some(g) = self.joined_unseen(generation, members.len()) {
@@ -136,14 +125,8 @@ impl SyncTask {
             return None;
         }
         let applied = self.epoch_generation();
-        self.leading
-            .joined
-            .iter()
-            .rev()
-            .find(|&&g| {
-                g > applied && g < generation && !self.view.read_epochs.iter().any(|(r, _)| *r == g)
-            })
-            .copied()
+        let read = |g: u64| self.view.read_epochs.iter().any(|(r, _)| *r == g);
+        self.leading.joined_unread(applied, generation, read)
     }
 
     /// The view the epoch is computed from: the cache, with what the members said in epochs
@@ -160,7 +143,7 @@ impl SyncTask {
         );
         for (_, st) in &deferred {
             if st.task_id != self.id {
-                absorb_into(&mut cache, &self.own.state, st);
+                absorb_into(&mut cache, self.own.state(), st);
             }
         }
         // what a member says it owns (in an epoch this task has not applied) beats the entry of
@@ -244,11 +227,6 @@ impl SyncTask {
             )
         };
         out.publish.push(msg.clone());
-        if let Some(p) = &mut self.leading.pending {
-            p.awaiting = Some(id);
-            p.published = Some((msg, self.now));
-            p.republished = 0;
-            p.attempt += 1;
-        }
+        self.leading.epoch_published(id, msg, self.now);
     }
 }

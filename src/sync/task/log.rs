@@ -4,8 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use super::delta::{patch, Positions};
-use super::leading::Answer;
+use super::delta::patch;
 use super::SyncTask;
 use crate::sync::assign::rendezvous;
 use crate::sync::types::{PartitionState, PartitionStatus, SyncMessage, SyncOutput, TaskState};
@@ -117,41 +116,20 @@ fn done_partitions(state: &TaskState) -> HashMap<&str, Option<u64>> {
 }
 
 impl SyncTask {
-    /// The caller found a hole in the sync log it fed (e.g. Kafka offsets jumped: records
-    /// deleted by retention before they were read): the task cannot know what it missed, so it
-    /// stops everything and fences itself, as when it sees a sender's `messageSeq` jump. The
-    /// output lists in `stop` every partition it ran and carries `fenced: reason`; every later
-    /// input is a no-op. An empty reason reads "the sync log has a hole".
-    pub fn fence(&mut self, reason: &str, now: u64) -> SyncOutput {
-        if self.fenced.is_some() {
-            return SyncOutput::default();
-        }
-        self.clock(now);
-        let mut out = SyncOutput::default();
-        let why = if reason.is_empty() {
-            "the sync log has a hole"
-        } else {
-            reason
-        };
-        self.fence_self(why.to_string(), &mut out);
-        self.seal(out)
-    }
-
     /// This task read the sync log with a hole (a NewEpoch may be in it): its view of epochs
     /// and owners can be wrong in ways no later message reveals, so it stops everything it runs
     /// and falls silent. Its partitions stay in its last published state, which the next epoch
     /// hands to live tasks once it has left the group.
     pub(super) fn fence_self(&mut self, why: String, out: &mut SyncOutput) {
-        for p in &self.own.state.data.partitions {
+        for p in self.own.partitions() {
             if p.state.is_active() && !out.stop.contains(&p.token) {
                 out.stop.push(p.token.clone());
             }
         }
-        self.leading.pending = None;
-        self.leading.lead = None;
+        self.leading.fence();
         self.refresh.refresh_at = None;
         self.refresh.resend_at = None;
-        self.own.dirty = false;
+        self.own.mark_clean();
         self.fenced = Some(why.clone());
         out.fenced = Some(why);
     }
@@ -225,7 +203,7 @@ impl SyncTask {
         if parts.is_empty() {
             return Vec::new();
         }
-        let elsewhere: HashSet<&str> = std::iter::once(&self.own.state)
+        let elsewhere: HashSet<&str> = std::iter::once(self.own.state())
             .chain(self.view.cache.values())
             .filter(|s| s.task_id != task)
             .flat_map(|s| s.data.partitions.iter().map(|p| p.token.as_str()))
@@ -247,9 +225,7 @@ impl SyncTask {
     pub(super) fn ack(&mut self, msg: &SyncMessage) {
         if let Some(e) = &self.view.epoch {
             if msg.sync_epoch == e.id {
-                if let Some(l) = &mut self.leading.lead {
-                    l.acked.insert(msg.task_id.clone());
-                }
+                self.leading.acked(&msg.task_id);
                 if !self.view.acked.contains(&msg.task_id) {
                     self.view.acked.insert(msg.task_id.clone());
                 }
@@ -313,12 +289,8 @@ impl SyncTask {
         };
         let kept = self.owned_by_none_but(&msg.task_id, missing);
         // (the entry read above: nothing between changed the view)
-        if let Some(entry) = self.view.cache.get_mut(&msg.task_id) {
-            let positions = &mut self.view.positions;
-            if !positions.contains_key(&msg.task_id) {
-                positions.insert(msg.task_id.clone(), Positions::default());
-            }
-            patch(entry, st, delta, positions.get_mut(&msg.task_id));
+        if let Some((entry, positions)) = self.view.entry_to_patch(&msg.task_id) {
+            patch(entry, st, delta, Some(positions));
             entry.data.partitions.extend(kept);
             self.view.own_words.insert(msg.task_id.clone());
         }
@@ -327,19 +299,8 @@ impl SyncTask {
     /// One of this task's own records of the epoch in force, read back: its shares are now what
     /// every reader holds of them (see `own_shares_read`).
     fn note_own_shares(&mut self, msg: &SyncMessage) {
-        let shares = &mut self.own.shares_read;
-        match &msg.delta {
-            None => shares.clear(),
-            Some(d) => {
-                for token in &d.unshared {
-                    shares.remove(token);
-                }
-            }
-        }
-        for sh in &Self::sender_state(msg).share.partitions {
-            shares.insert(sh.token.clone(), sh.assignee.clone());
-        }
-        self.own.word_read = true;
+        let shares = &Self::sender_state(msg).share.partitions;
+        self.own.own_record_read(msg.delta.as_ref(), shares);
     }
 
     /// A state published in an older epoch must not replace the epoch's view of its sender (it
@@ -351,7 +312,7 @@ impl SyncTask {
             return; // see adopt_departed
         }
         if state.task_id != self.id && self.view.cache.contains_key(&state.task_id) {
-            absorb_into(&mut self.view.cache, &self.own.state, state);
+            absorb_into(&mut self.view.cache, self.own.state(), state);
         }
     }
 
@@ -370,16 +331,10 @@ impl SyncTask {
         let now = self.now;
         // the own partitions it names, found by the index of the own tokens when it names fewer
         // than the task owns (a change: what it finished lately), in own order
-        let parts = &self.own.state.data.partitions;
+        let parts = self.own.partitions();
         let at: Vec<usize> = if done.len() < parts.len() {
-            if self.own.reshaped {
-                self.own.marks.forget();
-            }
-            let mut at: Vec<usize> = done
-                .keys()
-                .filter_map(|t| self.own.marks.indexed_position(parts, t))
-                .collect();
-            at.sort_unstable();
+            let at = self.own.positions_of(done.keys().copied());
+            let parts = self.own.partitions();
             debug_assert_eq!(
                 at,
                 (0..parts.len())
@@ -391,16 +346,17 @@ impl SyncTask {
             (0..parts.len()).collect()
         };
         for i in at {
-            let p = &mut self.own.state.data.partitions[i];
-            if let (false, Some(f)) = (p.state.is_done(), done.get(p.token.as_str())) {
+            self.own.update(i, |p| {
+                let (false, Some(f)) = (p.state.is_done(), done.get(p.token.as_str())) else {
+                    return false;
+                };
                 if p.state.is_active() {
                     out.stop.push(p.token.clone());
                 }
                 p.state = PartitionStatus::Finished;
                 p.finished_timestamp = Some(f.unwrap_or(now));
-                self.own.marks.touch(i, PartitionStatus::Finished);
-                self.own.dirty = true;
-            }
+                true
+            });
         }
     }
 
@@ -450,7 +406,7 @@ impl SyncTask {
         // a member owning the smallest parent would find the partition again if it ran the
         // parent once more (its finish was in a late record too): it is that member's
         let parent_owner = member_owners(
-            std::iter::once(&self.own.state).chain(self.view.cache.values()),
+            std::iter::once(self.own.state()).chain(self.view.cache.values()),
             &self.view.members,
         );
         let mut adopted: Vec<(String, PartitionState)> = Vec::new();
@@ -472,8 +428,8 @@ impl SyncTask {
         }
         for (target, p) in adopted {
             if target == self.id && self.view.in_epoch {
-                self.own.state.data.partitions.push(p);
-                self.own.dirty = true;
+                self.own.push(p);
+                self.own.mark_dirty();
             } else {
                 // a share to the member it falls to, so that the next epoch, and every reader,
                 // resolve it to that member whatever the members are by then
@@ -493,7 +449,7 @@ impl SyncTask {
         if !self.view.cache.values().any(is_ghost) {
             return;
         }
-        let owned: HashSet<String> = std::iter::once(&self.own.state)
+        let owned: HashSet<String> = std::iter::once(self.own.state())
             .chain(self.view.cache.values())
             .flat_map(|s| s.data.partitions.iter().map(|p| p.token.clone()))
             .collect();
@@ -512,20 +468,7 @@ impl SyncTask {
 
     pub(super) fn on_answer(&mut self, msg: &SyncMessage, out: &mut SyncOutput) {
         let g = msg.rebalance_generation.unwrap_or(0);
-        let newer = self
-            .leading
-            .answers
-            .get(&msg.task_id)
-            .is_none_or(|a| g >= a.generation);
-        if newer {
-            self.leading.answers.insert(
-                msg.task_id.clone(),
-                Answer {
-                    generation: g,
-                    base: msg.sync_epoch.clone(),
-                },
-            );
-        }
+        self.leading.answer_read(&msg.task_id, g, &msg.sync_epoch);
         let cur = self.cur_id();
         if msg.sync_epoch == cur {
             if msg.task_id == self.id {

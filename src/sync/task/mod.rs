@@ -3,10 +3,14 @@
 //! what the members claimed before it), `leader` (computing a new epoch), `settle` (the own
 //! partitions), `refresh` (every deadline, and the re-publications of the epoch it times:
 //! resends and checkpoints), `chunking` (messages in chunks), `close` (a clean stop), `input`
-//! (the three inputs, `on_rebalance`, `on_message` and `tick`, and what frames every input).
+//! (every other input: `on_rebalance`, `on_message`, `add_partitions`, `partition_started`,
+//! `partition_finished`, `tick`, `fence`, and what frames every input; the views and
+//! `poll_timeout` are here).
 //! Each part's state is a type of its own in a file that knows nothing of `SyncTask` (`own`,
 //! `cursor`, `leading`, `view`, `timer`, `chunk`, `delta`), so the parts' steps stand above the
-//! task and the state below it.
+//! task and the state below it. A state type keeps its own invariants: the fields they depend on
+//! are private to it and change only through its methods (only `Own`'s methods change the own
+//! lists, and whatever drops or reorders them notes it), while plain lookups stay readable.
 
 // (tokens are hashed often: FxHash is several times faster than SipHash on them, and its
 // fixed seed keeps every run alike; no output depends on the iteration order of a hash map)
@@ -175,23 +179,23 @@ impl SyncTask {
 
     /// Partitions this task owns (its `data.partitions`), tombstones included.
     pub fn owned_partitions(&self) -> &[PartitionState] {
-        &self.own.state.data.partitions
+        self.own.partitions()
     }
 
     /// Partitions this task hands to others (its `share.partitions`).
     pub fn shared_partitions(&self) -> &[SharedPartition] {
-        &self.own.state.share.partitions
+        self.own.shares()
     }
 
     /// This task's own state as it would publish it now.
     pub fn own_state(&self) -> &TaskState {
-        &self.own.state
+        self.own.state()
     }
 
     /// Every task state this task knows, its own included, ordered by task id.
     pub fn known_tasks(&self) -> Vec<TaskState> {
         let mut v: Vec<&TaskState> = self.view.cache.values().collect();
-        v.push(&self.own.state);
+        v.push(self.own.state());
         sort_by_task_id(&mut v);
         v.into_iter().cloned().collect()
     }
@@ -231,13 +235,13 @@ impl SyncTask {
 
     /// Whether the latest rebalance made this task the leader.
     pub fn is_leader(&self) -> bool {
-        self.leading.rebalance.is_some_and(|r| r.leader)
+        self.leading.rebalance().is_some_and(|r| r.leader)
     }
 
     /// Whether a rebalance is in progress for this task (no epoch of its generation yet).
     pub fn rebalancing(&self) -> bool {
         self.leading
-            .rebalance
+            .rebalance()
             .is_some_and(|r| r.generation > self.epoch_generation())
     }
 
@@ -261,19 +265,13 @@ impl SyncTask {
 
     /// Members the leader still waits for (empty unless this task is a leader collecting answers).
     pub fn waiting_for(&self) -> Vec<String> {
-        let Some(p) = &self.leading.pending else {
+        let Some(p) = self.leading.pending() else {
             return Vec::new();
         };
         let cur = self.lead_base();
         p.members
             .iter()
-            .filter(|m| {
-                !self
-                    .leading
-                    .answers
-                    .get(*m)
-                    .is_some_and(|a| a.generation >= p.generation && a.base == cur)
-            })
+            .filter(|m| !self.leading.answered(m, p.generation, &cur))
             .cloned()
             .collect()
     }
@@ -282,7 +280,7 @@ impl SyncTask {
     /// addressed to it.
     pub fn load_of(&self, task_id: &str) -> usize {
         let owned = if task_id == self.id {
-            self.own.state.owned_load()
+            self.own.state().owned_load()
         } else {
             self.view.cache.get(task_id).map_or(0, |s| s.owned_load())
         };
@@ -340,15 +338,13 @@ impl SyncTask {
     }
 
     fn all_states(&self) -> impl Iterator<Item = &TaskState> {
-        std::iter::once(&self.own.state).chain(self.view.cache.values())
+        std::iter::once(self.own.state()).chain(self.view.cache.values())
     }
 
     /// The tokens of the partitions this task owns (its own `data`, shares left out).
     fn own_data_tokens(&self) -> HashSet<String> {
         self.own
-            .state
-            .data
-            .partitions
+            .partitions()
             .iter()
             .map(|p| p.token.clone())
             .collect()
@@ -357,7 +353,7 @@ impl SyncTask {
     /// The tokens of this task's own shares among `tokens` (partitions some state owns: the
     /// shares they resolve); empty without looking at `tokens` when it shares nothing.
     fn own_shares_among<'a>(&self, tokens: impl Iterator<Item = &'a str>) -> HashSet<String> {
-        let shares = &self.own.state.share.partitions;
+        let shares = self.own.shares();
         if shares.is_empty() {
             return HashSet::default();
         }
@@ -380,47 +376,20 @@ impl SyncTask {
     /// Publishes the own state: a `Regular` message in the epoch of the previous one carries only
     /// what changed since (see `delta`); the others carry it whole.
     fn publish_own(&mut self, kind: MessageType, out: &mut SyncOutput) {
-        self.own.state.state_version += 1;
-        self.own.state.state_timestamp = self.now;
         let epoch = self.cur_id();
-        let max = self.opts.max_record_bytes;
-        // (`change` brings `sent` to the own state: whichever goes out, the change or the whole)
-        let change = match (&mut self.own.sent, kind, &self.view.epoch) {
-            (Some(sent), MessageType::Regular, Some(_)) if sent.is_of(&epoch) => {
-                Some(sent.change(&self.own.state, self.own.reshaped, &self.own.marks))
-                    .filter(|c| c.worth(&self.own.state, max))
-            }
-            _ => None,
-        };
-        let (state, delta) = match change {
-            Some(c) => {
-                let st = TaskState {
-                    task_id: self.id.clone(),
-                    state_timestamp: self.own.state.state_timestamp,
-                    state_version: self.own.state.state_version,
-                    data: TaskData { partitions: c.data },
-                    share: TaskShare {
-                        partitions: c.share,
-                    },
-                };
-                (st, Some(c.delta))
-            }
-            None => {
-                self.own.sent = Some(own::Sent::whole(&epoch, &self.own.state));
-                (self.own.state.clone(), None)
-            }
-        };
-        self.own.published();
+        let change = kind == MessageType::Regular && self.view.epoch.is_some();
+        let (state, delta) = self
+            .own
+            .publish(self.now, &epoch, change, self.opts.max_record_bytes);
         out.publish.push(SyncMessage {
             epoch_generation: self.epoch_generation(),
             rebalance_generation: match kind {
-                MessageType::RebalanceAnswer => self.leading.rebalance.map(|r| r.generation),
+                MessageType::RebalanceAnswer => self.leading.rebalance().map(|r| r.generation),
                 _ => None,
             },
             delta,
             ..SyncMessage::new(kind, epoch, self.id.clone(), self.now, vec![state])
         });
-        self.own.dirty = false;
     }
 
     /// Common tail of every input: settle the own state, lead, publish changes.
@@ -430,7 +399,7 @@ impl SyncTask {
         }
         self.settle(out);
         self.maybe_lead(out);
-        if self.own.dirty {
+        if self.own.is_dirty() {
             self.publish_own(MessageType::Regular, out);
         }
         self.final_checkpoint(out);

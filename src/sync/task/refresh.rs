@@ -6,7 +6,7 @@
 use rustc_hash::FxHashSet as HashSet;
 
 use super::limits::{MAX_REJECTED, RESENT_DEPARTED, STUCK_TIMEOUTS};
-use super::timer::{backoff, removal_due, Timer};
+use super::timer::{removal_due, Timer};
 use super::SyncTask;
 use crate::sync::types::{MessageType, PartitionState, SyncMessage, SyncOutput, TaskState};
 
@@ -18,17 +18,14 @@ impl SyncTask {
         if self.fenced.is_some() || self.closed() {
             return v;
         }
-        if let Some(since) = self.view.behind_since {
+        if let Some(since) = self.view.behind_since() {
             v.push((Timer::Stuck, since.saturating_add(self.stuck_after())));
         }
         if let Some(at) = self.rebalance_deadline() {
             v.push((Timer::Rebalance, at));
         }
-        if let Some(l) = &self.leading.lead {
-            if l.members.iter().any(|m| !l.acked.contains(m)) {
-                let wait = backoff(self.opts.epoch_ack_timeout, l.resends);
-                v.push((Timer::EpochAck, l.last_publish.saturating_add(wait)));
-            }
+        if let Some(at) = self.leading.ack_deadline(self.opts.epoch_ack_timeout) {
+            v.push((Timer::EpochAck, at));
         }
         if let Some(at) = self.refresh.resend_at {
             v.push((Timer::Resend, at));
@@ -48,13 +45,12 @@ impl SyncTask {
     /// When a leader collecting answers publishes its epoch without waiting for more, or
     /// publishes again the epoch it has not read back (see `maybe_lead`).
     pub(super) fn rebalance_deadline(&self) -> Option<u64> {
-        let p = self.leading.pending.as_ref()?;
+        let p = self.leading.pending()?;
         let timeout = self.opts.rebalance_timeout;
-        if p.awaiting.is_some() {
-            let (_, at) = p.published.as_ref()?;
-            return Some(at.saturating_add(backoff(timeout, p.republished)));
+        if p.is_awaiting() {
+            return self.leading.republish_at(timeout);
         }
-        if p.generation <= self.epoch_generation() || self.cursor.own_read < self.cursor.seq {
+        if p.generation <= self.epoch_generation() || self.cursor.own_unread() {
             // nothing to lead, or waiting to read its own messages back (an input)
             return None;
         }
@@ -63,7 +59,7 @@ impl SyncTask {
         } else {
             timeout
         };
-        Some(p.since.saturating_add(wait))
+        Some(p.since().saturating_add(wait))
     }
 
     /// The earliest removal work on the own partitions that nothing blocks: a Finished partition
@@ -76,7 +72,7 @@ impl SyncTask {
         if at.is_empty() {
             return None;
         }
-        let parts = &self.own.state.data.partitions;
+        let parts = self.own.partitions();
         let done: HashSet<&str> = at.iter().map(|&i| parts[i].token.as_str()).collect();
         let blockers = self.removal_blockers(&done);
         at.iter()
@@ -141,8 +137,7 @@ impl SyncTask {
             self.view.epoch.as_ref()?;
             let orphaned = self
                 .leading
-                .pending
-                .as_ref()
+                .pending()
                 .is_some_and(|p| p.members.iter().all(|m| !self.view.members.contains(m)));
             return Some(if orphaned { 0 } else { interval });
         }
@@ -203,7 +198,7 @@ impl SyncTask {
         // like an epoch, a checkpoint is computed from a view that holds everything its author
         // published (one of its own records not read back yet may be a newer epoch): it goes
         // out once they are read back (see `finish`)
-        let upto = self.refresh.checkpoint_waiting.unwrap_or(self.cursor.seq);
+        let upto = self.refresh.checkpoint_waiting.unwrap_or(self.cursor.seq());
         self.refresh.checkpoint_waiting = Some(upto);
         if self.checkpoint_waits() {
             return;
@@ -224,7 +219,7 @@ impl SyncTask {
     /// (the caller checked that its own records are read back): whether it did (it has an
     /// epoch and has read a record).
     pub(super) fn publish_checkpoint(&mut self, out: &mut SyncOutput) -> bool {
-        let (Some(after), Some(mut m)) = (self.cursor.last_read.clone(), self.epoch_message())
+        let (Some(after), Some(mut m)) = (self.cursor.last_read().cloned(), self.epoch_message())
         else {
             return false;
         };
@@ -234,7 +229,7 @@ impl SyncTask {
         let newest = self.view.forks.iter().rev().take(MAX_REJECTED);
         m.rejected = newest.map(|(_, e)| e.clone()).collect();
         out.publish.push(m);
-        self.refresh.checkpoint_over_own = self.cursor.own_read < self.cursor.seq;
+        self.refresh.checkpoint_over_own = self.cursor.own_unread();
         true
     }
 
@@ -250,7 +245,7 @@ impl SyncTask {
         let Some(upto) = self.refresh.checkpoint_waiting else {
             return false;
         };
-        self.cursor.own_read < upto.max(self.cursor.last_not_regular)
+        self.cursor.own_unread_upto(upto)
     }
 
     /// How long a task may stay behind before it fences itself: the resends that let a task
@@ -280,7 +275,7 @@ impl SyncTask {
         for m in &self.view.members {
             if *m == self.id {
                 if self.view.in_epoch {
-                    states.push(self.own.state.clone());
+                    states.push(self.own.state().clone());
                 }
             } else if let Some(s) = self.view.cache.get(m) {
                 states.push(s.clone());

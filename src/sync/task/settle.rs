@@ -17,26 +17,6 @@ use crate::sync::types::{
 };
 
 impl SyncTask {
-    /// Partitions found by this task: initial partitions, or children read from a parent it
-    /// owns. A token this task knows (any state of its view names it) given again with the same
-    /// parents is a repeat, ignored; a merge child (several parents) is created only by the
-    /// owner of its smallest parent token. When sharing is enabled each new partition goes to the
-    /// least-loaded member (ties: lowest load, then this task, then smallest id), through the
-    /// share section if that is another task.
-    ///
-    /// # Errors
-    /// `SYNC_INVALID_PARTITION` for an empty token or parent, a partition that is its own parent,
-    /// a token given twice, a known token given with other parents than it is known with, or a
-    /// partition whose JSON would take more than a quarter of `maxRecordBytes` (every record
-    /// must hold a whole partition and a header).
-    pub fn add_partitions(
-        &mut self,
-        specs: &[PartitionSpec],
-        now: u64,
-    ) -> Result<SyncOutput, SyncError> {
-        self.reopening_input(|t| t.add_partitions_inner(specs, now))
-    }
-
     pub(super) fn add_partitions_inner(
         &mut self,
         specs: &[PartitionSpec],
@@ -121,8 +101,16 @@ impl SyncTask {
             .collect();
         let mut known_parents: HashMap<&str, &[String]> = HashMap::default();
         for s in self.all_states() {
-            let data = s.data.partitions.iter().map(|p| (p.token.as_str(), &p.parents[..]));
-            let shares = s.share.partitions.iter().map(|p| (p.token.as_str(), &p.parents[..]));
+            let data = s
+                .data
+                .partitions
+                .iter()
+                .map(|p| (p.token.as_str(), &p.parents[..]));
+            let shares = s
+                .share
+                .partitions
+                .iter()
+                .map(|p| (p.token.as_str(), &p.parents[..]));
             for (t, parents) in data.chain(shares) {
                 if batch.contains(t) {
                     known_parents.entry(t).or_insert(parents);
@@ -152,9 +140,7 @@ impl SyncTask {
             HashSet::default()
         } else {
             self.own
-                .state
-                .data
-                .partitions
+                .partitions()
                 .iter()
                 .map(|p| p.token.as_str())
                 .filter(|t| smallest.contains(t))
@@ -203,29 +189,16 @@ impl SyncTask {
                 self.id.clone()
             };
             if target == self.id {
-                self.own.state.data.partitions.push(p);
+                self.own.push(p);
             } else {
-                self.own
-                    .state
-                    .share
-                    .partitions
-                    .push(p.shared_to(target.clone()));
+                self.own.push_share(p.shared_to(target.clone()));
             }
             if let Some(l) = loads.get_mut(&target) {
                 *l += 1;
             }
             known.insert(s.token.clone());
-            self.own.dirty = true;
+            self.own.mark_dirty();
         }
-    }
-
-    /// The caller started reading a Scheduled partition.
-    ///
-    /// # Errors
-    /// `SYNC_UNKNOWN_PARTITION` if this task does not own `token`; `SYNC_INVALID_TRANSITION` if
-    /// it is not Scheduled (Running is accepted as a repeat).
-    pub fn partition_started(&mut self, token: &str, now: u64) -> Result<SyncOutput, SyncError> {
-        self.reopening_input(|t| t.partition_started_inner(token, now))
     }
 
     pub(super) fn partition_started_inner(
@@ -234,34 +207,17 @@ impl SyncTask {
         now: u64,
     ) -> Result<SyncOutput, SyncError> {
         let idx = self.own_index(token)?;
-        match self.own.state.data.partitions[idx].state {
+        match self.own.partitions()[idx].state {
             PartitionStatus::Scheduled => {}
             PartitionStatus::Running => return Ok(SyncOutput::default()),
             s => return Err(self.bad_transition(token, s, "started")),
         }
         self.clock(now);
         // (the next lookup starts after it; a rejected input changes nothing, not even this)
-        self.own.last_index = idx;
-        self.own.state.data.partitions[idx].state = PartitionStatus::Running;
-        self.own.marks.touch(idx, PartitionStatus::Running);
-        self.own.dirty = true;
+        self.own.step(idx, |p| p.state = PartitionStatus::Running);
         let mut out = SyncOutput::default();
         self.finish(&mut out);
         Ok(out)
-    }
-
-    /// The caller finished reading a partition (its children were given to `add_partitions`
-    /// before).
-    ///
-    /// # Errors
-    /// `SYNC_UNKNOWN_PARTITION` if this task does not own `token` (a partition given to another
-    /// task by an epoch, or dropped `tombstoneTtl` after its removal); `SYNC_INVALID_TRANSITION`
-    /// if it was never started (Created or ReadyForStreaming). A partition already done
-    /// (Finished, or Removed after `removalDelay`) is a repeat: nothing changes. Finishing a
-    /// Scheduled partition without `partition_started` is accepted (that call only shows the
-    /// partition Running in what the task publishes).
-    pub fn partition_finished(&mut self, token: &str, now: u64) -> Result<SyncOutput, SyncError> {
-        self.reopening_input(|t| t.partition_finished_inner(token, now))
     }
 
     pub(super) fn partition_finished_inner(
@@ -270,7 +226,7 @@ impl SyncTask {
         now: u64,
     ) -> Result<SyncOutput, SyncError> {
         let idx = self.own_index(token)?;
-        match self.own.state.data.partitions[idx].state {
+        match self.own.partitions()[idx].state {
             PartitionStatus::Scheduled | PartitionStatus::Running => {}
             PartitionStatus::Finished | PartitionStatus::Removed => {
                 return Ok(SyncOutput::default())
@@ -278,13 +234,12 @@ impl SyncTask {
             s => return Err(self.bad_transition(token, s, "finished")),
         }
         self.clock(now);
-        self.own.last_index = idx;
-        let p = &mut self.own.state.data.partitions[idx];
-        p.state = PartitionStatus::Finished;
-        p.finished_timestamp = Some(self.now);
+        let now = self.now;
+        self.own.step(idx, |p| {
+            p.state = PartitionStatus::Finished;
+            p.finished_timestamp = Some(now);
+        });
         self.finishes.note(token, Some(self.now), self.now);
-        self.own.marks.touch(idx, PartitionStatus::Finished);
-        self.own.dirty = true;
         let mut out = SyncOutput::default();
         self.finish(&mut out);
         Ok(out)
@@ -310,17 +265,12 @@ impl SyncTask {
         let (picked, cleared) = self.shares_to_take();
         self.clear_taken_ghost_shares();
         if !picked.is_empty() {
-            self.own.state.data.partitions.extend(picked);
-            self.own.dirty = true;
+            self.own.extend(picked);
+            self.own.mark_dirty();
         }
         if !cleared.is_empty() {
-            self.own
-                .state
-                .share
-                .partitions
-                .retain(|s| !cleared.contains(&s.token));
-            self.own.dirty = true;
-            self.own.reshape();
+            self.own.retain_shares(|s| !cleared.contains(&s.token));
+            self.own.mark_dirty();
         }
     }
 
@@ -337,18 +287,15 @@ impl SyncTask {
                 .cache
                 .values()
                 .any(|s| s.share.partitions.iter().any(|sh| sh.assignee == self.id));
-        let own_tokens: HashSet<&str> =
-            if shares_to_me || !self.own.state.share.partitions.is_empty() {
-                self.own
-                    .state
-                    .data
-                    .partitions
-                    .iter()
-                    .map(|p| p.token.as_str())
-                    .collect()
-            } else {
-                HashSet::default()
-            };
+        let own_tokens: HashSet<&str> = if shares_to_me || !self.own.shares().is_empty() {
+            self.own
+                .partitions()
+                .iter()
+                .map(|p| p.token.as_str())
+                .collect()
+        } else {
+            HashSet::default()
+        };
         // pick up shares addressed to this task
         let picked = if shares_to_me {
             self.shares_to_me(&own_tokens)
@@ -406,9 +353,7 @@ impl SyncTask {
         if self.sharing_enabled()
             && self
                 .own
-                .state
-                .share
-                .partitions
+                .shares()
                 .iter()
                 .any(|s| !self.view.members.contains(&s.assignee))
         {
@@ -417,32 +362,22 @@ impl SyncTask {
             for m in &self.view.members {
                 loads.insert(m.clone(), self.load_of(m) as u64);
             }
-            self.own.reshape();
-            let mut shares = std::mem::take(&mut self.own.state.share.partitions);
-            for sh in &mut shares {
-                if self.view.members.contains(&sh.assignee) {
-                    continue;
+            let (members, me) = (&self.view.members, &self.id);
+            self.own.readdress_shares(|sh| {
+                if members.contains(&sh.assignee) {
+                    return;
                 }
                 // the sharer re-owns it only when it is the only member left
                 let target = loads
                     .iter()
-                    .filter(|(m, _)| *m != &self.id || self.view.members.len() == 1)
+                    .filter(|(m, _)| *m != me || members.len() == 1)
                     .min_by_key(|(m, l)| (**l, (*m).clone()))
                     .map(|(m, _)| m.clone());
                 if let Some(t) = target {
                     *loads.get_mut(&t).expect("present") += 1;
                     sh.assignee = t;
                 }
-            }
-            let (mine, others): (Vec<_>, Vec<_>) =
-                shares.into_iter().partition(|s| s.assignee == self.id);
-            self.own.state.share.partitions = others;
-            self.own
-                .state
-                .data
-                .partitions
-                .extend(mine.iter().map(|s| s.to_partition()));
-            self.own.dirty = true;
+            });
         }
     }
 
@@ -466,32 +401,31 @@ impl SyncTask {
         let open = self.open_parents(&waiting);
         let mut still = Vec::new();
         let closing = self.is_closing();
-        let finishes = &self.finishes;
+        let (finishes, now) = (&self.finishes, self.now);
         for i in waiting {
-            let p = &mut self.own.state.data.partitions[i];
-            // a partition whose finish this task read is finished, however it came back as
-            // new work (a share re-addressed from a departed task, a stale answer, an epoch
-            // computed before the finish landed): it is never started again (see `finishes`)
-            if let Some(at) = finishes.get(&p.token) {
-                p.state = PartitionStatus::Finished;
-                p.finished_timestamp = at.or(Some(self.now));
-                self.own.dirty = true;
-                self.own.marks.touch(i, PartitionStatus::Finished);
-                continue;
-            }
-            // (a closing task starts nothing: what it leaves goes to the others)
-            let ready = !closing
-                && match p.state {
-                    PartitionStatus::Created => p.parents.iter().all(|x| !open.contains(x)),
-                    PartitionStatus::ReadyForStreaming => true,
-                    _ => false,
-                };
-            if ready {
-                p.state = PartitionStatus::Scheduled;
-                out.start.push(p.token.clone());
-                self.own.dirty = true;
-                self.own.marks.touch(i, PartitionStatus::Scheduled);
-            } else {
+            let changed = self.own.update(i, |p| {
+                // a partition whose finish this task read is finished, however it came back as
+                // new work (a share re-addressed from a departed task, a stale answer, an epoch
+                // computed before the finish landed): it is never started again (see `finishes`)
+                if let Some(at) = finishes.get(&p.token) {
+                    p.state = PartitionStatus::Finished;
+                    p.finished_timestamp = at.or(Some(now));
+                    return true;
+                }
+                // (a closing task starts nothing: what it leaves goes to the others)
+                let ready = !closing
+                    && match p.state {
+                        PartitionStatus::Created => p.parents.iter().all(|x| !open.contains(x)),
+                        PartitionStatus::ReadyForStreaming => true,
+                        _ => false,
+                    };
+                if ready {
+                    p.state = PartitionStatus::Scheduled;
+                    out.start.push(p.token.clone());
+                }
+                ready
+            });
+            if !changed {
                 still.push(i);
             }
         }
@@ -501,7 +435,7 @@ impl SyncTask {
     /// The parents of the own Created partitions among `waiting` that are not done: owned by a
     /// state of the view and not done, or shared.
     fn open_parents(&self, waiting: &[usize]) -> HashSet<String> {
-        let parts = &self.own.state.data.partitions;
+        let parts = self.own.partitions();
         let parents: HashSet<&str> = waiting
             .iter()
             .map(|&i| &parts[i])
@@ -512,7 +446,7 @@ impl SyncTask {
         if parents.is_empty() {
             return open;
         }
-        for s in std::iter::once(&self.own.state).chain(self.view.cache.values()) {
+        for s in std::iter::once(self.own.state()).chain(self.view.cache.values()) {
             for p in &s.data.partitions {
                 if !p.state.is_done() && parents.contains(p.token.as_str()) {
                     open.insert(p.token.clone());
@@ -539,7 +473,7 @@ impl SyncTask {
             referenced: HashSet::default(),
             rebalancing: self.rebalancing(),
         };
-        for s in std::iter::once(&self.own.state).chain(self.view.cache.values()) {
+        for s in std::iter::once(self.own.state()).chain(self.view.cache.values()) {
             let other = s.task_id != self.id;
             for p in &s.data.partitions {
                 if other && candidates.contains(p.token.as_str()) {
@@ -574,7 +508,7 @@ impl SyncTask {
         let now = self.now;
         let (delay, ttl) = (self.opts.removal_delay, self.opts.tombstone_ttl);
         let due = |p: &PartitionState| removal_due(p, delay, ttl).is_some_and(|t| t <= now);
-        let parts = &self.own.state.data.partitions;
+        let parts = self.own.partitions();
         let candidates: HashSet<&str> = self
             .own
             .done_positions()
@@ -588,33 +522,6 @@ impl SyncTask {
         }
         let blockers = self.removal_blockers(&candidates);
         drop(candidates);
-        let before = self.own.state.data.partitions.len();
-        let mut changed = false;
-        let marks = &mut self.own.marks;
-        let mut i = 0;
-        self.own.state.data.partitions.retain_mut(|p| {
-            i += 1;
-            if !due(p) || !blockers.allow(p) {
-                return true;
-            }
-            if p.state == PartitionStatus::Finished {
-                p.state = PartitionStatus::Removed;
-                if p.finished_timestamp.is_none() {
-                    p.finished_timestamp = Some(now);
-                }
-                marks.touch(i - 1, PartitionStatus::Removed);
-                changed = true;
-            }
-            // a tombstone outlives every stale reference to it: dropping it earlier could
-            // resurrect the partition (a removal that is due at once with no delay or ttl drops
-            // it in the same pass, so that no deadline is left in the past)
-            !(due(p) && blockers.allow(p))
-        });
-        if self.own.state.data.partitions.len() != before {
-            self.own.reshape();
-        }
-        if changed || self.own.state.data.partitions.len() != before {
-            self.own.dirty = true;
-        }
+        self.own.remove_done(now, |p| due(p) && blockers.allow(p));
     }
 }

@@ -31,7 +31,7 @@ pub(super) struct View {
     pub(super) cache: BTreeMap<String, TaskState>,
     /// Where the partitions of each entry of `cache` are, for the entries changes were applied
     /// to (see `delta::Positions`).
-    pub(super) positions: HashMap<String, delta::Positions>,
+    positions: HashMap<String, delta::Positions>,
     /// Tasks whose cached state is their own word (read from their message), not a leader's
     /// snapshot entry.
     pub(super) own_words: BTreeSet<String>,
@@ -51,7 +51,7 @@ pub(super) struct View {
     /// Whether this task read messages of an epoch newer than the one it applied.
     pub(super) behind: bool,
     /// Since when this task has been behind (read messages of an epoch it could not apply).
-    pub(super) behind_since: Option<u64>,
+    behind_since: Option<u64>,
     /// NewEpoch ids read (applied or not) of generations above the epoch in force.
     pub(super) read_epochs: BTreeSet<(u64, String)>,
     /// Of those, the forks: built on an epoch this task applied before the one in force (their
@@ -60,8 +60,68 @@ pub(super) struct View {
 }
 
 impl View {
+    /// The cached state of `task` and where its partitions are (kept from here on), to apply a
+    /// change to.
+    pub(super) fn entry_to_patch(
+        &mut self,
+        task: &str,
+    ) -> Option<(&mut TaskState, &mut delta::Positions)> {
+        let entry = self.cache.get_mut(task)?;
+        if !self.positions.contains_key(task) {
+            self.positions
+                .insert(task.to_string(), delta::Positions::default());
+        }
+        Some((entry, self.positions.get_mut(task)?))
+    }
+
+    /// Since when this task has been behind (read messages of an epoch it could not apply).
+    pub(super) fn behind_since(&self) -> Option<u64> {
+        self.behind_since
+    }
+
+    /// After an input: how long this task has been behind, counted from `now` if it just fell
+    /// behind; not at all if it is not.
+    pub(super) fn note_behind(&mut self, now: u64) {
+        self.behind_since = if self.behind {
+            Some(self.behind_since.unwrap_or(now))
+        } else {
+            None
+        };
+    }
+
     /// An epoch is applied: it rebuilds the entries, whose positions are forgotten.
     pub(super) fn forget_positions(&mut self) {
         self.positions.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn behind_counts_from_when_it_fell_behind() {
+        let mut v = View::default();
+        v.note_behind(5);
+        assert_eq!(v.behind_since(), None);
+        v.behind = true;
+        v.note_behind(7);
+        v.note_behind(9);
+        assert_eq!(v.behind_since(), Some(7));
+        v.behind = false;
+        v.note_behind(11);
+        assert_eq!(v.behind_since(), None);
+    }
+
+    #[test]
+    fn only_a_cached_entry_is_patched_and_its_positions_are_kept_until_an_epoch() {
+        let mut v = View::default();
+        assert!(v.entry_to_patch("t2").is_none());
+        assert!(v.positions.is_empty());
+        v.cache.insert("t2".into(), TaskState::empty("t2"));
+        assert!(v.entry_to_patch("t2").is_some());
+        assert_eq!(v.positions.len(), 1);
+        v.forget_positions();
+        assert!(v.positions.is_empty());
     }
 }
