@@ -11,7 +11,8 @@
 use std::collections::BTreeSet;
 
 use partkit::sync::{
-    PartitionSpec, PartitionStatus, RebalanceEvent, SyncOptions, SyncTask, MIN_RETENTION_REFRESHES,
+    MessageType, PartitionSpec, PartitionStatus, RebalanceEvent, SyncOptions, SyncTask,
+    MIN_RETENTION_REFRESHES,
 };
 
 #[path = "support/sync_world.rs"]
@@ -480,4 +481,61 @@ fn a_new_leader_of_a_group_without_the_epochs_members_checkpoints_at_the_leaders
     // with a member of the epoch in the group, it keeps its turn after theirs
     let (before, after) = deadlines(&["b", "n"]);
     assert_eq!(after, before);
+}
+
+/// A connector restarted after a long stop: its first task starts at a checkpoint older than an
+/// interval and leads alone, so its checkpoint falls due once its epoch is read back. Its
+/// producer lags by more than `rebalanceTimeout` (within `epochAckTimeout`, as the retention
+/// rule allows), so it publishes its epoch again before the first copy comes back: the
+/// checkpoint goes out once the epoch is applied, not after every copy is read back. (Waiting
+/// for every copy, such a leader, re-publishing twice, let the final checkpoint of a clean stop
+/// of most of the retention age past it before its own landed.)
+#[test]
+fn a_lagging_leader_checkpoints_without_waiting_for_copies_of_its_epoch() {
+    let o = timeouts(1_000, 2_000);
+    let interval = o.state_refresh_interval;
+    let mut w = World::new(&[], o);
+    w.now = 1_000;
+    w.input_gap = 1;
+    w.join("a", 0);
+    w.rebalance(1, "a", &["a"]);
+    w.call("a", |t, now| t.add_partitions(&specs(&["p", "q"]), now).unwrap());
+    w.settle();
+    let until = w.now + 5_000;
+    w.run_until(until, None);
+    let now = w.now;
+    let out = w.task_mut("a").close(now);
+    w.act("a", out);
+    w.settle();
+    assert!(w.task("a").closed());
+    w.leave("a");
+    // stopped for nearly an interval: the checkpoint `n` starts at falls due after `n` has
+    // published its epoch, before its first copy is read back
+    let last = w.log.iter().rev().find(|m| m.checkpoint.is_some()).unwrap();
+    w.now = last.message_timestamp + interval - 2_000;
+    let start = w.start();
+    w.join_at("n", start);
+    w.slow("n", 1_500);
+    let from = w.log.len();
+    w.rebalance(2, "n", &["n"]);
+    // (time goes in steps of 100 ms, every task ticking and reading what landed)
+    w.ticks(100, 100);
+    let own = |k: &usize| w.log[*k].task_id == "n";
+    let epochs: Vec<usize> = (from..w.log.len())
+        .filter(own)
+        .filter(|&k| w.log[k].kind == MessageType::NewEpoch && w.log[k].checkpoint.is_none())
+        .collect();
+    let checkpoint = (from..w.log.len())
+        .filter(own)
+        .find(|&k| w.log[k].checkpoint.is_some())
+        .expect("n checkpoints");
+    assert!(epochs.len() >= 2, "n published its epoch again: {epochs:?}");
+    let last_copy = *epochs.last().unwrap();
+    assert!(
+        w.log[checkpoint].message_timestamp < w.log_at[last_copy],
+        "n's checkpoint went out at {} after the last copy of its epoch landed at {}",
+        w.log[checkpoint].message_timestamp,
+        w.log_at[last_copy]
+    );
+    assert_eq!(w.owned("n").len(), 2);
 }

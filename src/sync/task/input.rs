@@ -434,6 +434,7 @@ impl SyncTask {
             m.message_seq = Some(self.cursor.seq);
             if m.kind != MessageType::Regular {
                 self.cursor.last_not_regular = self.cursor.seq;
+                self.refresh.note_published(m, self.cursor.seq);
             }
         }
         self.view.behind_since = if self.view.behind {

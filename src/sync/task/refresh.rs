@@ -245,12 +245,23 @@ impl SyncTask {
     /// after them: a task that starts at it applies it and reads them as older than what it
     /// holds (their `stateVersion`), so they change nothing. (Waiting for every own record, a
     /// task whose producer had a backlog and that changed its state faster than its records
-    /// came back never checkpointed.)
+    /// came back never checkpointed.) Nor does it wait for copies of the epoch in force (a
+    /// leader whose producer lags publishes its epoch again every `rebalanceTimeout` until it
+    /// reads it back, and re-publishes it for tasks that missed it), once everything else own
+    /// but `Regular` records is read back: a task that starts at the checkpoint reads them
+    /// as resends of what it holds. (Waiting for them, such a leader's first checkpoint waited
+    /// for every copy to come back, and a connector restarted after a long stop, whose leader
+    /// re-published its epoch twice, let the final checkpoint age past the retention first.)
     pub(super) fn checkpoint_waits(&self) -> bool {
         let Some(upto) = self.refresh.checkpoint_waiting else {
             return false;
         };
-        self.cursor.own_read < upto.max(self.cursor.last_not_regular)
+        let own_read = self.cursor.own_read;
+        if own_read >= upto.max(self.cursor.last_not_regular) {
+            return false;
+        }
+        let in_force = self.view.epoch.as_ref().map(|e| e.id.as_str());
+        !in_force.is_some_and(|id| self.refresh.only_copies_after(own_read, id))
     }
 
     /// How long a task may stay behind before it fences itself: the resends that let a task
