@@ -235,6 +235,13 @@ fn main() {
             ok.iter().map(|r| r.frozen_overlap_max).max().unwrap_or(0)
         );
     }
+    let calms = sum(|r| r.usable_calms);
+    if calms > 0 {
+        println!(
+            "usable checkpoint near the retention: faults paused {calms} times in {} runs until a newer one landed",
+            ok.iter().filter(|r| r.usable_calms > 0).count()
+        );
+    }
     if std::env::var_os("SIM_CHECKPOINT_GAPS").is_some() {
         // the longest stretches without a clean / usable checkpoint, against the retention
         let report = |what: &str, f: fn(&SimReport) -> u64| {

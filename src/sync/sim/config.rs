@@ -104,7 +104,11 @@ pub struct SimConfig {
     pub per_task: usize,
     /// Fail a run in which the record the newest usable checkpoint names gets older than the
     /// retention (on in ordinary runs; a scale run only measures it,
-    /// [`SimReport::longest_without_usable`]).
+    /// [`SimReport::longest_without_usable`]). What the design promises is a usable checkpoint
+    /// while some task lives long enough to publish one: once that record is older than the
+    /// retention less `stateRefreshInterval + 3 × rebalanceTimeout` (a task joins, leads, has
+    /// its epoch read back and its checkpoint land), the faults pause until a newer usable
+    /// checkpoint lands ([`SimReport::usable_calms`] counts the pauses).
     pub check_usable: bool,
     /// How the tasks are driven.
     pub driver: Driver,
@@ -357,6 +361,9 @@ pub struct SimReport {
     pub frozen_overlap_max: u64,
     /// The total of those times.
     pub frozen_overlap_total: u64,
+    /// Times the faults paused because the newest usable checkpoint neared the retention (see
+    /// [`SimConfig::check_usable`]).
+    pub usable_calms: usize,
 }
 
 /// A violated property, with everything needed to replay it.

@@ -323,6 +323,34 @@ impl Sim {
         Ok(())
     }
 
+    /// The faults pause when the record the newest usable checkpoint names is older than the
+    /// retention less the time a task needs to publish one from its start (`stateRefreshInterval
+    /// + 3 × rebalanceTimeout`), until a newer one lands: a chain of tasks each crashing sooner
+    /// (every new leader dying while it collects answers, the first task of a connector
+    /// restarted after a long stop dying) leaves none, whatever the protocol (see
+    /// [`SimConfig::check_usable`]).
+    pub(super) fn calm_near_retention(&mut self) {
+        let Some(u) = self.last_usable.filter(|_| self.cfg.check_usable) else {
+            return;
+        };
+        if self.calm.is_some() {
+            return;
+        }
+        let o = &self.cfg.options;
+        let needs = o
+            .state_refresh_interval
+            .saturating_add(o.rebalance_timeout.saturating_mul(3));
+        let age = self.now.saturating_sub(u);
+        if age > self.cfg.retention.saturating_sub(needs) {
+            self.calm = Some(self.now);
+            self.report.usable_calms += 1;
+            self.note(format!(
+                "no faults until a newer usable checkpoint lands: the newest names a record {age} old (retention {})",
+                self.cfg.retention
+            ));
+        }
+    }
+
     /// The longest a producer with a backlog takes to deliver a record.
     pub(super) fn max_lag(&self) -> u64 {
         let o = &self.cfg.options;

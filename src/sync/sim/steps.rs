@@ -121,7 +121,12 @@ impl Sim {
         }
         self.wake()?;
         self.membership()?;
+        self.calm_near_retention();
         if self.calm.is_some() {
+            // (the connector runs: a task that died just before is replaced)
+            if self.alive().is_empty() && !self.nodes.iter().any(|n| n.frozen_until.is_some()) {
+                self.restart_capped(usize::MAX);
+            }
             return self.ordinary_step(false);
         }
         let f = self.cfg.faults.clone();
