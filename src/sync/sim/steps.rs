@@ -41,8 +41,14 @@ impl Sim {
             return self.check();
         }
         // (the roots too: a group that applied its first epoch only as the faults stopped adds
-        // them now, not in the balance phase, which counts every new partition as balance work)
-        self.heal_until(|s| s.converged() && s.roots_added)?;
+        // them now, not in the balance phase, which counts every new partition as balance work;
+        // and every frozen task woke and was replaced: a replacement joining in the balance
+        // phase would find the others loaded with what they took before it came)
+        self.heal_until(|s| {
+            s.converged()
+                && s.roots_added
+                && s.nodes.iter().all(|n| n.frozen_until.is_none() && !n.expelled)
+        })?;
         if self.cfg.balance_partitions > 0 {
             self.balance_phase()?;
         }
