@@ -362,7 +362,11 @@ fn members_step_in_a_slot_apart_never_sooner_than_a_checkpoint_lands_and_is_read
         assert!(turn < 10_000, "member {r}");
     }
     let distinct: BTreeSet<u64> = turns.iter().copied().collect();
-    assert_eq!(distinct.len(), turns.len(), "every member a turn of its own");
+    assert_eq!(
+        distinct.len(),
+        turns.len(),
+        "every member a turn of its own"
+    );
     assert_eq!(authors, BTreeSet::from(["t00".to_string()]));
 }
 
@@ -529,7 +533,9 @@ fn a_lagging_leader_checkpoints_without_waiting_for_copies_of_its_epoch() {
     w.input_gap = 1;
     w.join("a", 0);
     w.rebalance(1, "a", &["a"]);
-    w.call("a", |t, now| t.add_partitions(&specs(&["p", "q"]), now).unwrap());
+    w.call("a", |t, now| {
+        t.add_partitions(&specs(&["p", "q"]), now).unwrap()
+    });
     w.settle();
     let until = w.now + 5_000;
     w.run_until(until, None);
