@@ -235,6 +235,15 @@ fn main() {
             ok.iter().map(|r| r.frozen_overlap_max).max().unwrap_or(0)
         );
     }
+    let rolling = sum(|r| r.rolling);
+    if rolling > 0 {
+        let tasks = sum(|r| r.rolling_tasks).max(1);
+        println!(
+            "rolling restarts: {rolling} ({tasks} tasks closed and replaced one after another); {} finished partitions started again; {} bytes written per task restarted",
+            sum(|r| r.rolling_reruns),
+            sum(|r| r.rolling_bytes) / tasks
+        );
+    }
     let calms = sum(|r| r.usable_calms);
     if calms > 0 {
         println!(

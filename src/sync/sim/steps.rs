@@ -47,7 +47,9 @@ impl Sim {
         self.heal_until(|s| {
             s.converged()
                 && s.roots_added
-                && s.nodes.iter().all(|n| n.frozen_until.is_none() && !n.expelled)
+                && s.nodes
+                    .iter()
+                    .all(|n| n.frozen_until.is_none() && !n.expelled)
         })?;
         if self.cfg.balance_partitions > 0 {
             self.balance_phase()?;
@@ -139,6 +141,9 @@ impl Sim {
         // (no draw in the runs without whole stops: their other draws stay as they were)
         if f.whole_stop > 0 && self.rng.chance(f.whole_stop) {
             return self.whole_stop();
+        }
+        if f.rolling > 0 && self.rng.chance(f.rolling) {
+            return self.rolling_restart();
         }
         if f.backlog > 0 && self.rng.chance(f.backlog) {
             self.backlog();
