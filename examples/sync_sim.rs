@@ -235,6 +235,22 @@ fn main() {
             ok.iter().map(|r| r.frozen_overlap_max).max().unwrap_or(0)
         );
     }
+    let rolling = sum(|r| r.rolling);
+    if rolling > 0 {
+        let tasks = sum(|r| r.rolling_tasks).max(1);
+        println!(
+            "rolling restarts: {rolling} ({tasks} tasks closed and replaced one after another); {} finished partitions started again; {} bytes written per task restarted",
+            sum(|r| r.rolling_reruns),
+            sum(|r| r.rolling_bytes) / tasks
+        );
+    }
+    let calms = sum(|r| r.usable_calms);
+    if calms > 0 {
+        println!(
+            "usable checkpoint near the retention: faults paused {calms} times in {} runs until a newer one landed",
+            ok.iter().filter(|r| r.usable_calms > 0).count()
+        );
+    }
     if std::env::var_os("SIM_CHECKPOINT_GAPS").is_some() {
         // the longest stretches without a clean / usable checkpoint, against the retention
         let report = |what: &str, f: fn(&SimReport) -> u64| {

@@ -11,7 +11,8 @@
 use std::collections::BTreeSet;
 
 use partkit::sync::{
-    PartitionSpec, PartitionStatus, RebalanceEvent, SyncOptions, SyncTask, MIN_RETENTION_REFRESHES,
+    MessageType, PartitionSpec, PartitionStatus, RebalanceEvent, SyncOptions, SyncTask,
+    MIN_RETENTION_REFRESHES,
 };
 
 #[path = "support/sync_world.rs"]
@@ -306,53 +307,87 @@ fn a_new_task_starts_from_an_overtaken_checkpoint() {
     }
 }
 
-/// In a large group, members step in with a checkpoint of their own one slot apart after the
-/// leader's turn, a slot being `1 / n` of the interval but never shorter than `epochAckTimeout`:
-/// a member that lags behind the log by less than that reads the leader's checkpoint before its
-/// turn comes. The successors whose slot would end after the interval share what is left of it,
-/// each a turn of its own, the last within one interval of the leader. (With slots of `1 / n`
-/// interval, here 500 ms, a member lagging by more than its slot published a checkpoint of its
-/// own, which could not be clean; with every successor past the interval stepping in at the
-/// interval, their checkpoints' chunks interleaved and none was clean.)
-#[test]
-fn members_step_in_a_slot_apart_never_sooner_than_the_ack_timeout() {
-    let o = SyncOptions {
-        state_refresh_interval: 10_000,
-        ..timeouts(5_000, 1_000)
-    };
-    let ids: Vec<String> = (0..20).map(|i| format!("t{i:02}")).collect();
+/// The turns of the members of a group of `n` after its leader's (`t00`) next checkpoint
+/// falls due, in place order, once the group runs steadily; and the authors of its checkpoints.
+fn turns(o: SyncOptions, n: usize) -> (Vec<u64>, BTreeSet<String>) {
+    let ids: Vec<String> = (0..n).map(|i| format!("t{i:02}")).collect();
     let mut w = world();
     for id in &ids {
         w.join_with(id, 0, o.clone());
     }
     let members: Vec<&str> = ids.iter().map(String::as_str).collect();
     w.rebalance(1, "t00", &members);
-    let until = w.now + 25_000;
+    let until = w.now + 2 * o.state_refresh_interval + 5_000;
     w.run_until(until, None);
-    // the leader's next checkpoint falls due at `due`; member r steps in r slots later (the
-    // first 9 fit before the interval ends), the other 11 share the last 1,000 ms
     let due = w.tasks["t00"].0.poll_timeout().unwrap();
-    let mut turns = BTreeSet::new();
-    for (r, id) in ids.iter().enumerate().skip(1) {
-        let r = r as u64;
-        let at = w.tasks[id].0.poll_timeout().unwrap();
-        let turn = if r <= 9 {
-            r * 1_000
-        } else {
-            9_000 + 1_000 * (r - 9) / 11
-        };
-        assert_eq!(at, due + turn, "{id}");
-        assert!(turn < 10_000, "{id}");
-        turns.insert(at);
-    }
-    assert_eq!(turns.len(), ids.len() - 1, "every member a turn of its own");
-    let authors: BTreeSet<&str> = w
+    let turns = ids[1..]
+        .iter()
+        .map(|id| w.tasks[id].0.poll_timeout().unwrap() - due)
+        .collect();
+    let authors = w
         .log
         .iter()
         .filter(|m| m.checkpoint.is_some())
-        .map(|m| m.task_id.as_str())
+        .map(|m| m.task_id.clone())
         .collect();
-    assert_eq!(authors, BTreeSet::from(["t00"]));
+    (turns, authors)
+}
+
+/// In a large group, members step in with a checkpoint of their own one slot apart after the
+/// leader's turn, a slot being `1 / n` of the interval but never shorter than twice
+/// `min(epochAckTimeout, stateRefreshInterval / 4)`, the time a checkpoint takes to land and be
+/// read by a member that keeps up: such a member reads the leader's checkpoint before its turn
+/// comes. The successors whose slot would end after the interval share what is left of it,
+/// each a turn of its own, the last within one interval of the leader. (With slots of `1 / n`
+/// interval, here 500 ms, a member lagging by more than its slot published a checkpoint of its
+/// own, which could not be clean; with every successor past the interval stepping in at the
+/// interval, their checkpoints' chunks interleaved and none was clean.)
+#[test]
+fn members_step_in_a_slot_apart_never_sooner_than_a_checkpoint_lands_and_is_read() {
+    let o = SyncOptions {
+        state_refresh_interval: 10_000,
+        ..timeouts(5_000, 1_000)
+    };
+    let (turns, authors) = turns(o, 20);
+    // slots of 2,000 ms: the first 4 fit before the interval ends, the other 15 share the
+    // last 2,000 ms
+    for (k, &turn) in turns.iter().enumerate() {
+        let r = k as u64 + 1;
+        let want = if r <= 4 {
+            r * 2_000
+        } else {
+            8_000 + 2_000 * (r - 4) / 16
+        };
+        assert_eq!(turn, want, "member {r}");
+        assert!(turn < 10_000, "member {r}");
+    }
+    let distinct: BTreeSet<u64> = turns.iter().copied().collect();
+    assert_eq!(
+        distinct.len(),
+        turns.len(),
+        "every member a turn of its own"
+    );
+    assert_eq!(authors, BTreeSet::from(["t00".to_string()]));
+}
+
+/// An `epochAckTimeout` longer than the interval (the docs allow any) does not squeeze the
+/// successors into `1 / n` interval: the first steps in no sooner than the leader's checkpoint
+/// in chunks lands (within `min(epochAckTimeout, stateRefreshInterval / 4)` of its publication)
+/// and is read (within as much of its landing). (With a floor of `epochAckTimeout` alone, which
+/// did not fit, five members shared the interval evenly: the first successor's turn came a
+/// fifth of the interval after the leader's, before the leader's checkpoint of tens of chunks
+/// had landed, and it published one of its own over it every interval, found by the
+/// simulation's bursts.)
+#[test]
+fn an_ack_timeout_longer_than_the_interval_leaves_the_first_successor_time_to_read_the_leader() {
+    let o = SyncOptions {
+        state_refresh_interval: 2_000,
+        ..timeouts(500, 3_000)
+    };
+    let (turns, _) = turns(o, 5);
+    // a wait of min(3,000, 2,000 / 4) = 500 ms: slots of 1,000 ms, of which one fits; the
+    // other three successors share the last 1,000 ms
+    assert_eq!(turns, vec![1_000, 1_250, 1_500, 1_750]);
 }
 
 /// A whole connector stopped for less than the retention after its tasks closed cleanly (each
@@ -480,4 +515,63 @@ fn a_new_leader_of_a_group_without_the_epochs_members_checkpoints_at_the_leaders
     // with a member of the epoch in the group, it keeps its turn after theirs
     let (before, after) = deadlines(&["b", "n"]);
     assert_eq!(after, before);
+}
+
+/// A connector restarted after a long stop: its first task starts at a checkpoint older than an
+/// interval and leads alone, so its checkpoint falls due once its epoch is read back. Its
+/// producer lags by more than `rebalanceTimeout` (within `epochAckTimeout`, as the retention
+/// rule allows), so it publishes its epoch again before the first copy comes back: the
+/// checkpoint goes out once the epoch is applied, not after every copy is read back. (Waiting
+/// for every copy, such a leader, re-publishing twice, let the final checkpoint of a clean stop
+/// of most of the retention age past it before its own landed.)
+#[test]
+fn a_lagging_leader_checkpoints_without_waiting_for_copies_of_its_epoch() {
+    let o = timeouts(1_000, 2_000);
+    let interval = o.state_refresh_interval;
+    let mut w = World::new(&[], o);
+    w.now = 1_000;
+    w.input_gap = 1;
+    w.join("a", 0);
+    w.rebalance(1, "a", &["a"]);
+    w.call("a", |t, now| {
+        t.add_partitions(&specs(&["p", "q"]), now).unwrap()
+    });
+    w.settle();
+    let until = w.now + 5_000;
+    w.run_until(until, None);
+    let now = w.now;
+    let out = w.task_mut("a").close(now);
+    w.act("a", out);
+    w.settle();
+    assert!(w.task("a").closed());
+    w.leave("a");
+    // stopped for nearly an interval: the checkpoint `n` starts at falls due after `n` has
+    // published its epoch, before its first copy is read back
+    let last = w.log.iter().rev().find(|m| m.checkpoint.is_some()).unwrap();
+    w.now = last.message_timestamp + interval - 2_000;
+    let start = w.start();
+    w.join_at("n", start);
+    w.slow("n", 1_500);
+    let from = w.log.len();
+    w.rebalance(2, "n", &["n"]);
+    // (time goes in steps of 100 ms, every task ticking and reading what landed)
+    w.ticks(100, 100);
+    let own = |k: &usize| w.log[*k].task_id == "n";
+    let epochs: Vec<usize> = (from..w.log.len())
+        .filter(own)
+        .filter(|&k| w.log[k].kind == MessageType::NewEpoch && w.log[k].checkpoint.is_none())
+        .collect();
+    let checkpoint = (from..w.log.len())
+        .filter(own)
+        .find(|&k| w.log[k].checkpoint.is_some())
+        .expect("n checkpoints");
+    assert!(epochs.len() >= 2, "n published its epoch again: {epochs:?}");
+    let last_copy = *epochs.last().unwrap();
+    assert!(
+        w.log[checkpoint].message_timestamp < w.log_at[last_copy],
+        "n's checkpoint went out at {} after the last copy of its epoch landed at {}",
+        w.log[checkpoint].message_timestamp,
+        w.log_at[last_copy]
+    );
+    assert_eq!(w.owned("n").len(), 2);
 }

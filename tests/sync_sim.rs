@@ -53,6 +53,14 @@
 //! 1251, 2086 and 2094: a reader learned a finish from a departed task's late record, then the
 //! partition's new owner's older word (that it runs it) undid it, and the next leader handed it
 //! on as new work (a finish known to a reader now stays one).
+//! Seeds beyond CI's found three more kinds: 35526 (and with offset checking 24017, 3388 and
+//! 5374) lost the usable checkpoint to a chain of tasks each dying before it could publish one
+//! (the faults now pause once the newest usable checkpoint nears the retention: the design
+//! promises one while some task lives long enough to publish it), after a lagging leader's
+//! checkpoint had waited for every copy of its epoch (it no longer does); 13171, in both modes,
+//! a checkpoint storm in a burst run (a successor's slot was a fifth of an interval, shorter
+//! than the leader's checkpoint in chunks took to land); 10364, and with offset checking 4666,
+//! failed the balance check when a frozen task's replacement joined during it.
 //! All are regression seeds below.
 
 use partkit::sync::sim::{run, SimConfig};
@@ -109,7 +117,7 @@ fn simulation_seeds_that_once_failed() {
         5808, 6457, 7191, 8117, 8502, 8786, 37753, 3583, 8864, 20499, 24059, 30784, 38823, 695,
         1511, 11399, 13561, 16087, 19767, 24504, 25693, 13429, 18976, 25574, 26976, 19325, 60081,
         30776, 31482, 35276, 39555, 70400, 33471, 33771, 58703, 33575, 823, 1163, 1216, 1563, 2687,
-        8869, 65073,
+        8869, 65073, 35526, 13171, 10364,
     ];
     run_seeds(seeds, false);
 }
@@ -121,7 +129,7 @@ fn simulation_with_an_offset_checking_transport() {
     run_seeds(
         (0..seed_count()).chain([
             55122, 62223, 69498, 60640, 61651, 58579, 65201, 320, 838, 1233, 1251, 2086, 2094,
-            87123, 92492,
+            87123, 92492, 24017, 3388, 5374, 13171, 4666,
         ]),
         true,
     );

@@ -117,6 +117,7 @@ impl Sim {
                 return Err(format!("json round trip changed a message: {json}"));
             }
             self.report.max_message_bytes = self.report.max_message_bytes.max(json.len());
+            self.report.bytes += json.len();
             self.report.chunk_records += usize::from(m.chunk.is_some());
             let scale = self.scale();
             if m.kind == MessageType::NewEpoch {

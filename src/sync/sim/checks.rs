@@ -1,7 +1,9 @@
 //! The properties checked after every step (safety, no loss, the usable checkpoint) and the
 //! group states the phases wait for.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
+
+use rustc_hash::FxHashMap as HashMap;
 
 use super::{Check, Sim};
 
@@ -19,9 +21,10 @@ impl Sim {
             ));
         }
         let alive = self.alive();
-        let mut active: BTreeMap<&str, &str> = BTreeMap::new();
-        let mut owned: BTreeMap<&str, &str> = BTreeMap::new();
-        let mut claimed: BTreeMap<&str, &str> = BTreeMap::new(); // owned in a confirmed epoch
+        // (looked up by token only: no order is read from them)
+        let mut active: HashMap<&str, &str> = HashMap::default();
+        let mut owned: HashMap<&str, &str> = HashMap::default();
+        let mut claimed: HashMap<&str, &str> = HashMap::default(); // owned in a confirmed epoch
 
         // (a task the group expelled, woken from a freeze, is no live member: the time it runs
         // partitions a live member runs too is measured below)

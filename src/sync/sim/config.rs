@@ -49,6 +49,11 @@ pub struct Faults {
     /// `rebalanceTimeout` later; with one (`check_offsets`, as `KafkaTaskSync`), its transport
     /// stops everything at once, the gap being longer than the session.
     pub freeze: u64,
+    /// A rolling restart: once the group is stable, every live task, one after another, closes
+    /// cleanly (`close`, read on until `closed()`), leaves, and a new task joins in its place;
+    /// the next one closes once the group is stable again (the faults pause meanwhile). No
+    /// finished partition may run again meanwhile.
+    pub rolling: u64,
 }
 
 /// When the harness calls a task's `tick`.
@@ -104,7 +109,11 @@ pub struct SimConfig {
     pub per_task: usize,
     /// Fail a run in which the record the newest usable checkpoint names gets older than the
     /// retention (on in ordinary runs; a scale run only measures it,
-    /// [`SimReport::longest_without_usable`]).
+    /// [`SimReport::longest_without_usable`]). What the design promises is a usable checkpoint
+    /// while some task lives long enough to publish one: once that record is older than the
+    /// retention less `stateRefreshInterval + 3 × rebalanceTimeout` (a task joins, leads, has
+    /// its epoch read back and its checkpoint land), the faults pause until a newer usable
+    /// checkpoint lands ([`SimReport::usable_calms`] counts the pauses).
     pub check_usable: bool,
     /// How the tasks are driven.
     pub driver: Driver,
@@ -146,6 +155,7 @@ impl SimConfig {
                 replay_ticks: 0,
                 clock_step: 0,
                 freeze: 0,
+                rolling: 0,
             },
             options: SyncOptions {
                 rebalance_timeout: r.range(50, 400),
@@ -227,6 +237,10 @@ impl SimConfig {
             cfg.burst = r.range(50, 150) as usize;
             cfg.options.max_record_bytes = sync::MIN_RECORD_BYTES;
         }
+        // (drawn last too) rolling restarts in 5% of the runs
+        if r.chance(50) {
+            cfg.faults.rolling = r.range(1, 3);
+        }
         cfg
     }
 
@@ -278,6 +292,7 @@ impl SimConfig {
                 replay_ticks: 0,
                 clock_step: 0,
                 freeze: 0,
+                rolling: 0,
             },
             options,
             full_trace: false,
@@ -357,6 +372,19 @@ pub struct SimReport {
     pub frozen_overlap_max: u64,
     /// The total of those times.
     pub frozen_overlap_total: u64,
+    /// Rolling restarts ([`Faults::rolling`]).
+    pub rolling: usize,
+    /// The tasks they closed and replaced.
+    pub rolling_tasks: usize,
+    /// Finished partitions started again during them (none, or the run fails).
+    pub rolling_reruns: usize,
+    /// Bytes of the records published during them (JSON).
+    pub rolling_bytes: usize,
+    /// Bytes of every record published (JSON).
+    pub bytes: usize,
+    /// Times the faults paused because the newest usable checkpoint neared the retention (see
+    /// [`SimConfig::check_usable`]).
+    pub usable_calms: usize,
 }
 
 /// A violated property, with everything needed to replay it.

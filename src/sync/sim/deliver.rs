@@ -175,8 +175,19 @@ impl Sim {
     }
 
     pub(super) fn note_owned(&mut self, i: usize, before: &BTreeSet<String>, why: &str) {
+        self.note_owned_with(i, before, || why.to_string());
+    }
+
+    /// [`Self::note_owned`] with the reason made only when the set changed.
+    pub(super) fn note_owned_with(
+        &mut self,
+        i: usize,
+        before: &BTreeSet<String>,
+        why: impl FnOnce() -> String,
+    ) {
         let after = self.owned_set(i);
         if &after != before {
+            let why = why();
             let added: Vec<&String> = after.difference(before).collect();
             let removed: Vec<&String> = before.difference(&after).collect();
             let l = format!("{} owns +{added:?} -{removed:?} ({why})", self.nodes[i].id);
@@ -200,11 +211,9 @@ impl Sim {
             let l = format!("{} applies epoch {:?} (#{k})", self.nodes[i].id, after);
             self.note(l);
         }
-        self.note_owned(
-            i,
-            &owned_before,
-            &format!("#{k} {:?} from {}", msg.kind, msg.task_id),
-        );
+        self.note_owned_with(i, &owned_before, || {
+            format!("#{k} {:?} from {}", msg.kind, msg.task_id)
+        });
         self.apply(i, out)?;
         if self.cfg.driver == Driver::EveryInput && self.nodes[i].alive {
             // a loop that ticks after every record it feeds, due or not

@@ -209,6 +209,86 @@ impl Sim {
         Ok(())
     }
 
+    /// A rolling restart (as a deployment replaces a connector's processes one at a time):
+    /// once the group is stable, every live task in turn is told to `close` and fed what it
+    /// reads (and ticked) until it is `closed`, leaves the group, and a new task joins in its
+    /// place; the next one closes once the group is stable again. The faults pause meanwhile.
+    /// A finished partition started again meanwhile fails the run: a closing task's records
+    /// are read back before it leaves, so the next epoch knows every finish.
+    pub(super) fn rolling_restart(&mut self) -> Check {
+        let frozen = |s: &Sim| {
+            s.nodes
+                .iter()
+                .any(|n| n.frozen_until.is_some() || n.expelled)
+        };
+        if self.alive().is_empty() || frozen(self) {
+            return Ok(());
+        }
+        let chaos = std::mem::replace(&mut self.chaos, false);
+        self.heal_until(|s| s.converged())?;
+        let tasks = self.alive();
+        self.note(format!(
+            "rolling restart: {} tasks, one after another",
+            tasks.len()
+        ));
+        let (reruns, bytes) = (self.report.reruns, self.report.bytes);
+        for i in tasks {
+            if !self.nodes[i].alive || frozen(self) {
+                continue;
+            }
+            self.nodes[i].lag = 0;
+            let now = self.clock(i);
+            let out = self.nodes[i].task.close(now);
+            self.apply(i, out)?;
+            let mut rounds = 0;
+            while self.nodes[i].alive
+                && (!self.nodes[i].task.closed() || !self.in_flight.is_empty())
+            {
+                rounds += 1;
+                if rounds > 3_000 {
+                    let id = &self.nodes[i].id;
+                    return Err(format!(
+                        "rolling restart: {id} did not close; {}",
+                        self.describe()
+                    ));
+                }
+                self.step += 1;
+                self.now += self.rng.range(1, 3);
+                self.land_delayed();
+                for j in self.alive() {
+                    if self.nodes[j].alive {
+                        self.deliver_to(j, u64::MAX, false)?;
+                    }
+                }
+                self.tick()?;
+            }
+            if self.nodes[i].alive {
+                self.nodes[i].stop();
+                let l = format!("{} closed and leaves", self.nodes[i].id);
+                self.note(l);
+                self.change_at = Some(
+                    self.change_at
+                        .map_or(self.step + 1, |c| c.min(self.step + 1)),
+                );
+            }
+            self.report.rolling_tasks += 1;
+            self.restart_capped(usize::MAX);
+            self.heal_until(|s| s.converged())?;
+        }
+        self.chaos = chaos;
+        self.report.rolling += 1;
+        let again = self.report.reruns - reruns;
+        self.report.rolling_reruns += again;
+        self.report.rolling_bytes += self.report.bytes - bytes;
+        if again > 0 {
+            return Err(format!(
+                "rolling restart: {again} finished partitions started again"
+            ));
+        }
+        self.note("rolling restart done".into());
+        Ok(())
+    }
+
     /// A random live task's producer gets a backlog, or loses it: its records land later, in
     /// order (a busy producer, a slow broker). Its own records come back late, so its
     /// checkpoints and epochs wait for them.
@@ -321,6 +401,34 @@ impl Sim {
             }
         }
         Ok(())
+    }
+
+    /// The faults pause when the record the newest usable checkpoint names is older than the
+    /// retention less the time a task needs to publish one from its start (`stateRefreshInterval
+    /// + 3 × rebalanceTimeout`), until a newer one lands: a chain of tasks each crashing sooner
+    /// (every new leader dying while it collects answers, the first task of a connector
+    /// restarted after a long stop dying) leaves none, whatever the protocol (see
+    /// [`SimConfig::check_usable`]).
+    pub(super) fn calm_near_retention(&mut self) {
+        let Some(u) = self.last_usable.filter(|_| self.cfg.check_usable) else {
+            return;
+        };
+        if self.calm.is_some() {
+            return;
+        }
+        let o = &self.cfg.options;
+        let needs = o
+            .state_refresh_interval
+            .saturating_add(o.rebalance_timeout.saturating_mul(3));
+        let age = self.now.saturating_sub(u);
+        if age > self.cfg.retention.saturating_sub(needs) {
+            self.calm = Some(self.now);
+            self.report.usable_calms += 1;
+            self.note(format!(
+                "no faults until a newer usable checkpoint lands: the newest names a record {age} old (retention {})",
+                self.cfg.retention
+            ));
+        }
     }
 
     /// The longest a producer with a backlog takes to deliver a record.

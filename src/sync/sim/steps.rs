@@ -41,8 +41,16 @@ impl Sim {
             return self.check();
         }
         // (the roots too: a group that applied its first epoch only as the faults stopped adds
-        // them now, not in the balance phase, which counts every new partition as balance work)
-        self.heal_until(|s| s.converged() && s.roots_added)?;
+        // them now, not in the balance phase, which counts every new partition as balance work;
+        // and every frozen task woke and was replaced: a replacement joining in the balance
+        // phase would find the others loaded with what they took before it came)
+        self.heal_until(|s| {
+            s.converged()
+                && s.roots_added
+                && s.nodes
+                    .iter()
+                    .all(|n| n.frozen_until.is_none() && !n.expelled)
+        })?;
         if self.cfg.balance_partitions > 0 {
             self.balance_phase()?;
         }
@@ -121,13 +129,21 @@ impl Sim {
         }
         self.wake()?;
         self.membership()?;
+        self.calm_near_retention();
         if self.calm.is_some() {
+            // (the connector runs: a task that died just before is replaced)
+            if self.alive().is_empty() && !self.nodes.iter().any(|n| n.frozen_until.is_some()) {
+                self.restart_capped(usize::MAX);
+            }
             return self.ordinary_step(false);
         }
         let f = self.cfg.faults.clone();
         // (no draw in the runs without whole stops: their other draws stay as they were)
         if f.whole_stop > 0 && self.rng.chance(f.whole_stop) {
             return self.whole_stop();
+        }
+        if f.rolling > 0 && self.rng.chance(f.rolling) {
+            return self.rolling_restart();
         }
         if f.backlog > 0 && self.rng.chance(f.backlog) {
             self.backlog();

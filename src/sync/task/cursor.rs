@@ -41,6 +41,11 @@ impl Cursor {
         self.own_read < self.seq
     }
 
+    /// The newest own record read back (its `messageSeq`).
+    pub(super) fn own_read(&self) -> u64 {
+        self.own_read
+    }
+
     /// Whether own records up to `upto`, or the newest own record other than a `Regular` one
     /// if that is later, are not all read back yet.
     pub(super) fn own_unread_upto(&self, upto: u64) -> bool {

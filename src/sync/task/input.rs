@@ -448,7 +448,11 @@ impl SyncTask {
         // no record is larger than maxRecordBytes
         out.publish = self.split_records(std::mem::take(&mut out.publish));
         for m in &mut out.publish {
-            m.message_seq = Some(self.cursor.stamp(m.kind));
+            let seq = self.cursor.stamp(m.kind);
+            m.message_seq = Some(seq);
+            if m.kind != MessageType::Regular {
+                self.refresh.note_published(m, seq);
+            }
         }
         self.view.note_behind(self.now);
         out

@@ -119,15 +119,20 @@ impl SyncTask {
     /// How much later than the leader this task steps in with a checkpoint: `r` slots for the
     /// member `r` places after the leader among `n` members (0 for the leader), at most one
     /// interval; one interval for a task that is not a member; `None` before it has an epoch.
-    /// A slot is `1 / n` of the interval, but never shorter than `epochAckTimeout`, the time a
-    /// member is expected to take to read what the leader publishes: a member that lags by less
-    /// reads the leader's checkpoint before its turn. When `n` such slots do not fit in the
-    /// interval, the successors whose slot would end after it share the rest of the interval
-    /// evenly: every member has a turn of its own (successors stepping in at one moment
+    /// A slot is `1 / n` of the interval, but never shorter than twice
+    /// `min(epochAckTimeout, stateRefreshInterval / 4)`, the time a checkpoint takes to land (the
+    /// chunks of a message land within it of their publication, as the retention rule asks) and
+    /// to be read (a member that keeps up reads a record within it of its landing): a member
+    /// reads the checkpoint of the author before it before its turn. When `n` such slots do not
+    /// fit in the interval, the successors whose slot would end after it share the rest of the
+    /// interval evenly: every member has a turn of its own (successors stepping in at one moment
     /// interleave their checkpoints' chunks, and none is clean). (With slots of `1 / n`
     /// interval, every member lagging by more than its slot stepped in with a checkpoint of its
     /// own, which could not be clean, as it had not read the log to its end: in a large group,
-    /// lagging members added whole views to the log they lagged behind.)
+    /// lagging members added whole views to the log they lagged behind. With a floor of
+    /// `epochAckTimeout` alone, a timeout longer than the interval left the first successor
+    /// `1 / n` interval, less than the leader's checkpoint in chunks took to land: it stepped
+    /// in over it, every interval.)
     pub(super) fn refresh_delay(&self) -> Option<u64> {
         let interval = self.opts.state_refresh_interval;
         if !self.view.in_epoch {
@@ -142,12 +147,12 @@ impl SyncTask {
             return Some(if orphaned { 0 } else { interval });
         }
         let (r, n) = self.place_after_leader()?;
-        let slot = self.opts.epoch_ack_timeout.max(1);
+        let slot = self.chunk_wait().saturating_mul(2);
         if slot.saturating_mul(n) <= interval {
             return Some(interval.saturating_mul(r) / n.max(1));
         }
-        // the first `k` successors (as many as fit before the interval ends) step in
-        // `epochAckTimeout` apart; the others share what is left of the interval
+        // the first `k` successors (as many as fit before the interval ends) step in a slot
+        // apart; the others share what is left of the interval
         let k = (interval.saturating_sub(1) / slot).min(r);
         let rest = interval.saturating_sub(k.saturating_mul(slot));
         let later = rest.saturating_mul(r - k) / n.saturating_sub(k).max(1);
@@ -240,12 +245,22 @@ impl SyncTask {
     /// after them: a task that starts at it applies it and reads them as older than what it
     /// holds (their `stateVersion`), so they change nothing. (Waiting for every own record, a
     /// task whose producer had a backlog and that changed its state faster than its records
-    /// came back never checkpointed.)
+    /// came back never checkpointed.) Nor does it wait for copies of the epoch in force (a
+    /// leader whose producer lags publishes its epoch again every `rebalanceTimeout` until it
+    /// reads it back, and re-publishes it for tasks that missed it), once everything else own
+    /// but `Regular` records is read back: a task that starts at the checkpoint reads them
+    /// as resends of what it holds. (Waiting for them, such a leader's first checkpoint waited
+    /// for every copy to come back, and a connector restarted after a long stop, whose leader
+    /// re-published its epoch twice, let the final checkpoint age past the retention first.)
     pub(super) fn checkpoint_waits(&self) -> bool {
         let Some(upto) = self.refresh.checkpoint_waiting else {
             return false;
         };
-        self.cursor.own_unread_upto(upto)
+        if !self.cursor.own_unread_upto(upto) {
+            return false;
+        }
+        let in_force = self.view.epoch.as_ref().map(|e| e.id.as_str());
+        !in_force.is_some_and(|id| self.refresh.only_copies_after(self.cursor.own_read(), id))
     }
 
     /// How long a task may stay behind before it fences itself: the resends that let a task

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use rustc_hash::FxHashSet as HashSet;
 
-use crate::sync::types::{PartitionState, PartitionStatus};
+use crate::sync::types::{MessageType, PartitionState, PartitionStatus, SyncMessage};
 
 /// The re-publications of the epoch in force this task times: checkpoints and resends.
 #[derive(Debug, Clone, Default)]
@@ -34,6 +34,14 @@ pub(super) struct Refresh {
     /// were not read back yet: it cannot be clean (they land between the record it names and
     /// itself), and is not retried for that (see `checkpoint_in`).
     pub(super) checkpoint_over_own: bool,
+    /// The newest own `messageSeq` of a record that is neither `Regular` nor a plain NewEpoch
+    /// (an answer, a checkpoint): a due checkpoint waits for it (see `checkpoint_waits`).
+    pub(super) last_other: u64,
+    /// The newest run of own plain NewEpochs of one epoch (a leader's epoch, published again
+    /// while not read back, or re-published for tasks that missed it): its id and the
+    /// `messageSeq` of its first record. Copies of the epoch in force do not hold a due
+    /// checkpoint back (see `checkpoint_waits`).
+    pub(super) epoch_copies: Option<(String, u64)>,
     /// Whether the task was told to stop cleanly, and whether its final checkpoint went out.
     pub(super) closing: Closing,
     /// The answers from an older epoch this task showed the epoch in force for, once each
@@ -43,6 +51,34 @@ pub(super) struct Refresh {
     /// The epochs built on an epoch older than the one in force (their leader missed it) this
     /// task showed the epoch in force for, once each.
     pub(super) resent_for_forks: BTreeSet<String>,
+}
+
+impl Refresh {
+    /// An own record that is not `Regular` goes out as `seq` (see `last_other` and
+    /// `epoch_copies`).
+    pub(super) fn note_published(&mut self, m: &SyncMessage, seq: u64) {
+        if m.kind == MessageType::NewEpoch && m.checkpoint.is_none() {
+            if self
+                .epoch_copies
+                .as_ref()
+                .is_none_or(|(id, _)| *id != m.sync_epoch)
+            {
+                self.epoch_copies = Some((m.sync_epoch.clone(), seq));
+            }
+        } else if m.kind != MessageType::Regular {
+            self.last_other = seq;
+        }
+    }
+
+    /// Whether every own record after `own_read` that is not `Regular` is a copy of the epoch
+    /// `in_force` (see `checkpoint_waits`).
+    pub(super) fn only_copies_after(&self, own_read: u64, in_force: &str) -> bool {
+        own_read >= self.last_other
+            && self
+                .epoch_copies
+                .as_ref()
+                .is_some_and(|(id, first)| id == in_force && own_read.saturating_add(1) >= *first)
+    }
 }
 
 /// When removal work on a done partition falls due: Finished -> Removed after `delay`, Removed
