@@ -40,6 +40,20 @@ pub(super) struct Pending {
 }
 
 impl Pending {
+    /// Attempt `attempt` at computing the epoch of `generation`, with `members`, from `now`:
+    /// nothing awaited or published yet.
+    fn new(generation: u64, members: Vec<String>, now: u64, attempt: u32) -> Self {
+        Pending {
+            generation,
+            members,
+            since: now,
+            awaiting: None,
+            published: None,
+            republished: 0,
+            attempt,
+        }
+    }
+
     /// Since when the leader waits for answers.
     pub(super) fn since(&self) -> u64 {
         self.since
@@ -136,15 +150,7 @@ impl Leading {
         members: Vec<String>,
         now: u64,
     ) {
-        self.pending = leader.then(|| Pending {
-            generation,
-            members,
-            since: now,
-            awaiting: None,
-            published: None,
-            republished: 0,
-            attempt: 0,
-        });
+        self.pending = leader.then(|| Pending::new(generation, members, now, 0));
     }
 
     /// The leader rolled its epoch of `generation` back: it computes the generation again
@@ -161,15 +167,7 @@ impl Leading {
             .as_ref()
             .is_none_or(|p| p.generation <= generation)
         {
-            self.pending = Some(Pending {
-                generation,
-                members,
-                since: now,
-                awaiting: None,
-                published: None,
-                republished: 0,
-                attempt,
-            });
+            self.pending = Some(Pending::new(generation, members, now, attempt));
         }
     }
 
