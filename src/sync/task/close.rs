@@ -1,6 +1,6 @@
 //! A task that stops cleanly: its final checkpoint (see [`SyncTask::close`]).
 
-use super::timer::Closing;
+use super::refresh::Closing;
 use super::SyncTask;
 use crate::sync::error::SyncError;
 use crate::sync::types::SyncOutput;
@@ -53,11 +53,11 @@ impl SyncTask {
     /// assert!(t.closed());
     /// ```
     pub fn close(&mut self, now: u64) -> SyncOutput {
-        if self.fenced.is_some() || self.refresh.closing != Closing::Open {
+        if self.fenced.is_some() || self.refresh.closing() != Closing::Open {
             return SyncOutput::default();
         }
         self.clock(now);
-        self.refresh.closing = Closing::Wanted;
+        self.refresh.begin_close();
         // the own state goes out once more: read back, it is the record the final checkpoint
         // names (in a quiet log the last record read can be an interval old, and a checkpoint
         // whose named record retention deleted is no place to start)
@@ -72,7 +72,7 @@ impl SyncTask {
     /// Whether a task that was told to [`close`](Self::close) is done: its final checkpoint went
     /// out (or it needed none). `false` for a task that was not told to close.
     pub fn closed(&self) -> bool {
-        match self.refresh.closing {
+        match self.refresh.closing() {
             Closing::Open => false,
             Closing::Wanted => self.fenced.is_some(),
             Closing::Done => true,
@@ -92,20 +92,20 @@ impl SyncTask {
         let out = self.input(run);
         // (run closed, it publishes no final checkpoint, so reading its own back changes nothing)
         if closed && out.as_ref().is_ok_and(|o| !o.publish.is_empty()) {
-            self.refresh.closing = Closing::Wanted;
+            self.refresh.reopen();
         }
         out
     }
 
     /// Whether the task stopped cleanly or is stopping: it starts nothing any more.
     pub(super) fn is_closing(&self) -> bool {
-        self.refresh.closing != Closing::Open
+        self.refresh.closing() != Closing::Open
     }
 
     /// Until when a closing task's final checkpoint waits for a message being read in chunks
     /// (a timer, so that it goes out once the message is complete or abandoned).
     pub(super) fn close_deadline(&self) -> Option<u64> {
-        if self.refresh.closing != Closing::Wanted || self.cursor.own_unread() {
+        if self.refresh.closing() != Closing::Wanted || self.cursor.own_unread() {
             return None;
         }
         self.chunks_wait_until()
@@ -115,12 +115,12 @@ impl SyncTask {
     /// records are all read back (those of this input too) and no message being read in chunks
     /// holds it back: it names the newest record, its own last one when the log is quiet.
     pub(super) fn final_checkpoint(&mut self, out: &mut SyncOutput) {
-        if self.refresh.closing != Closing::Wanted {
+        if self.refresh.closing() != Closing::Wanted {
             return;
         }
         if self.view.epoch.is_none() || self.view.behind {
             // (a task that missed an epoch holds no view to start from: it leaves none)
-            self.refresh.closing = Closing::Done;
+            self.refresh.close_done();
             return;
         }
         // (what this input publishes is read back first too: the checkpoint names the newest)
@@ -129,7 +129,7 @@ impl SyncTask {
             return;
         }
         if self.publish_checkpoint(out) {
-            self.refresh.closing = Closing::Done;
+            self.refresh.close_done();
         }
     }
 }

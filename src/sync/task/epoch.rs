@@ -80,7 +80,7 @@ impl SyncTask {
         if msg.resend {
             self.take_unknown(msg);
             // whoever missed it can read it here: no other copy is needed
-            self.refresh.resend_at = None;
+            self.refresh.resend_done();
         }
     }
 
@@ -187,7 +187,7 @@ impl SyncTask {
             && self.view.in_epoch
             && base != cur_id
             && self.view.history.iter().any(|h| h == base)
-            && self.refresh.resent_for_forks.insert(msg.sync_epoch.clone())
+            && self.refresh.first_resend_for_fork(&msg.sync_epoch)
         {
             self.want_resend(out);
         }
@@ -210,7 +210,7 @@ impl SyncTask {
         let resolved = self.shares_resolved_by(&msg.connector_state);
         let (prev, mut mine) = self.enter_epoch(msg, base);
         // a re-publication of the epoch before is of no use any more: this one is in the log
-        self.refresh.resend_at = None;
+        self.refresh.resend_done();
         let epoch_shares: HashMap<String, String> = mine
             .iter()
             .flat_map(|m| &m.share.partitions)
@@ -704,8 +704,7 @@ impl SyncTask {
         let older = by_generation(older);
         // bookkeeping of generations this epoch closed is no longer needed (bounded memory)
         let closed = msg.epoch_generation;
-        self.refresh.resent_to.retain(|(g, _)| *g > closed);
-        self.refresh.resent_for_forks.clear();
+        self.refresh.forget_resends_upto(closed);
         for st in &replay {
             self.merge(st);
             self.view.acked.insert(st.task_id.clone());

@@ -78,3 +78,64 @@ impl Finishes {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sync::types::{MessageType, PartitionState, PartitionStatus};
+
+    fn with(token: &str, state: PartitionStatus, at: Option<u64>) -> PartitionState {
+        PartitionState {
+            state,
+            finished_timestamp: at,
+            ..PartitionState::created(token, vec![])
+        }
+    }
+
+    #[test]
+    fn every_done_partition_of_a_message_is_noted_owned_or_shared() {
+        let mut st = TaskState::empty("t1");
+        st.data.partitions = vec![
+            with("f", PartitionStatus::Finished, Some(5)),
+            with("r", PartitionStatus::Removed, Some(3)),
+            with("run", PartitionStatus::Running, None),
+        ];
+        st.share.partitions = vec![
+            with("s", PartitionStatus::Finished, None).shared_to("t2"),
+            with("c", PartitionStatus::Created, None).shared_to("t2"),
+        ];
+        let msg = SyncMessage::new(MessageType::Regular, "e1", "t1", 9, vec![st]);
+        let mut f = Finishes::default();
+        assert_eq!(f.get("f"), None);
+        f.note_message(&msg, 10);
+        assert_eq!(f.get("f"), Some(Some(5)));
+        assert_eq!(f.get("r"), Some(Some(3)));
+        assert_eq!(f.get("s"), Some(None));
+        assert_eq!((f.get("run"), f.get("c")), (None, None));
+    }
+
+    #[test]
+    fn a_finish_is_noted_once_and_learns_its_time_if_it_had_none() {
+        let mut f = Finishes::default();
+        f.note("p", None, 1);
+        f.note("p", Some(7), 2);
+        f.note("p", Some(8), 3);
+        assert_eq!(f.get("p"), Some(Some(7)));
+        assert_eq!(f.noted.len(), 1, "noted once, when first read");
+        f.forget_noted_before(2);
+        assert_eq!(f.get("p"), None, "forgotten by when it was first noted");
+    }
+
+    #[test]
+    fn entries_are_forgotten_oldest_first() {
+        let mut f = Finishes::default();
+        for (i, t) in ["a", "b", "c"].iter().enumerate() {
+            f.note(t, None, i as u64 * 10);
+        }
+        f.forget_noted_before(15);
+        assert_eq!((f.get("a"), f.get("b")), (None, None));
+        assert_eq!(f.get("c"), Some(None));
+        f.forget_noted_before(15);
+        assert_eq!(f.get("c"), Some(None));
+    }
+}

@@ -7,7 +7,7 @@
 use std::borrow::Cow;
 
 use super::limits::MAX_SAFE_INTEGER;
-use super::timer::{backoff, Timer};
+use super::timer::Timer;
 use super::SyncTask;
 use crate::sync::error::{ErrorKind, SyncError};
 use crate::sync::types::{
@@ -207,7 +207,7 @@ impl SyncTask {
         let own = msg.task_id == self.id;
         if names_before && msg.sync_epoch == self.cur_id() {
             self.checkpoint_read(msg);
-        } else if own && self.refresh.checkpoint_over_own && msg.sync_epoch == self.cur_id() {
+        } else if own && self.refresh.checkpoint_over_own() && msg.sync_epoch == self.cur_id() {
             // published while own Regular records were in flight (see `checkpoint_waits`): not
             // clean, but a task can start at it, and another would be no cleaner
             self.checkpoint_read(msg);
@@ -223,22 +223,11 @@ impl SyncTask {
     /// being read back whole, doubled for each unclean one in a row, at most an interval: the
     /// retries of authors who raced do not land on each other again and again.
     fn retry_checkpoint(&mut self, msg: &SyncMessage) {
-        if self
-            .refresh
-            .clean_read_at
-            .is_some_and(|at| at >= msg.message_timestamp)
-        {
-            return;
-        }
         let interval = self.opts.state_refresh_interval;
         let took = self.now.saturating_sub(msg.message_timestamp);
         let base = self.opts.epoch_ack_timeout.min(interval).max(took);
-        let wait = backoff(base, self.refresh.unclean_retries).min(interval);
-        self.refresh.unclean_retries = self.refresh.unclean_retries.saturating_add(1);
-        let retry = self.now.saturating_add(wait);
-        if let Some(at) = &mut self.refresh.refresh_at {
-            *at = (*at).min(retry);
-        }
+        self.refresh
+            .retry_unclean(msg.message_timestamp, self.now, base, interval);
     }
 
     /// A whole message read, by its kind; `first` when it is the first record this task read.
@@ -264,7 +253,7 @@ impl SyncTask {
                 // a task that starts reading at a checkpoint (where `findEpochStart` puts it)
                 // and applied it counts it as the last clean one: the next falls due an
                 // interval after it was published, not after this task read it
-                let fresh = first && self.refresh.checkpoint_seen.is_none();
+                let fresh = first && self.refresh.checkpoint_seen().is_none();
                 if fresh && whole.checkpoint.is_some() && whole.sync_epoch == self.cur_id() {
                     self.checkpoint_read(whole);
                 }
@@ -382,7 +371,7 @@ impl SyncTask {
                     self.leading.resent(self.now);
                 }
                 Timer::Resend => {
-                    self.refresh.resend_at = None;
+                    self.refresh.resend_done();
                     self.resend(&mut out);
                 }
                 Timer::Refresh => self.checkpoint(&mut out),
@@ -413,9 +402,8 @@ impl SyncTask {
             .map_or(u64::MAX, |t| {
                 t.saturating_add(self.opts.state_refresh_interval)
             });
-        self.refresh.checkpoint_seen = Some(msg.message_timestamp.min(named).min(self.now));
-        self.refresh.clean_read_at = Some(self.now);
-        self.refresh.unclean_retries = 0;
+        let published = msg.message_timestamp.min(named).min(self.now);
+        self.refresh.clean_read(published, self.now);
         self.schedule_refresh();
     }
 

@@ -127,8 +127,7 @@ impl SyncTask {
             }
         }
         self.leading.fence();
-        self.refresh.refresh_at = None;
-        self.refresh.resend_at = None;
+        self.refresh.silence();
         self.own.mark_clean();
         self.fenced = Some(why.clone());
         out.fenced = Some(why);
@@ -482,7 +481,7 @@ impl SyncTask {
             // at once, another member if the leader is slow or gone)
             if self.view.in_epoch
                 && msg.task_id != self.id
-                && self.refresh.resent_to.insert((g, msg.task_id.clone()))
+                && self.refresh.first_resend_to(g, &msg.task_id)
             {
                 self.want_resend(out);
             }

@@ -1,13 +1,14 @@
 //! The `SyncTask` state machine, split by the state each part owns: `validate` (what it is
 //! given), `log` (what it reads of other tasks), `epoch` (which epoch applies and how; `claims`,
 //! what the members claimed before it), `leader` (computing a new epoch), `settle` (the own
-//! partitions), `refresh` (every deadline, and the re-publications of the epoch it times:
-//! resends and checkpoints), `chunking` (messages in chunks), `close` (a clean stop), `input`
+//! partitions), `republish` (the re-publications of the epoch in force: resends and
+//! checkpoints), `deadline` (the timer table: every deadline, derived from the state it guards),
+//! `chunking` (messages in chunks), `close` (a clean stop), `input`
 //! (every other input: `on_rebalance`, `on_message`, `add_partitions`, `partition_started`,
 //! `partition_finished`, `tick`, `fence`, and what frames every input; the views and
 //! `poll_timeout` are here).
 //! Each part's state is a type of its own in a file that knows nothing of `SyncTask` (`own`,
-//! `cursor`, `leading`, `view`, `timer`, `chunk`, `delta`), so the parts' steps stand above the
+//! `cursor`, `leading`, `view`, `refresh`, `finishes`, `timer`, `chunk`, `delta`), so the parts' steps stand above the
 //! task and the state below it. A state type keeps its own invariants: the fields they depend on
 //! are private to it and change only through its methods (only `Own`'s methods change the own
 //! lists, and whatever drops or reorders them notes it), while plain lookups stay readable.
@@ -24,6 +25,7 @@ mod chunk;
 mod chunking;
 mod claims;
 mod close;
+mod deadline;
 mod cursor;
 mod delta;
 mod epoch;
@@ -35,6 +37,7 @@ mod limits;
 mod log;
 mod own;
 mod refresh;
+mod republish;
 mod settle;
 mod timer;
 mod validate;
@@ -94,7 +97,7 @@ pub struct SyncTask {
     /// The epoch in force and the view of the other tasks under it (see `view`).
     view: view::View,
     /// The re-publications of the epoch in force: checkpoints and resends (see `timer`).
-    refresh: timer::Refresh,
+    refresh: refresh::Refresh,
     /// Every finish this task has read or reported, which it never starts again (see
     /// `finishes`).
     finishes: finishes::Finishes,
@@ -162,7 +165,7 @@ impl SyncTask {
             cursor: cursor::Cursor::default(),
             leading: leading::Leading::default(),
             view: view::View::default(),
-            refresh: timer::Refresh::default(),
+            refresh: refresh::Refresh::default(),
             finishes: finishes::Finishes::default(),
         })
     }
@@ -394,7 +397,7 @@ impl SyncTask {
 
     /// Common tail of every input: settle the own state, lead, publish changes.
     fn finish(&mut self, out: &mut SyncOutput) {
-        if self.refresh.checkpoint_waiting.is_some() && !self.checkpoint_waits() {
+        if self.refresh.waiting().is_some() && !self.checkpoint_waits() {
             self.checkpoint(out);
         }
         self.settle(out);

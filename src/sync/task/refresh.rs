@@ -1,393 +1,335 @@
-//! The timer table of a task (every deadline, derived from the state it guards) and the
-//! re-publications of the epoch in force it times: resends to a task that missed the epoch,
-//! checkpoints, what they carry and what a reader takes of them. Their state is
-//! `timer::Refresh`.
+//! What a task keeps of the re-publications of the epoch in force it times (checkpoints, resends
+//! to tasks that missed the epoch) and of its clean stop. The steps that decide them are
+//! `republish`'s and `close`'s; the timer table (`deadline`) reads the two deadlines here.
 
-use rustc_hash::FxHashSet as HashSet;
+use std::collections::BTreeSet;
 
-use super::limits::{MAX_REJECTED, RESENT_DEPARTED, STUCK_TIMEOUTS};
-use super::timer::{removal_due, Timer};
-use super::SyncTask;
-use crate::sync::types::{MessageType, PartitionState, SyncMessage, SyncOutput, TaskState};
+use super::timer::backoff;
+use crate::sync::types::{MessageType, SyncMessage};
 
-impl SyncTask {
-    /// Every deadline that has work, one per kind (quinn-proto's timer table, derived from the
-    /// state it guards so that it cannot drift from it).
-    pub(super) fn timers(&self) -> Vec<(Timer, u64)> {
-        let mut v = Vec::new();
-        if self.fenced.is_some() || self.closed() {
-            return v;
-        }
-        if let Some(since) = self.view.behind_since() {
-            v.push((Timer::Stuck, since.saturating_add(self.stuck_after())));
-        }
-        if let Some(at) = self.rebalance_deadline() {
-            v.push((Timer::Rebalance, at));
-        }
-        if let Some(at) = self.leading.ack_deadline(self.opts.epoch_ack_timeout) {
-            v.push((Timer::EpochAck, at));
-        }
-        if let Some(at) = self.refresh.resend_at {
-            v.push((Timer::Resend, at));
-        }
-        if let Some(at) = self.refresh.refresh_at {
-            v.push((Timer::Refresh, at));
-        }
-        if let Some(at) = self.removal_deadline() {
-            v.push((Timer::Removal, at));
-        }
-        if let Some(at) = self.close_deadline() {
-            v.push((Timer::Close, at));
-        }
-        v
+/// The re-publications of the epoch in force this task times: checkpoints and resends.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Refresh {
+    /// When this task, the leader of the epoch in force, next publishes a checkpoint of it.
+    refresh_at: Option<u64>,
+    /// When this task re-publishes the epoch in force for a task that missed it, unless it reads
+    /// a re-publication of it first (see `want_resend`).
+    resend_at: Option<u64>,
+    /// When the last clean checkpoint this task read (by any author) was published (its
+    /// `messageTimestamp`, or when it was read if earlier): a new epoch's leader publishes the
+    /// next one `stateRefreshInterval` after it, however often epochs change, and a task that
+    /// started at an old checkpoint does not wait a whole interval more.
+    checkpoint_seen: Option<u64>,
+    /// When this task last read a clean checkpoint (its clock): an own checkpoint published
+    /// before then that turns out not clean is not retried (see `retry_unclean`).
+    clean_read_at: Option<u64>,
+    /// The own checkpoints in a row that were not clean: each retry waits twice as long.
+    unclean_retries: u32,
+    /// A checkpoint fell due while own records were not read back yet: the newest own
+    /// `messageSeq` when it did. It goes out once that record and every own epoch, answer and
+    /// checkpoint are read back (see `checkpoint_waits`).
+    checkpoint_waiting: Option<u64>,
+    /// Whether the last checkpoint this task published went out while own `Regular` records
+    /// were not read back yet: it cannot be clean (they land between the record it names and
+    /// itself), and is not retried for that (see `checkpoint_in`).
+    checkpoint_over_own: bool,
+    /// The newest own `messageSeq` of a record that is neither `Regular` nor a plain NewEpoch
+    /// (an answer, a checkpoint): a due checkpoint waits for it (see `checkpoint_waits`).
+    last_other: u64,
+    /// The newest run of own plain NewEpochs of one epoch (a leader's epoch, published again
+    /// while not read back, or re-published for tasks that missed it): its id and the
+    /// `messageSeq` of its first record. Copies of the epoch in force do not hold a due
+    /// checkpoint back (see `checkpoint_waits`).
+    epoch_copies: Option<(String, u64)>,
+    /// Whether the task was told to stop cleanly, and whether its final checkpoint went out.
+    closing: Closing,
+    /// The answers from an older epoch this task showed the epoch in force for, once each
+    /// (their rebalance generation and sender, in this order: the set shares its code with the
+    /// other sets of (generation, id); see `want_resend`).
+    resent_to: BTreeSet<(u64, String)>,
+    /// The epochs built on an epoch older than the one in force (their leader missed it) this
+    /// task showed the epoch in force for, once each.
+    resent_for_forks: BTreeSet<String>,
+}
+
+/// Where a task is in stopping cleanly (see [`SyncTask::close`](super::SyncTask::close)).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) enum Closing {
+    /// Running.
+    #[default]
+    Open,
+    /// Closing: its final checkpoint waits for its own records to be read back (or for a
+    /// message being read in chunks to complete).
+    Wanted,
+    /// Closed: the final checkpoint went out, or none could (no epoch, behind, fenced).
+    Done,
+}
+
+impl Refresh {
+    /// When this task's next checkpoint falls due, if one is scheduled.
+    pub(super) fn refresh_at(&self) -> Option<u64> {
+        self.refresh_at
     }
 
-    /// When a leader collecting answers publishes its epoch without waiting for more, or
-    /// publishes again the epoch it has not read back (see `maybe_lead`).
-    pub(super) fn rebalance_deadline(&self) -> Option<u64> {
-        let p = self.leading.pending()?;
-        let timeout = self.opts.rebalance_timeout;
-        if p.is_awaiting() {
-            return self.leading.republish_at(timeout);
+    /// When this task re-publishes the epoch in force for a task that missed it, if it will.
+    pub(super) fn resend_at(&self) -> Option<u64> {
+        self.resend_at
+    }
+
+    /// When the last clean checkpoint this task read was published (see `clean_read`).
+    pub(super) fn checkpoint_seen(&self) -> Option<u64> {
+        self.checkpoint_seen
+    }
+
+    /// The next checkpoint falls due at `due` (none when `None`); none waits any more for own
+    /// records to be read back.
+    pub(super) fn schedule(&mut self, due: Option<u64>) {
+        self.checkpoint_waiting = None;
+        self.refresh_at = due;
+    }
+
+    /// The scheduled checkpoint falls due at `at` if that is sooner (nothing if none is).
+    pub(super) fn due_by(&mut self, at: u64) {
+        if let Some(t) = &mut self.refresh_at {
+            *t = (*t).min(at);
         }
-        if p.generation <= self.epoch_generation() || self.cursor.own_unread() {
-            // nothing to lead, or waiting to read its own messages back (an input)
-            return None;
-        }
-        let wait = if self.missed().is_some() {
-            timeout.saturating_mul(2)
-        } else {
-            timeout
-        };
-        Some(p.since().saturating_add(wait))
     }
 
-    /// The earliest removal work on the own partitions that nothing blocks: a Finished partition
-    /// no unfinished partition names as a parent, a tombstone nothing references any more. What
-    /// blocks them changes only on an input, which computes this again.
-    pub(super) fn removal_deadline(&self) -> Option<u64> {
-        let (delay, ttl) = (self.opts.removal_delay, self.opts.tombstone_ttl);
-        // (only the done own partitions are looked at, see `own::Marks`)
-        let at = self.own.done_positions();
-        if at.is_empty() {
-            return None;
-        }
-        let parts = self.own.partitions();
-        let done: HashSet<&str> = at.iter().map(|&i| parts[i].token.as_str()).collect();
-        let blockers = self.removal_blockers(&done);
-        at.iter()
-            .map(|&i| &parts[i])
-            .filter(|p| blockers.allow(p))
-            .filter_map(|p| removal_due(p, delay, ttl))
-            .min()
+    /// A checkpoint fell due now; the next one falls due at `next`. Until it goes out it waits
+    /// for the own records up to `newest_own` (or, if it already waited, up to what it waited
+    /// for): the own `messageSeq` it waits for.
+    pub(super) fn fall_due(&mut self, next: Option<u64>, newest_own: u64) -> u64 {
+        self.refresh_at = next;
+        *self.checkpoint_waiting.get_or_insert(newest_own)
     }
 
-    /// The members of the epoch in force keep a complete state of it in the log: its leader
-    /// publishes a checkpoint `stateRefreshInterval` after the last clean one was published
-    /// (at once if it has read none), however often epochs change; the member `r` places after the
-    /// leader (in id order, of `n`) steps in when no clean checkpoint came `r` slots later (see
-    /// `refresh_delay`: a leader that died or lags behind the log cannot publish a clean one),
-    /// so that clean checkpoints are at most about two intervals apart while any member keeps up.
-    pub(super) fn schedule_refresh(&mut self) {
-        self.refresh.checkpoint_waiting = None;
-        self.refresh.refresh_at = self.refresh_due();
+    /// The own `messageSeq` a due checkpoint waits to read back, if one waits.
+    pub(super) fn waiting(&self) -> Option<u64> {
+        self.checkpoint_waiting
     }
 
-    /// When this task's next checkpoint falls due: its turn (see `refresh_delay`) after the
-    /// leader's, an interval after the last clean checkpoint it saw.
-    fn refresh_due(&self) -> Option<u64> {
-        let interval = self.opts.state_refresh_interval;
-        let first = self
-            .refresh
-            .checkpoint_seen
-            .map_or(self.now, |t| t.saturating_add(interval));
-        self.refresh_delay().map(|d| first.saturating_add(d))
+    /// The due checkpoint waits no more (it goes out, or waits for something else).
+    pub(super) fn stop_waiting(&mut self) {
+        self.checkpoint_waiting = None;
     }
 
-    /// A task that holds the epoch without being its member learns that it leads a generation
-    /// none of the epoch's members is in: its checkpoint falls due at the leader's turn, not an
-    /// interval later (see `refresh_delay`).
-    pub(super) fn refresh_sooner(&mut self) {
-        if self.view.in_epoch || self.refresh.refresh_at.is_none() {
+    /// A checkpoint went out; `over_own` when own `Regular` records were not read back yet (it
+    /// cannot be clean).
+    pub(super) fn published_checkpoint(&mut self, over_own: bool) {
+        self.checkpoint_over_own = over_own;
+    }
+
+    /// Whether the last own checkpoint went out over own records not read back yet.
+    pub(super) fn checkpoint_over_own(&self) -> bool {
+        self.checkpoint_over_own
+    }
+
+    /// A clean checkpoint was read at `now`, counted as published at `published`: the unclean
+    /// ones in a row are over. (The caller schedules the next one from it.)
+    pub(super) fn clean_read(&mut self, published: u64, now: u64) {
+        self.checkpoint_seen = Some(published);
+        self.clean_read_at = Some(now);
+        self.unclean_retries = 0;
+    }
+
+    /// An own checkpoint published at `published` turned out not clean: unless a clean one was
+    /// read since it was published, another falls due `base` after `now`, doubled for each
+    /// unclean one in a row before it, at most `interval`.
+    pub(super) fn retry_unclean(&mut self, published: u64, now: u64, base: u64, interval: u64) {
+        if self.clean_read_at.is_some_and(|at| at >= published) {
             return;
         }
-        if let Some(at) = self.refresh_due() {
-            self.refresh.refresh_at = self.refresh.refresh_at.map(|t| t.min(at));
+        let wait = backoff(base, self.unclean_retries).min(interval);
+        self.unclean_retries = self.unclean_retries.saturating_add(1);
+        self.due_by(now.saturating_add(wait));
+    }
+
+    /// A resend of the epoch in force falls due at `at`, or sooner if one already does.
+    pub(super) fn resend_by(&mut self, at: u64) {
+        self.resend_at = Some(self.resend_at.map_or(at, |t| t.min(at)));
+    }
+
+    /// No resend is needed any more (one went out, or was read, or the epoch changed).
+    pub(super) fn resend_done(&mut self) {
+        self.resend_at = None;
+    }
+
+    /// Whether the answer of generation `generation` from `task` (from an older epoch) is the
+    /// first this task shows the epoch in force for.
+    pub(super) fn first_resend_to(&mut self, generation: u64, task: &str) -> bool {
+        self.resent_to.insert((generation, task.to_string()))
+    }
+
+    /// Whether the epoch `fork` (built on an epoch older than the one in force) is the first of
+    /// its id this task shows the epoch in force for.
+    pub(super) fn first_resend_for_fork(&mut self, fork: &str) -> bool {
+        self.resent_for_forks.insert(fork.to_string())
+    }
+
+    /// An epoch of generation `closed` was applied: the answers of generations up to it and
+    /// the forks shown before it need no resend any more (bounded memory).
+    pub(super) fn forget_resends_upto(&mut self, closed: u64) {
+        self.resent_to.retain(|(g, _)| *g > closed);
+        self.resent_for_forks.clear();
+    }
+
+    /// The task fenced itself: it re-publishes nothing any more.
+    pub(super) fn silence(&mut self) {
+        self.refresh_at = None;
+        self.resend_at = None;
+    }
+
+    /// Where the task is in stopping cleanly.
+    pub(super) fn closing(&self) -> Closing {
+        self.closing
+    }
+
+    /// Told to stop cleanly: closing, if it was running (whether it was).
+    pub(super) fn begin_close(&mut self) -> bool {
+        let open = self.closing == Closing::Open;
+        if open {
+            self.closing = Closing::Wanted;
+        }
+        open
+    }
+
+    /// A closed task published again: it is closing until a final checkpoint follows that.
+    pub(super) fn reopen(&mut self) {
+        if self.closing == Closing::Done {
+            self.closing = Closing::Wanted;
         }
     }
 
-    /// How much later than the leader this task steps in with a checkpoint: `r` slots for the
-    /// member `r` places after the leader among `n` members (0 for the leader), at most one
-    /// interval; one interval for a task that is not a member; `None` before it has an epoch.
-    /// A slot is `1 / n` of the interval, but never shorter than twice
-    /// `min(epochAckTimeout, stateRefreshInterval / 4)`, the time a checkpoint takes to land (the
-    /// chunks of a message land within it of their publication, as the retention rule asks) and
-    /// to be read (a member that keeps up reads a record within it of its landing): a member
-    /// reads the checkpoint of the author before it before its turn. When `n` such slots do not
-    /// fit in the interval, the successors whose slot would end after it share the rest of the
-    /// interval evenly: every member has a turn of its own (successors stepping in at one moment
-    /// interleave their checkpoints' chunks, and none is clean). (With slots of `1 / n`
-    /// interval, every member lagging by more than its slot stepped in with a checkpoint of its
-    /// own, which could not be clean, as it had not read the log to its end: in a large group,
-    /// lagging members added whole views to the log they lagged behind. With a floor of
-    /// `epochAckTimeout` alone, a timeout longer than the interval left the first successor
-    /// `1 / n` interval, less than the leader's checkpoint in chunks took to land: it stepped
-    /// in over it, every interval.)
-    pub(super) fn refresh_delay(&self) -> Option<u64> {
-        let interval = self.opts.state_refresh_interval;
-        if !self.view.in_epoch {
-            // a task that holds the epoch without being its member yet (a new task replaying
-            // the log, waiting to join) steps in last: the members may all be gone. When it
-            // leads a generation that none of them is in, they are: nobody else will step in
-            self.view.epoch.as_ref()?;
-            let orphaned = self
-                .leading
-                .pending()
-                .is_some_and(|p| p.members.iter().all(|m| !self.view.members.contains(m)));
-            return Some(if orphaned { 0 } else { interval });
+    /// A closing task's final checkpoint went out, or none can: it is closed.
+    pub(super) fn close_done(&mut self) {
+        if self.closing == Closing::Wanted {
+            self.closing = Closing::Done;
         }
-        let (r, n) = self.place_after_leader()?;
-        let slot = self.chunk_wait().saturating_mul(2);
-        if slot.saturating_mul(n) <= interval {
-            return Some(interval.saturating_mul(r) / n.max(1));
-        }
-        // the first `k` successors (as many as fit before the interval ends) step in a slot
-        // apart; the others share what is left of the interval
-        let k = (interval.saturating_sub(1) / slot).min(r);
-        let rest = interval.saturating_sub(k.saturating_mul(slot));
-        let later = rest.saturating_mul(r - k) / n.saturating_sub(k).max(1);
-        Some(k.saturating_mul(slot).saturating_add(later).min(interval))
     }
 
-    /// This member's place after the leader of the epoch in force, in id order, and the number
-    /// of members (`(0, n)` for the leader); `None` outside the epoch.
-    pub(super) fn place_after_leader(&self) -> Option<(u64, u64)> {
-        let leader = self.view.epoch.as_ref().map(|e| e.leader.as_str())?;
-        let n = self.view.members.len() as u64;
-        let me = self.view.members.iter().position(|m| *m == self.id)? as u64;
-        let at = self
-            .view
-            .members
-            .iter()
-            .position(|m| m == leader)
-            .unwrap_or(0) as u64;
-        Some(((me + n - at) % n, n))
-    }
-
-    /// A task missed the epoch in force (it answered from an older epoch, or built a NewEpoch on
-    /// one): show it the epoch once. The epoch's leader re-publishes it at once; the member `r`
-    /// places after it waits `min(r, 4) / 4` of `epochAckTimeout` and holds back if it reads a
-    /// re-publication of the epoch first (see `on_new_epoch`). One copy per miss, not one per
-    /// member: with every member re-publishing, each newcomer cost the log a whole epoch per
-    /// member, enough at scale to push newcomers behind retention.
-    pub(super) fn want_resend(&mut self, out: &mut SyncOutput) {
-        let Some((r, _)) = self.place_after_leader().filter(|_| self.view.in_epoch) else {
-            return;
-        };
-        if r == 0 {
-            self.resend(out);
-            return;
-        }
-        let wait = self.opts.epoch_ack_timeout.saturating_mul(r.min(4)) / 4;
-        let at = self.now.saturating_add(wait.max(1));
-        self.refresh.resend_at = Some(self.refresh.resend_at.map_or(at, |t| t.min(at)));
-    }
-
-    /// The epoch's leader publishes the epoch in force whole again, as a checkpoint computed
-    /// after the last record it read (see the module docs).
-    pub(super) fn checkpoint(&mut self, out: &mut SyncOutput) {
-        let interval = self.opts.state_refresh_interval;
-        self.refresh.refresh_at = self
-            .refresh_delay()
-            .map(|d| self.now.saturating_add(interval).saturating_add(d));
-        // like an epoch, a checkpoint is computed from a view that holds everything its author
-        // published (one of its own records not read back yet may be a newer epoch): it goes
-        // out once they are read back (see `finish`)
-        let upto = self.refresh.checkpoint_waiting.unwrap_or(self.cursor.seq());
-        self.refresh.checkpoint_waiting = Some(upto);
-        if self.checkpoint_waits() {
-            return;
-        }
-        self.refresh.checkpoint_waiting = None;
-        if let Some(until) = self.chunks_wait_until() {
-            // it would name a record in the middle of a message: try again once the message
-            // is complete, or abandoned
-            if self.refresh.refresh_at.is_some() {
-                self.refresh.refresh_at = Some(until);
+    /// An own record that is not `Regular` goes out as `seq` (see `last_other` and
+    /// `epoch_copies`).
+    pub(super) fn note_published(&mut self, m: &SyncMessage, seq: u64) {
+        if m.kind == MessageType::NewEpoch && m.checkpoint.is_none() {
+            if self
+                .epoch_copies
+                .as_ref()
+                .is_none_or(|(id, _)| *id != m.sync_epoch)
+            {
+                self.epoch_copies = Some((m.sync_epoch.clone(), seq));
             }
-            return;
+        } else if m.kind != MessageType::Regular {
+            self.last_other = seq;
         }
-        self.publish_checkpoint(out);
     }
 
-    /// Publishes the epoch in force whole, as a checkpoint computed after the last record read
-    /// (the caller checked that its own records are read back): whether it did (it has an
-    /// epoch and has read a record).
-    pub(super) fn publish_checkpoint(&mut self, out: &mut SyncOutput) -> bool {
-        let (Some(after), Some(mut m)) = (self.cursor.last_read().cloned(), self.epoch_message())
-        else {
-            return false;
-        };
-        m.checkpoint = Some(after);
-        // the forks it read (NewEpochs of later generations built on an epoch before the one in
-        // force): a task starting here holds them read and rejected, as this task does
-        let newest = self.view.forks.iter().rev().take(MAX_REJECTED);
-        m.rejected = newest.map(|(_, e)| e.clone()).collect();
-        out.publish.push(m);
-        self.refresh.checkpoint_over_own = self.cursor.own_unread();
-        true
-    }
-
-    /// Whether a due checkpoint waits for own records to be read back: for every own record
-    /// published before it fell due, and for the own epochs, answers and checkpoints published
-    /// since, not for the own `Regular` records published while it waits. A checkpoint
-    /// published while some of those are in flight holds the own state they carry and lands
-    /// after them: a task that starts at it applies it and reads them as older than what it
-    /// holds (their `stateVersion`), so they change nothing. (Waiting for every own record, a
-    /// task whose producer had a backlog and that changed its state faster than its records
-    /// came back never checkpointed.) Nor does it wait for copies of the epoch in force (a
-    /// leader whose producer lags publishes its epoch again every `rebalanceTimeout` until it
-    /// reads it back, and re-publishes it for tasks that missed it), once everything else own
-    /// but `Regular` records is read back: a task that starts at the checkpoint reads them
-    /// as resends of what it holds. (Waiting for them, such a leader's first checkpoint waited
-    /// for every copy to come back, and a connector restarted after a long stop, whose leader
-    /// re-published its epoch twice, let the final checkpoint age past the retention first.)
-    pub(super) fn checkpoint_waits(&self) -> bool {
-        let Some(upto) = self.refresh.checkpoint_waiting else {
-            return false;
-        };
-        if !self.cursor.own_unread_upto(upto) {
-            return false;
-        }
-        let in_force = self.view.epoch.as_ref().map(|e| e.id.as_str());
-        !in_force.is_some_and(|id| self.refresh.only_copies_after(self.cursor.own_read(), id))
-    }
-
-    /// How long a task may stay behind before it fences itself: the resends that let a task
-    /// catch up on an epoch it missed come within a few timeouts, so a task still behind after
-    /// this holds a view no epoch will repair (it applied an epoch the others rejected, or lost
-    /// one whose leader is gone).
-    pub(super) fn stuck_after(&self) -> u64 {
-        self.opts
-            .rebalance_timeout
-            .saturating_add(self.opts.epoch_ack_timeout)
-            .saturating_mul(STUCK_TIMEOUTS)
-    }
-
-    /// Re-publish the epoch in force (for tasks that missed it).
-    pub(super) fn resend(&mut self, out: &mut SyncOutput) {
-        if self.view.in_epoch {
-            out.publish.extend(self.epoch_message());
-        }
+    /// Whether every own record after `own_read` that is not `Regular` is a copy of the epoch
+    /// `in_force` (see `checkpoint_waits`).
+    pub(super) fn only_copies_after(&self, own_read: u64, in_force: &str) -> bool {
+        own_read >= self.last_other
+            && self
+                .epoch_copies
+                .as_ref()
+                .is_some_and(|(id, first)| id == in_force && own_read.saturating_add(1) >= *first)
     }
 }
 
-impl SyncTask {
-    /// The epoch in force as this task knows it, as a re-publication: every member's state.
-    pub(super) fn epoch_message(&self) -> Option<SyncMessage> {
-        let e = self.view.epoch.as_ref()?;
-        let mut states = Vec::new();
-        for m in &self.view.members {
-            if *m == self.id {
-                if self.view.in_epoch {
-                    states.push(self.own.state().clone());
-                }
-            } else if let Some(s) = self.view.cache.get(m) {
-                states.push(s.clone());
-            }
-        }
-        self.give_ghost_shares(&mut states);
-        let departed = self
-            .view
-            .departed
-            .iter()
-            .rev()
-            .take(RESENT_DEPARTED)
-            .cloned();
-        Some(SyncMessage {
-            epoch_generation: e.generation,
-            base_epoch: Some(e.base.clone()),
-            resend: true,
-            epoch_attempt: e.attempt,
-            departed: departed.collect(),
-            ..SyncMessage::new(
-                MessageType::NewEpoch,
-                e.id.clone(),
-                self.id.clone(),
-                self.now,
-                states,
-            )
-        })
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_checkpoint_scheduled_waits_no_more_and_only_a_sooner_time_moves_it() {
+        let mut r = Refresh::default();
+        r.due_by(5);
+        assert_eq!(r.refresh_at(), None, "nothing scheduled: nothing moves");
+        assert_eq!(r.fall_due(Some(100), 7), 7);
+        assert_eq!(r.fall_due(Some(110), 9), 7, "it keeps waiting for what it waited for");
+        assert_eq!(r.waiting(), Some(7));
+        r.schedule(Some(50));
+        assert_eq!((r.refresh_at(), r.waiting()), (Some(50), None));
+        r.due_by(60);
+        assert_eq!(r.refresh_at(), Some(50));
+        r.due_by(40);
+        assert_eq!(r.refresh_at(), Some(40));
     }
 
-    /// What a departed task's late record gave a member that has not taken it yet (see
-    /// `adopt_departed`) is that member's: a task starting from a re-publication must know it.
-    fn give_ghost_shares(&self, states: &mut [TaskState]) {
-        let owned: HashSet<&str> = states
-            .iter()
-            .flat_map(|s| s.data.partitions.iter().map(|p| p.token.as_str()))
-            .collect();
-        let mut pending: Vec<(usize, PartitionState)> = Vec::new();
-        for ghost in self
-            .view
-            .cache
-            .values()
-            .filter(|s| !self.view.members.contains(&s.task_id))
-        {
-            for sh in &ghost.share.partitions {
-                let to = states.iter().position(|s| s.task_id == sh.assignee);
-                if let (Some(k), false) = (to, owned.contains(sh.token.as_str())) {
-                    pending.push((k, sh.to_partition()));
-                }
-            }
+    #[test]
+    fn unclean_retries_back_off_until_a_clean_checkpoint_is_read() {
+        let mut r = Refresh::default();
+        r.schedule(Some(1_000));
+        // base 10, doubled per unclean one in a row, at most the interval (100)
+        r.retry_unclean(0, 0, 10, 100);
+        assert_eq!(r.refresh_at(), Some(10));
+        r.schedule(Some(1_000));
+        r.retry_unclean(0, 0, 10, 100);
+        assert_eq!(r.refresh_at(), Some(20));
+        for _ in 0..5 {
+            r.retry_unclean(0, 0, 10, 100);
         }
-        for (k, p) in pending {
-            if !states[k].data.partitions.iter().any(|q| q.token == p.token) {
-                states[k].data.partitions.push(p);
-            }
-        }
+        r.schedule(Some(1_000));
+        r.retry_unclean(0, 0, 10, 100);
+        assert_eq!(r.refresh_at(), Some(100), "at most an interval");
+        // a clean one read at 30: an own checkpoint published before is not retried, and the
+        // next unclean one starts from the base again
+        r.clean_read(25, 30);
+        assert_eq!(r.checkpoint_seen(), Some(25));
+        r.schedule(Some(1_000));
+        r.retry_unclean(30, 40, 10, 100);
+        assert_eq!(r.refresh_at(), Some(1_000));
+        r.retry_unclean(31, 40, 10, 100);
+        assert_eq!(r.refresh_at(), Some(50));
     }
 
-    /// The unfinished partitions a re-publication of the epoch in force gives other members
-    /// and that no state of this view knows (owned or shared) go to those members' entries.
-    pub(super) fn take_unknown(&mut self, msg: &SyncMessage) {
-        let candidates = || {
-            msg.connector_state
-                .iter()
-                .filter(|st| st.task_id != self.id && self.view.members.contains(&st.task_id))
-                .flat_map(|st| {
-                    st.data
-                        .partitions
-                        .iter()
-                        .filter(|p| !p.state.is_done())
-                        .map(move |p| (st.task_id.as_str(), p))
-                })
-        };
-        if candidates().next().is_none() {
-            return;
-        }
-        // (the tokens of the view, borrowed; the view is changed after the pass. A checkpoint
-        // names every partition, so at scale this is every token, read once per checkpoint.)
-        let states = || self.all_states();
-        let count = states()
-            .map(|s| s.data.partitions.len() + s.share.partitions.len())
-            .sum();
-        let mut known: HashSet<&str> = HashSet::with_capacity_and_hasher(count, Default::default());
-        for s in states() {
-            known.extend(s.data.partitions.iter().map(|p| p.token.as_str()));
-            known.extend(s.share.partitions.iter().map(|p| p.token.as_str()));
-        }
-        let mut taken: Vec<(&str, &PartitionState)> = Vec::new();
-        for (task, p) in candidates() {
-            if known.insert(p.token.as_str()) && self.view.cache.contains_key(task) {
-                taken.push((task, p));
-            }
-        }
-        drop(known);
-        for (task, p) in taken {
-            if let Some(entry) = self.view.cache.get_mut(task) {
-                entry.data.partitions.push(p.clone());
-            }
-        }
+    #[test]
+    fn closing_goes_open_wanted_done_and_back_to_wanted_only_when_reopened() {
+        let mut r = Refresh::default();
+        assert_eq!(r.closing(), Closing::Open);
+        r.reopen();
+        r.close_done();
+        assert_eq!(r.closing(), Closing::Open, "a running task neither reopens nor closes");
+        assert!(r.begin_close());
+        assert!(!r.begin_close(), "told twice, it began once");
+        assert_eq!(r.closing(), Closing::Wanted);
+        r.close_done();
+        assert_eq!(r.closing(), Closing::Done);
+        r.reopen();
+        assert_eq!(r.closing(), Closing::Wanted);
+    }
+
+    #[test]
+    fn a_miss_is_shown_once_until_its_generation_is_closed() {
+        let mut r = Refresh::default();
+        assert!(r.first_resend_to(3, "t2"));
+        assert!(!r.first_resend_to(3, "t2"));
+        assert!(r.first_resend_to(4, "t2"));
+        assert!(r.first_resend_for_fork("e5"));
+        assert!(!r.first_resend_for_fork("e5"));
+        r.forget_resends_upto(3);
+        assert!(r.first_resend_to(3, "t2"), "generation 3 forgotten");
+        assert!(!r.first_resend_to(4, "t2"), "generation 4 kept");
+        assert!(r.first_resend_for_fork("e5"));
+        r.resend_by(20);
+        r.resend_by(30);
+        assert_eq!(r.resend_at(), Some(20));
+        r.silence();
+        assert_eq!((r.resend_at(), r.refresh_at()), (None, None));
+    }
+
+    #[test]
+    fn only_copies_of_the_epoch_in_force_after_the_read_point_let_a_checkpoint_go() {
+        let epoch = |id: &str| SyncMessage::new(MessageType::NewEpoch, id, "t1", 0, vec![]);
+        let answer = SyncMessage::new(MessageType::RebalanceAnswer, "e1", "t1", 0, vec![]);
+        let mut r = Refresh::default();
+        r.note_published(&answer, 3);
+        r.note_published(&epoch("e1"), 4);
+        r.note_published(&epoch("e1"), 6);
+        assert_eq!(r.epoch_copies, Some(("e1".to_string(), 4)), "a run keeps its first");
+        assert!(!r.only_copies_after(2, "e1"), "the answer (3) is not read back");
+        assert!(r.only_copies_after(3, "e1"));
+        assert!(!r.only_copies_after(3, "e0"), "copies of another epoch");
+        r.note_published(&epoch("e2"), 8);
+        assert!(!r.only_copies_after(6, "e1"), "a new run: e2 from 8 on");
+        assert!(r.only_copies_after(7, "e2"));
     }
 }
