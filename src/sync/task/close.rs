@@ -61,7 +61,7 @@ impl SyncTask {
         // the own state goes out once more: read back, it is the record the final checkpoint
         // names (in a quiet log the last record read can be an interval old, and a checkpoint
         // whose named record retention deleted is no place to start)
-        if self.view.epoch.is_some() {
+        if self.view.epoch().is_some() {
             self.own.mark_dirty();
         }
         let mut out = SyncOutput::default();
@@ -118,7 +118,7 @@ impl SyncTask {
         if self.refresh.closing() != Closing::Wanted {
             return;
         }
-        if self.view.epoch.is_none() || self.view.behind {
+        if self.view.epoch().is_none() || self.view.behind() {
             // (a task that missed an epoch holds no view to start from: it leaves none)
             self.refresh.close_done();
             return;

@@ -6,7 +6,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::claims::{claimed_elsewhere, claims_before};
-use super::limits::{MAX_DEPARTED, MAX_HISTORY};
 use super::log::{left_by, member_owners};
 use super::view::EpochInfo;
 use super::{delta, SyncTask};
@@ -100,11 +99,11 @@ impl SyncTask {
         newer
             && match self.missed() {
                 Some((g, missed)) => {
-                    self.view.future.keys().any(|(e, _)| e == base)
+                    self.view.future().keys().any(|(e, _)| e == base)
                         || (base == cur_id && (msg.resend || msg.epoch_generation == g))
-                        || (self.view.epoch.is_none() && msg.resend && msg.sync_epoch == missed)
+                        || (self.view.epoch().is_none() && msg.resend && msg.sync_epoch == missed)
                 }
-                None => base == cur_id || self.view.epoch.is_none(),
+                None => base == cur_id || self.view.epoch().is_none(),
             }
     }
 
@@ -119,7 +118,7 @@ impl SyncTask {
         base: &str,
         out: &mut SyncOutput,
     ) -> bool {
-        let (Some(e), Some(l)) = (&self.view.epoch, self.leading.lead()) else {
+        let (Some(e), Some(l)) = (self.view.epoch(), self.leading.lead()) else {
             return false;
         };
         if !(msg.resend
@@ -162,7 +161,7 @@ impl SyncTask {
     /// everyone that did not miss an epoch applied the replacement, so follow it.
     fn supersedes_in_force(&self, msg: &SyncMessage) -> bool {
         !msg.resend
-            && self.view.epoch.as_ref().is_some_and(|e| {
+            && self.view.epoch().is_some_and(|e| {
                 e.generation == msg.epoch_generation
                     && e.leader == msg.task_id
                     && msg.epoch_attempt > e.attempt
@@ -175,18 +174,16 @@ impl SyncTask {
     fn reject_epoch(&mut self, msg: &SyncMessage, base: &str, cur_id: &str, out: &mut SyncOutput) {
         let newer = msg.epoch_generation > self.epoch_generation();
         if newer {
-            self.view.behind = true;
-            if base != cur_id && self.view.history.iter().any(|h| h == base) {
-                self.view
-                    .forks
-                    .insert((msg.epoch_generation, msg.sync_epoch.clone()));
+            self.view.fall_behind();
+            if base != cur_id && self.view.applied(base) {
+                self.view.note_fork(msg.epoch_generation, &msg.sync_epoch);
             }
         }
         // built on an epoch older than ours: its leader missed ours; show it (once)
         if newer
-            && self.view.in_epoch
+            && self.view.in_epoch()
             && base != cur_id
-            && self.view.history.iter().any(|h| h == base)
+            && self.view.applied(base)
             && self.refresh.first_resend_for_fork(&msg.sync_epoch)
         {
             self.want_resend(out);
@@ -256,7 +253,7 @@ impl SyncTask {
 
     /// The epoch's id, author and base are in force, and in the history of epochs applied.
     fn record_epoch(&mut self, msg: &SyncMessage, base: &str) {
-        self.view.epoch = Some(EpochInfo {
+        self.view.enter(EpochInfo {
             id: msg.sync_epoch.clone(),
             generation: msg.epoch_generation,
             base: base.to_string(),
@@ -267,11 +264,6 @@ impl SyncTask {
             },
             attempt: msg.epoch_attempt,
         });
-        self.view.behind = false;
-        self.view.history.push_back(msg.sync_epoch.clone());
-        if self.view.history.len() > MAX_HISTORY {
-            self.view.history.pop_front();
-        }
     }
 
     /// The epoch's members are the members; those that left (and those it says departed) are
@@ -283,48 +275,29 @@ impl SyncTask {
         for s in &msg.connector_state {
             members.insert(s.task_id.clone());
         }
-        let before = std::mem::replace(&mut self.view.members, members);
-        let told = msg
-            .departed
-            .iter()
-            .filter(|d| !self.view.members.contains(*d));
-        for gone in before.difference(&self.view.members).chain(told) {
-            if !self.view.departed.contains(gone) {
-                self.view.departed.push_back(gone.clone());
-            }
-        }
-        while self.view.departed.len() > MAX_DEPARTED {
-            self.view.departed.pop_front();
-        }
         // who is known to have applied it: everyone, for an epoch re-published by a member that
         // applied it; otherwise this task, until the others' acknowledgements are read
-        self.view.acked = if msg.resend {
-            self.view.members.clone()
-        } else {
-            only(&self.id)
-        };
+        self.view
+            .take_members(members, &msg.departed, msg.resend, &self.id);
     }
 
     /// Epochs read of the generations the epoch closes are forgotten; the forks its author read
     /// are known (a task starting here did not read their NewEpochs).
     fn forget_applied_generations(&mut self, msg: &SyncMessage) {
-        let applied = msg.epoch_generation;
-        self.view.read_epochs.retain(|(g, _)| *g > applied);
-        self.view.forks.retain(|(g, _)| *g > applied);
-        for e in &msg.rejected {
-            if let Some(g) = generation_of(e).filter(|g| *g > applied) {
-                self.view.read_epochs.insert((g, e.clone()));
-                self.view.forks.insert((g, e.clone()));
-            }
-        }
+        let rejected = msg
+            .rejected
+            .iter()
+            .filter_map(|e| Some((generation_of(e)?, e.clone())))
+            .collect();
+        self.view.forget_applied(msg.epoch_generation, rejected);
     }
 
     /// Counters of senders that are gone are no longer needed (bounded memory), but those of the
     /// latest departed tasks are kept: a late record of one after a record this task missed
     /// (e.g. the NewEpoch it led) is a hole like any other.
     fn forget_gone_senders(&mut self) {
-        let (members, me) = (&self.view.members, &self.id);
-        let departed: HashSet<&String> = self.view.departed.iter().collect();
+        let (members, me) = (self.view.members(), &self.id);
+        let departed: HashSet<&String> = self.view.departed().iter().collect();
         self.cursor
             .forget_senders(|t| members.contains(t) || t == me || departed.contains(t));
     }
@@ -358,14 +331,9 @@ impl SyncTask {
     /// the epoch's record, not read back yet, reaches the others after the epoch, from an older
     /// epoch, and claims nothing there (see `absorb`).
     fn keep_claims(&mut self, prev: &BTreeMap<String, TaskState>, mine: &mut Option<TaskState>) {
-        let claims = claims_before(
-            prev,
-            &self.own,
-            &self.view.members,
-            &self.view.own_words,
-            &self.id,
-        );
-        let entries = self.view.cache.values_mut().chain(mine.as_mut());
+        let (cache, members, own_words) = self.view.cache_with_lookups();
+        let claims = claims_before(prev, &self.own, members, own_words, &self.id);
+        let entries = cache.values_mut().chain(mine.as_mut());
         let moved = claimed_elsewhere(&claims, entries);
         for (m, p) in moved {
             let target = if m == self.id {
@@ -388,7 +356,7 @@ impl SyncTask {
         &mut self,
         prev: &BTreeMap<String, TaskState>,
     ) -> HashMap<String, Option<u64>> {
-        self.view.own_words.clear();
+        self.view.forget_own_words();
         let mut done_before: HashMap<String, Option<u64>> = HashMap::default();
         for st in prev.values().chain(std::iter::once(self.own.state())) {
             for p in &st.data.partitions {
@@ -447,13 +415,13 @@ impl SyncTask {
                 && !added.contains(&p.token)
                 && !done_before.contains_key(&p.token)
         };
-        let member_list: Vec<String> = self.view.members.iter().cloned().collect();
+        let member_list: Vec<String> = self.view.members().iter().cloned().collect();
         let mut parent_owner: Option<HashMap<String, String>> = None;
         for st in prev.values() {
             if member_list.is_empty() {
                 continue;
             }
-            if self.view.members.contains(&st.task_id) {
+            if self.view.members().contains(&st.task_id) {
                 if self.view.cache.contains_key(&st.task_id) {
                     keep_unknown_to_epoch(st, &orphan, &mut added, &mut kept);
                 }
@@ -521,7 +489,7 @@ impl SyncTask {
         kept: &[(String, PartitionState)],
     ) -> HashMap<String, String> {
         let mut owners: HashMap<String, String> =
-            member_owners(self.view.cache.values().chain(mine), &self.view.members)
+            member_owners(self.view.cache.values().chain(mine), self.view.members())
                 .into_iter()
                 .map(|(t, o)| (t.to_string(), o.to_string()))
                 .collect();
@@ -546,7 +514,7 @@ impl SyncTask {
         member_list: &[String],
     ) -> String {
         let by_parent = p.parents.iter().min().and_then(|x| owners.get(x));
-        let to_assignee = assignee.filter(|a| self.view.members.contains(*a));
+        let to_assignee = assignee.filter(|a| self.view.members().contains(*a));
         match (to_assignee, by_parent) {
             (Some(a), _) if !resent => a.to_string(),
             (_, Some(owner)) => owner.clone(),
@@ -573,7 +541,7 @@ impl SyncTask {
         self.own
             .retain_shares(|s| !resolved.contains(&s.token) && !own_data.contains(&s.token));
         self.own.version_at_least(entry.state_version);
-        self.view.in_epoch = true;
+        self.view.set_in_epoch(true);
     }
 
     /// The epoch is authoritative on conflicts: an own partition it gives another member is
@@ -653,7 +621,7 @@ impl SyncTask {
     /// A task outside the epoch: if the epoch is of its own generation, the group considers it
     /// gone, and it stops everything it ran.
     fn left_out(&mut self, msg: &SyncMessage, out: &mut SyncOutput) {
-        self.view.in_epoch = false;
+        self.view.set_in_epoch(false);
         let expected = self
             .leading
             .rebalance()
@@ -678,7 +646,7 @@ impl SyncTask {
         // (moved out, not cloned: what this epoch closes leaves `future`)
         let mut replay: Vec<TaskState> = Vec::new();
         let mut older: Vec<(u64, TaskState)> = Vec::new();
-        for ((e, k), (g, st, dropped)) in std::mem::take(&mut self.view.future) {
+        for ((e, k), (g, st, dropped)) in self.view.take_future() {
             if e == msg.sync_epoch {
                 let whole = match (&dropped, self.view.cache.get(&st.task_id)) {
                     (Some(d), Some(entry)) if entry.state_version < st.state_version => {
@@ -691,12 +659,12 @@ impl SyncTask {
                 if g > msg.epoch_generation {
                     // (a generation that does not match its epoch: kept, as any later one)
                     replay.push(whole.unwrap_or_else(|| st.clone()));
-                    self.view.future.insert((e, k), (g, st, dropped));
+                    self.view.keep_future((e, k), (g, st, dropped));
                 } else {
                     replay.push(whole.unwrap_or(st));
                 }
             } else if g > msg.epoch_generation {
-                self.view.future.insert((e, k), (g, st, dropped));
+                self.view.keep_future((e, k), (g, st, dropped));
             } else {
                 older.push((g, st));
             }
@@ -707,7 +675,7 @@ impl SyncTask {
         self.refresh.forget_resends_upto(closed);
         for st in &replay {
             self.merge(st);
-            self.view.acked.insert(st.task_id.clone());
+            self.view.ack(&st.task_id);
         }
         // (a newer rebalance led: members re-answer from the new base, with a fresh timeout)
         self.leading.epoch_applied(closed, self.now);
@@ -719,7 +687,7 @@ impl SyncTask {
     fn acknowledge(&mut self, msg: &SyncMessage, out: &mut SyncOutput) {
         let leads = msg.task_id == self.id && !msg.resend;
         let members = if leads {
-            self.view.members.iter().cloned().collect()
+            self.view.members().iter().cloned().collect()
         } else {
             Vec::new()
         };
@@ -731,7 +699,7 @@ impl SyncTask {
         self.settle(out);
         // (a newcomer with a rebalance pending answers again from this epoch: its leader waits
         // for answers from the epoch it applied)
-        if self.view.in_epoch || self.rebalancing() || !out.stop.is_empty() {
+        if self.view.in_epoch() || self.rebalancing() || !out.stop.is_empty() {
             let kind = if self.rebalancing() {
                 MessageType::RebalanceAnswer
             } else {
@@ -740,11 +708,4 @@ impl SyncTask {
             self.publish_own(kind, out);
         }
     }
-}
-
-/// The set of one task id.
-fn only(id: &str) -> BTreeSet<String> {
-    let mut set = BTreeSet::new();
-    set.insert(id.to_string());
-    set
 }

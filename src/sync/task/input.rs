@@ -154,7 +154,7 @@ impl SyncTask {
             self.checkpoint_in(&whole, before.as_ref());
         }
         self.cursor.read_to(here);
-        if before.is_none() && self.view.epoch.is_none() {
+        if before.is_none() && self.view.epoch().is_none() {
             self.cursor.start_at(&whole);
         }
         self.apply_message(&mut whole, before.is_none(), &mut out);
@@ -240,8 +240,7 @@ impl SyncTask {
         let msg: &SyncMessage = whole;
         if msg.kind == MessageType::NewEpoch && msg.epoch_generation > self.epoch_generation() {
             self.view
-                .read_epochs
-                .insert((msg.epoch_generation, msg.sync_epoch.clone()));
+                .note_read_epoch(msg.epoch_generation, &msg.sync_epoch);
         }
         match msg.kind {
             MessageType::NewEpoch => {

@@ -14,7 +14,7 @@ impl SyncTask {
     pub(super) fn missed(&self) -> Option<(u64, String)> {
         let cur = self.epoch_generation();
         self.view
-            .future
+            .future()
             .iter()
             .filter(|(_, (g, _, _))| *g > cur)
             .map(|((e, _), (g, _, _))| (*g, e.clone()))
@@ -96,7 +96,7 @@ impl SyncTask {
         // (an epoch it read and rejected is not missed: its messages come from a fork)
         if let Some((_, e)) = missed
             .as_ref()
-            .filter(|m| !self.view.read_epochs.contains(*m))
+            .filter(|(g, e)| !self.view.has_read_epoch(*g, e))
         {
             let why = format!("leading generation {generation}, it missed epoch {e} and no member re-published it");
             self.fence_self(why, out);
@@ -125,7 +125,7 @@ impl SyncTask {
             return None;
         }
         let applied = self.epoch_generation();
-        let read = |g: u64| self.view.read_epochs.iter().any(|(r, _)| *r == g);
+        let read = |g: u64| self.view.read_epoch_of(g);
         self.leading.joined_unread(applied, generation, read)
     }
 
@@ -136,7 +136,7 @@ impl SyncTask {
         let mut cache = self.view.cache.clone();
         let deferred: Vec<(u64, &TaskState)> = by_generation(
             self.view
-                .future
+                .future()
                 .values()
                 .map(|(g, st, _)| (*g, st))
                 .collect(),
@@ -187,7 +187,7 @@ impl SyncTask {
             .filter(|t| **t != self.id && !members.contains(*t))
             .cloned()
             .collect();
-        for d in self.view.departed.iter().rev() {
+        for d in self.view.departed().iter().rev() {
             if departed.len() >= RESENT_DEPARTED {
                 break;
             }

@@ -143,7 +143,7 @@ impl SyncTask {
                 let mut state = state.clone();
                 self.keep_done(&mut state);
                 self.keep_unknown_to_sender(&mut state);
-                self.view.own_words.insert(state.task_id.clone());
+                self.view.note_own_word(&state.task_id);
                 self.view.cache.insert(state.task_id.clone(), state);
             }
         }
@@ -222,12 +222,10 @@ impl SyncTask {
     }
 
     pub(super) fn ack(&mut self, msg: &SyncMessage) {
-        if let Some(e) = &self.view.epoch {
+        if let Some(e) = self.view.epoch() {
             if msg.sync_epoch == e.id {
                 self.leading.acked(&msg.task_id);
-                if !self.view.acked.contains(&msg.task_id) {
-                    self.view.acked.insert(msg.task_id.clone());
-                }
+                self.view.ack(&msg.task_id);
             }
         }
     }
@@ -236,7 +234,7 @@ impl SyncTask {
         let cur = self.cur_id();
         if msg.sync_epoch != cur {
             if msg.epoch_generation > self.epoch_generation() {
-                self.view.behind = true;
+                self.view.fall_behind();
                 self.defer(msg);
             } else {
                 self.absorb(Self::sender_state(msg));
@@ -291,7 +289,7 @@ impl SyncTask {
         if let Some((entry, positions)) = self.view.entry_to_patch(&msg.task_id) {
             patch(entry, st, delta, Some(positions));
             entry.data.partitions.extend(kept);
-            self.view.own_words.insert(msg.task_id.clone());
+            self.view.note_own_word(&msg.task_id);
         }
     }
 
@@ -380,7 +378,7 @@ impl SyncTask {
     /// member they fall to, which takes them when it reads the record itself (or the next epoch
     /// gives them to it, or to a live member).
     pub(super) fn adopt_departed(&mut self, state: &TaskState) {
-        if self.view.members.is_empty() || !self.is_departed(&state.task_id) {
+        if self.view.members().is_empty() || !self.is_departed(&state.task_id) {
             return;
         }
         let done = done_partitions(state);
@@ -401,12 +399,12 @@ impl SyncTask {
             }
         }
         let mut known: HashSet<String> = self.all_tokens().into_iter().collect();
-        let member_list: Vec<String> = self.view.members.iter().cloned().collect();
+        let member_list: Vec<String> = self.view.members().iter().cloned().collect();
         // a member owning the smallest parent would find the partition again if it ran the
         // parent once more (its finish was in a late record too): it is that member's
         let parent_owner = member_owners(
             std::iter::once(self.own.state()).chain(self.view.cache.values()),
-            &self.view.members,
+            self.view.members(),
         );
         let mut adopted: Vec<(String, PartitionState)> = Vec::new();
         for (p, assignee) in left_by(state) {
@@ -420,13 +418,13 @@ impl SyncTask {
                 .and_then(|x| parent_owner.get(x.as_str()));
             let target = match (by_parent, assignee) {
                 (Some(owner), _) => owner.to_string(),
-                (None, Some(a)) if self.view.members.contains(a) => a.to_string(),
+                (None, Some(a)) if self.view.members().contains(a) => a.to_string(),
                 _ => rendezvous(&p.token, &member_list),
             };
             adopted.push((target, p));
         }
         for (target, p) in adopted {
-            if target == self.id && self.view.in_epoch {
+            if target == self.id && self.view.in_epoch() {
                 self.own.push(p);
                 self.own.mark_dirty();
             } else {
@@ -440,19 +438,19 @@ impl SyncTask {
     /// What a departed task's late record left as shares to members (see `adopt_departed`) is
     /// cleared once some state owns the partition, as a sharer clears its shares.
     pub(super) fn clear_taken_ghost_shares(&mut self) {
-        let members = &self.view.members;
+        let (cache, members, _) = self.view.cache_with_lookups();
         // (the shares first: most states have none, and a member lookup per state on every
         // input weighs with a thousand members)
         let is_ghost =
             |s: &TaskState| !s.share.partitions.is_empty() && !members.contains(&s.task_id);
-        if !self.view.cache.values().any(is_ghost) {
+        if !cache.values().any(is_ghost) {
             return;
         }
         let owned: HashSet<String> = std::iter::once(self.own.state())
-            .chain(self.view.cache.values())
+            .chain(cache.values())
             .flat_map(|s| s.data.partitions.iter().map(|p| p.token.clone()))
             .collect();
-        for st in self.view.cache.values_mut() {
+        for st in cache.values_mut() {
             if !members.contains(&st.task_id) {
                 st.share.partitions.retain(|sh| !owned.contains(&sh.token));
             }
@@ -462,7 +460,7 @@ impl SyncTask {
     /// Whether `task` was a member of an epoch this task knows and is not a member of the epoch
     /// in force.
     pub(super) fn is_departed(&self, task: &str) -> bool {
-        !self.view.members.contains(task) && self.view.departed.iter().any(|d| d == task)
+        !self.view.members().contains(task) && self.view.departed().iter().any(|d| d == task)
     }
 
     pub(super) fn on_answer(&mut self, msg: &SyncMessage, out: &mut SyncOutput) {
@@ -479,14 +477,14 @@ impl SyncTask {
             self.absorb(Self::sender_state(msg));
             // the sender has not applied our epoch: if it missed it, show it once (its leader
             // at once, another member if the leader is slow or gone)
-            if self.view.in_epoch
+            if self.view.in_epoch()
                 && msg.task_id != self.id
                 && self.refresh.first_resend_to(g, &msg.task_id)
             {
                 self.want_resend(out);
             }
         } else if msg.epoch_generation > self.epoch_generation() {
-            self.view.behind = true;
+            self.view.fall_behind();
             self.defer(msg);
         }
     }
@@ -496,8 +494,7 @@ impl SyncTask {
             return;
         }
         let st = Self::sender_state(msg);
-        let key = (msg.sync_epoch.clone(), msg.task_id.clone());
-        let entry = self.view.future.get(&key);
+        let entry = self.view.deferred(&msg.sync_epoch, &msg.task_id);
         if entry.is_some_and(|(_, s, _)| st.state_version <= s.state_version) {
             return;
         }
@@ -516,9 +513,8 @@ impl SyncTask {
             }
             (Some(d), None) => (st.clone(), Some(d.clone())),
         };
-        self.view
-            .future
-            .insert(key, (msg.epoch_generation, whole, dropped));
+        let deferred = (msg.epoch_generation, whole, dropped);
+        self.view.defer(&msg.sync_epoch, &msg.task_id, deferred);
     }
 }
 

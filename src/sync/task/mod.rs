@@ -25,8 +25,8 @@ mod chunk;
 mod chunking;
 mod claims;
 mod close;
-mod deadline;
 mod cursor;
+mod deadline;
 mod delta;
 mod epoch;
 mod finishes;
@@ -205,22 +205,22 @@ impl SyncTask {
 
     /// Id of the epoch in force for this task (`None` before the first one).
     pub fn epoch(&self) -> Option<&str> {
-        self.view.epoch.as_ref().map(|e| e.id.as_str())
+        self.view.epoch().map(|e| e.id.as_str())
     }
 
     /// Generation of the epoch in force (0 before the first one).
     pub fn epoch_generation(&self) -> u64 {
-        self.view.epoch.as_ref().map_or(0, |e| e.generation)
+        self.view.epoch().map_or(0, |e| e.generation)
     }
 
     /// Members of the epoch in force.
     pub fn epoch_members(&self) -> Vec<String> {
-        self.view.members.iter().cloned().collect()
+        self.view.members().iter().cloned().collect()
     }
 
     /// Whether this task is a member of the epoch in force.
     pub fn in_epoch(&self) -> bool {
-        self.view.in_epoch
+        self.view.in_epoch()
     }
 
     /// Whether every member of the epoch in force is known to have applied it (its ack, or any
@@ -228,12 +228,12 @@ impl SyncTask {
     /// what it owns is a claim, not yet work (see "Starting only what every member applied" in
     /// the module docs).
     pub fn epoch_confirmed(&self) -> bool {
-        self.view.in_epoch
+        self.view.in_epoch()
             && self
                 .view
-                .members
+                .members()
                 .iter()
-                .all(|m| self.view.acked.contains(m))
+                .all(|m| self.view.acked().contains(m))
     }
 
     /// Whether the latest rebalance made this task the leader.
@@ -251,13 +251,13 @@ impl SyncTask {
     /// Whether this task may share partitions now: a member of the epoch in force, no rebalance
     /// in progress.
     pub fn sharing_enabled(&self) -> bool {
-        self.view.in_epoch && !self.rebalancing()
+        self.view.in_epoch() && !self.rebalancing()
     }
 
     /// Whether this task has read messages of an epoch newer than the one it applied (it missed a
     /// NewEpoch; the epoch's leader re-publishes it).
     pub fn is_behind(&self) -> bool {
-        self.view.behind
+        self.view.behind()
     }
 
     /// Why this task fenced itself (it read the sync log with a hole), if it did. A fenced task
@@ -311,10 +311,7 @@ impl SyncTask {
     }
 
     fn cur_id(&self) -> String {
-        self.view
-            .epoch
-            .as_ref()
-            .map_or(String::new(), |e| e.id.clone())
+        self.view.epoch().map_or(String::new(), |e| e.id.clone())
     }
 
     fn own_index(&mut self, token: &str) -> Result<usize, SyncError> {
@@ -380,7 +377,7 @@ impl SyncTask {
     /// what changed since (see `delta`); the others carry it whole.
     fn publish_own(&mut self, kind: MessageType, out: &mut SyncOutput) {
         let epoch = self.cur_id();
-        let change = kind == MessageType::Regular && self.view.epoch.is_some();
+        let change = kind == MessageType::Regular && self.view.epoch().is_some();
         let (state, delta) = self
             .own
             .publish(self.now, &epoch, change, self.opts.max_record_bytes);

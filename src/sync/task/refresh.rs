@@ -244,7 +244,11 @@ mod tests {
         r.due_by(5);
         assert_eq!(r.refresh_at(), None, "nothing scheduled: nothing moves");
         assert_eq!(r.fall_due(Some(100), 7), 7);
-        assert_eq!(r.fall_due(Some(110), 9), 7, "it keeps waiting for what it waited for");
+        assert_eq!(
+            r.fall_due(Some(110), 9),
+            7,
+            "it keeps waiting for what it waited for"
+        );
         assert_eq!(r.waiting(), Some(7));
         r.schedule(Some(50));
         assert_eq!((r.refresh_at(), r.waiting()), (Some(50), None));
@@ -287,7 +291,11 @@ mod tests {
         assert_eq!(r.closing(), Closing::Open);
         r.reopen();
         r.close_done();
-        assert_eq!(r.closing(), Closing::Open, "a running task neither reopens nor closes");
+        assert_eq!(
+            r.closing(),
+            Closing::Open,
+            "a running task neither reopens nor closes"
+        );
         assert!(r.begin_close());
         assert!(!r.begin_close(), "told twice, it began once");
         assert_eq!(r.closing(), Closing::Wanted);
@@ -324,8 +332,15 @@ mod tests {
         r.note_published(&answer, 3);
         r.note_published(&epoch("e1"), 4);
         r.note_published(&epoch("e1"), 6);
-        assert_eq!(r.epoch_copies, Some(("e1".to_string(), 4)), "a run keeps its first");
-        assert!(!r.only_copies_after(2, "e1"), "the answer (3) is not read back");
+        assert_eq!(
+            r.epoch_copies,
+            Some(("e1".to_string(), 4)),
+            "a run keeps its first"
+        );
+        assert!(
+            !r.only_copies_after(2, "e1"),
+            "the answer (3) is not read back"
+        );
         assert!(r.only_copies_after(3, "e1"));
         assert!(!r.only_copies_after(3, "e0"), "copies of another epoch");
         r.note_published(&epoch("e2"), 8);

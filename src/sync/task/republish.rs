@@ -35,7 +35,7 @@ impl SyncTask {
     /// none of the epoch's members is in: its checkpoint falls due at the leader's turn, not an
     /// interval later (see `refresh_delay`).
     pub(super) fn refresh_sooner(&mut self) {
-        if self.view.in_epoch || self.refresh.refresh_at().is_none() {
+        if self.view.in_epoch() || self.refresh.refresh_at().is_none() {
             return;
         }
         if let Some(at) = self.refresh_due() {
@@ -62,15 +62,15 @@ impl SyncTask {
     /// in over it, every interval.)
     pub(super) fn refresh_delay(&self) -> Option<u64> {
         let interval = self.opts.state_refresh_interval;
-        if !self.view.in_epoch {
+        if !self.view.in_epoch() {
             // a task that holds the epoch without being its member yet (a new task replaying
             // the log, waiting to join) steps in last: the members may all be gone. When it
             // leads a generation that none of them is in, they are: nobody else will step in
-            self.view.epoch.as_ref()?;
+            self.view.epoch()?;
             let orphaned = self
                 .leading
                 .pending()
-                .is_some_and(|p| p.members.iter().all(|m| !self.view.members.contains(m)));
+                .is_some_and(|p| p.members.iter().all(|m| !self.view.members().contains(m)));
             return Some(if orphaned { 0 } else { interval });
         }
         let (r, n) = self.place_after_leader()?;
@@ -89,12 +89,12 @@ impl SyncTask {
     /// This member's place after the leader of the epoch in force, in id order, and the number
     /// of members (`(0, n)` for the leader); `None` outside the epoch.
     pub(super) fn place_after_leader(&self) -> Option<(u64, u64)> {
-        let leader = self.view.epoch.as_ref().map(|e| e.leader.as_str())?;
-        let n = self.view.members.len() as u64;
-        let me = self.view.members.iter().position(|m| *m == self.id)? as u64;
+        let leader = self.view.epoch().map(|e| e.leader.as_str())?;
+        let n = self.view.members().len() as u64;
+        let me = self.view.members().iter().position(|m| *m == self.id)? as u64;
         let at = self
             .view
-            .members
+            .members()
             .iter()
             .position(|m| m == leader)
             .unwrap_or(0) as u64;
@@ -108,7 +108,7 @@ impl SyncTask {
     /// member: with every member re-publishing, each newcomer cost the log a whole epoch per
     /// member, enough at scale to push newcomers behind retention.
     pub(super) fn want_resend(&mut self, out: &mut SyncOutput) {
-        let Some((r, _)) = self.place_after_leader().filter(|_| self.view.in_epoch) else {
+        let Some((r, _)) = self.place_after_leader().filter(|_| self.view.in_epoch()) else {
             return;
         };
         if r == 0 {
@@ -157,7 +157,7 @@ impl SyncTask {
         m.checkpoint = Some(after);
         // the forks it read (NewEpochs of later generations built on an epoch before the one in
         // force): a task starting here holds them read and rejected, as this task does
-        let newest = self.view.forks.iter().rev().take(MAX_REJECTED);
+        let newest = self.view.forks().iter().rev().take(MAX_REJECTED);
         m.rejected = newest.map(|(_, e)| e.clone()).collect();
         out.publish.push(m);
         self.refresh.published_checkpoint(self.cursor.own_unread());
@@ -185,13 +185,13 @@ impl SyncTask {
         if !self.cursor.own_unread_upto(upto) {
             return false;
         }
-        let in_force = self.view.epoch.as_ref().map(|e| e.id.as_str());
+        let in_force = self.view.epoch().map(|e| e.id.as_str());
         !in_force.is_some_and(|id| self.refresh.only_copies_after(self.cursor.own_read(), id))
     }
 
     /// Re-publish the epoch in force (for tasks that missed it).
     pub(super) fn resend(&mut self, out: &mut SyncOutput) {
-        if self.view.in_epoch {
+        if self.view.in_epoch() {
             out.publish.extend(self.epoch_message());
         }
     }
@@ -200,11 +200,11 @@ impl SyncTask {
 impl SyncTask {
     /// The epoch in force as this task knows it, as a re-publication: every member's state.
     pub(super) fn epoch_message(&self) -> Option<SyncMessage> {
-        let e = self.view.epoch.as_ref()?;
+        let e = self.view.epoch()?;
         let mut states = Vec::new();
-        for m in &self.view.members {
+        for m in self.view.members() {
             if *m == self.id {
-                if self.view.in_epoch {
+                if self.view.in_epoch() {
                     states.push(self.own.state().clone());
                 }
             } else if let Some(s) = self.view.cache.get(m) {
@@ -214,7 +214,7 @@ impl SyncTask {
         self.give_ghost_shares(&mut states);
         let departed = self
             .view
-            .departed
+            .departed()
             .iter()
             .rev()
             .take(RESENT_DEPARTED)
@@ -247,7 +247,7 @@ impl SyncTask {
             .view
             .cache
             .values()
-            .filter(|s| !self.view.members.contains(&s.task_id))
+            .filter(|s| !self.view.members().contains(&s.task_id))
         {
             for sh in &ghost.share.partitions {
                 let to = states.iter().position(|s| s.task_id == sh.assignee);
@@ -269,7 +269,7 @@ impl SyncTask {
         let candidates = || {
             msg.connector_state
                 .iter()
-                .filter(|st| st.task_id != self.id && self.view.members.contains(&st.task_id))
+                .filter(|st| st.task_id != self.id && self.view.members().contains(&st.task_id))
                 .flat_map(|st| {
                     st.data
                         .partitions

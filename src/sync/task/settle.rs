@@ -162,7 +162,7 @@ impl SyncTask {
         // (loads as u64: the map shares its code with the other maps of a task id to a u64)
         let mut loads: BTreeMap<String, u64> = BTreeMap::new();
         if sharing {
-            for m in &self.view.members {
+            for m in self.view.members() {
                 loads.insert(m.clone(), self.load_of(m) as u64);
             }
         }
@@ -280,8 +280,8 @@ impl SyncTask {
         // (the own tokens are hashed only when shares give them something to be checked against)
         // (not while behind: the epoch it missed may have resolved the share otherwise, e.g. a
         // departed sharer's children to the member owning their parent)
-        let shares_to_me = self.view.in_epoch
-            && !self.view.behind
+        let shares_to_me = self.view.in_epoch()
+            && !self.view.behind()
             && self
                 .view
                 .cache
@@ -355,14 +355,14 @@ impl SyncTask {
                 .own
                 .shares()
                 .iter()
-                .any(|s| !self.view.members.contains(&s.assignee))
+                .any(|s| !self.view.members().contains(&s.assignee))
         {
             // (inserted one by one, as in `place_new`: collecting sorts, one more sort in the wasm)
             let mut loads: BTreeMap<String, u64> = BTreeMap::new();
-            for m in &self.view.members {
+            for m in self.view.members() {
                 loads.insert(m.clone(), self.load_of(m) as u64);
             }
-            let (members, me) = (&self.view.members, &self.id);
+            let (members, me) = (self.view.members(), &self.id);
             self.own.readdress_shares(|sh| {
                 if members.contains(&sh.assignee) {
                     return;
@@ -394,7 +394,7 @@ impl SyncTask {
         // before it runs what the fork gave it and the epoch it missed gave another member
         // (`is_subset` walks both sorted sets once: with a thousand members, a lookup each on
         // every input was most of a simulated task's time)
-        if self.view.in_epoch && !self.view.members.is_subset(&self.view.acked) {
+        if self.view.in_epoch() && !self.view.members().is_subset(self.view.acked()) {
             self.own.refresh_marks(waiting);
             return;
         }

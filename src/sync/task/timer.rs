@@ -87,7 +87,10 @@ mod tests {
         assert_eq!(removal_due(&r, 10, 1_000), Some(1_110));
         let running = PartitionState::created("p", vec![]);
         assert_eq!(removal_due(&running, 10, 1_000), None);
-        assert_eq!(removal_due(&done("p", PartitionStatus::Removed, u64::MAX), 1, 1), Some(u64::MAX));
+        assert_eq!(
+            removal_due(&done("p", PartitionStatus::Removed, u64::MAX), 1, 1),
+            Some(u64::MAX)
+        );
     }
 
     #[test]
