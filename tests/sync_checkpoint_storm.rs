@@ -3,11 +3,13 @@
 //! interleaves with what other tasks publish meanwhile (producers land their records side by
 //! side, as Kafka producers of several processes do). After a leader change, the log still gets
 //! about one checkpoint per `stateRefreshInterval`, not a retry from every member every few
-//! seconds for as long as the connector runs.
+//! seconds for as long as the connector runs. (The shared world, its producers queued and paced.)
 
-use std::collections::VecDeque;
+use partkit::sync::{PartitionSpec, SyncOptions};
 
-use partkit::sync::{PartitionSpec, RebalanceEvent, SyncMessage, SyncOptions, SyncTask};
+#[path = "support/sync_world.rs"]
+mod world;
+use world::World;
 
 const INTERVAL: u64 = 10_000;
 /// A time step of the world.
@@ -28,128 +30,38 @@ fn opts() -> SyncOptions {
     }
 }
 
-struct Node {
-    task: SyncTask,
-    /// The next record of the log it reads.
-    pos: usize,
-    /// What it published that has not landed yet (its producer's queue).
-    outbox: VecDeque<SyncMessage>,
-}
-
-struct World {
-    nodes: Vec<Node>,
-    /// The log, with when each record landed.
-    log: Vec<(SyncMessage, u64)>,
-    now: u64,
-}
-
-impl World {
-    fn new(ids: &[&str]) -> Self {
-        let nodes = ids
-            .iter()
-            .map(|id| Node {
-                task: SyncTask::with_options(id, opts()).unwrap(),
-                pos: 0,
-                outbox: VecDeque::new(),
-            })
-            .collect();
-        World {
-            nodes,
-            log: Vec::new(),
-            now: 1_000,
-        }
-    }
-
-    fn rebalance(&mut self, generation: u64, leader: &str) {
-        let members: Vec<String> = self
-            .nodes
-            .iter()
-            .map(|n| n.task.task_id().to_string())
-            .collect();
-        for n in &mut self.nodes {
-            let lead = n.task.task_id() == leader;
-            let ev = RebalanceEvent {
-                generation,
-                leader: lead,
-                members: lead.then(|| members.clone()),
-            };
-            let out = n.task.on_rebalance(&ev, self.now).unwrap();
-            assert!(out.fenced.is_none(), "{:?}", out.fenced);
-            n.outbox.extend(out.publish);
-        }
-    }
-
-    /// One step: producers land records side by side (one record of each in turn), every task
-    /// reads what landed, and ticks when its timer is due.
-    fn step(&mut self) {
-        self.now += STEP;
-        for _ in 0..LAND {
-            for n in &mut self.nodes {
-                if let Some(m) = n.outbox.pop_front() {
-                    self.log.push((m, self.now));
-                }
-            }
-        }
-        for n in &mut self.nodes {
-            for _ in 0..READ {
-                let Some((m, _)) = self.log.get(n.pos) else {
-                    break;
-                };
-                n.pos += 1;
-                let out = n.task.on_message(m, self.now).unwrap();
-                assert!(
-                    out.fenced.is_none(),
-                    "{}: {:?}",
-                    n.task.task_id(),
-                    out.fenced
-                );
-                n.outbox.extend(out.publish);
-            }
-            if n.task.poll_timeout().is_some_and(|at| at <= self.now) {
-                let out = n.task.tick(self.now);
-                assert!(out.fenced.is_none(), "{:?}", out.fenced);
-                n.outbox.extend(out.publish);
-            }
-        }
-    }
-
-    fn run_for(&mut self, time: u64) {
-        let until = self.now + time;
-        while self.now < until {
-            self.step();
-        }
-    }
-
-    /// The checkpoints (first chunks) that landed in `[from, to)`, with their chunk counts.
-    fn checkpoints(&self, from: u64, to: u64) -> Vec<(String, u32)> {
-        self.log
-            .iter()
-            .filter(|(m, at)| *at >= from && *at < to && m.checkpoint.is_some())
-            .filter(|(m, _)| m.chunk.as_ref().is_none_or(|c| c.index == 0))
-            .map(|(m, _)| (m.task_id.clone(), m.chunk.as_ref().map_or(1, |c| c.count)))
-            .collect()
-    }
+/// The checkpoints (first chunks) that landed in `[from, to)`, with their chunk counts.
+fn checkpoints(w: &World, from: u64, to: u64) -> Vec<(String, u32)> {
+    w.log
+        .iter()
+        .zip(&w.log_at)
+        .filter(|(m, at)| **at >= from && **at < to && m.checkpoint.is_some())
+        .filter(|(m, _)| m.chunk.as_ref().is_none_or(|c| c.index == 0))
+        .map(|(m, _)| (m.task_id.clone(), m.chunk.as_ref().map_or(1, |c| c.count)))
+        .collect()
 }
 
 #[test]
 fn checkpoints_in_hundreds_of_chunks_converge_after_a_leader_change() {
-    let mut w = World::new(&["a", "b", "c"]);
-    w.rebalance(1, "a");
-    w.run_for(2_000);
-    assert!(w.nodes.iter().all(|n| n.task.epoch_confirmed()));
+    let mut w = World::new(&["a", "b", "c"], opts());
+    w.now = 1_000;
+    w.queue();
+    w.announce(1, "a", &["a", "b", "c"]);
+    w.pace_for(2_000, STEP, LAND, READ);
+    assert!(["a", "b", "c"]
+        .iter()
+        .all(|id| w.task(id).epoch_confirmed()));
     let specs: Vec<PartitionSpec> = (0..2_500)
         .map(|i| PartitionSpec::new(format!("partition-{i:05}"), &[]))
         .collect();
-    let now = w.now;
-    let out = w.nodes[0].task.add_partitions(&specs, now).unwrap();
-    w.nodes[0].outbox.extend(out.publish);
-    w.run_for(3 * INTERVAL);
+    w.add_partitions("a", &specs);
+    w.pace_for(3 * INTERVAL, STEP, LAND, READ);
     // the leader changes (the same members)
-    w.rebalance(2, "b");
-    w.run_for(4 * INTERVAL);
+    w.announce(2, "b", &["a", "b", "c"]);
+    w.pace_for(4 * INTERVAL, STEP, LAND, READ);
     let from = w.now;
-    w.run_for(10 * INTERVAL);
-    let cps = w.checkpoints(from, w.now);
+    w.pace_for(10 * INTERVAL, STEP, LAND, READ);
+    let cps = checkpoints(&w, from, w.now);
     let chunks = cps.first().map_or(0, |c| c.1);
     assert!(
         chunks > 100,
@@ -162,4 +74,5 @@ fn checkpoints_in_hundreds_of_chunks_converge_after_a_leader_change() {
         cps.len(),
         cps.iter().map(|c| &c.0).collect::<Vec<_>>()
     );
+    assert!(w.violations.is_empty(), "{:?}", w.violations);
 }

@@ -7,7 +7,7 @@
 //! the default `maxRecordBytes` of 900,000 bytes) take a minute or more and gigabytes even in a
 //! release build, as every simulated task reads every record and holds the whole view (one seed
 //! of 100 × 1,000: 72 s and 4.8 GB; 1,000 × 100 holds a thousand views of 100,000 partitions):
-//! they run with `npm run sim -- --scale [--shape 100x1000]` (CI runs 100 × 1,000, 2 seeds), or
+//! they run with `npm run sim -- --scale [--shape 100x1000]` (CI runs one seed of 100 × 1,000), or
 //! `cargo test --release --features sim --test sync_scale -- --ignored`. Here the same runs are
 //! scaled down, tasks and partitions alike, with `maxRecordBytes` scaled down with them (20,000
 //! bytes) so that the same records go out in chunks.

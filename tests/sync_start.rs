@@ -4,10 +4,11 @@
 //! joined without it (`checkpoint_message`) gets the same task: the first message a task reads,
 //! if it is a checkpoint, stands where the record it names is.
 
-use partkit::sync::{
-    checkpoint_message, find_epoch_start, EpochStart, LogRecord, PartitionSpec, RebalanceEvent,
-    RecordHeader, SyncMessage, SyncOptions, SyncOutput, SyncTask,
-};
+use partkit::sync::{checkpoint_message, EpochStart, SyncMessage, SyncOptions, SyncTask};
+
+#[path = "support/sync_world.rs"]
+mod world;
+use world::World;
 
 const INTERVAL: u64 = 10_000;
 
@@ -20,94 +21,30 @@ fn opts() -> SyncOptions {
     }
 }
 
-struct Log {
-    records: Vec<SyncMessage>,
-    now: u64,
-}
-
-impl Log {
-    fn put(&mut self, out: SyncOutput) -> Vec<String> {
-        assert!(out.fenced.is_none(), "{:?}", out.fenced);
-        self.records.extend(out.publish);
-        out.start
-    }
-
-    /// Every task reads the log to its end (`pos`: where each is).
-    fn settle(&mut self, tasks: &mut [(&mut SyncTask, usize)]) {
-        loop {
-            let mut moved = false;
-            for (t, pos) in tasks.iter_mut() {
-                while *pos < self.records.len() {
-                    let m = self.records[*pos].clone();
-                    *pos += 1;
-                    self.now += 1;
-                    let out = t.on_message(&m, self.now).unwrap();
-                    self.put(out);
-                    moved = true;
-                }
-            }
-            if !moved {
-                break;
-            }
-        }
-    }
-}
-
 /// `a` leads [a, b]; `b` runs `p` and finishes it just as `a`'s checkpoint falls due: `a`
 /// computes it before reading the finish, so it names the record before the finish and lands
-/// after it (not clean). Both are gone. Returns the log and the time.
-fn log_with_an_unclean_checkpoint() -> Log {
-    let mut log = Log {
-        records: Vec::new(),
-        now: 1_000,
-    };
-    let mut a = SyncTask::with_options("a", opts()).unwrap();
-    let mut b = SyncTask::with_options("b", opts()).unwrap();
-    let lead = RebalanceEvent {
-        generation: 1,
-        leader: true,
-        members: Some(vec!["a".into(), "b".into()]),
-    };
-    let member = RebalanceEvent {
-        generation: 1,
-        leader: false,
-        members: None,
-    };
-    log.now += 1;
-    let out = a.on_rebalance(&lead, log.now).unwrap();
-    log.put(out);
-    let out = b.on_rebalance(&member, log.now).unwrap();
-    log.put(out);
-    let (mut pa, mut pb) = (0, 0);
-    log.settle(&mut [(&mut a, pa), (&mut b, pb)]);
-    pa = log.records.len();
-    pb = pa;
-    let out = b.add_partitions(&[PartitionSpec::new("p", &[])], log.now).unwrap();
-    assert_eq!(log.put(out), vec!["p".to_string()]);
-    let out = b.partition_started("p", log.now).unwrap();
-    log.put(out);
-    let mut tasks = [(&mut a, pa), (&mut b, pb)];
-    log.settle(&mut tasks);
-    log.now = tasks[0].0.poll_timeout().expect("a checkpoint falls due");
-    let out = tasks[1].0.partition_finished("p", log.now).unwrap();
-    log.put(out);
-    let out = tasks[0].0.tick(log.now);
-    log.put(out);
-    assert!(log.records.last().unwrap().checkpoint.is_some());
-    log
+/// after it (not clean). Both are gone.
+fn log_with_an_unclean_checkpoint() -> World {
+    let mut w = World::new(&["a", "b"], opts());
+    w.now = 1_000;
+    w.input_gap = 1;
+    w.rebalance(1, "a", &["a", "b"]);
+    w.add("b", "p", &[]);
+    assert_eq!(w.started["b"], ["p"]);
+    w.run("b", "p");
+    w.settle();
+    w.input_gap = 0;
+    w.now = w.task("a").poll_timeout().expect("a checkpoint falls due");
+    w.finish("b", "p");
+    w.call("a", |t, now| t.tick(now));
+    assert!(w.log.last().unwrap().checkpoint.is_some());
+    assert!(w.violations.is_empty(), "{:?}", w.violations);
+    w
 }
 
-fn start(log: &Log) -> (u64, Vec<u64>) {
-    let records: Vec<LogRecord<'_>> = log
-        .records
-        .iter()
-        .enumerate()
-        .map(|(k, m)| LogRecord {
-            offset: k as u64,
-            header: Some(RecordHeader::of(m)),
-        })
-        .collect();
-    match find_epoch_start(&records, true, 0).unwrap() {
+/// Where the start rule puts a new task: after the unclean checkpoint's named record.
+fn start(w: &World) -> (u64, Vec<u64>) {
+    match w.epoch_start() {
         EpochStart::AfterCheckpoint { offset, checkpoint } => (offset, checkpoint),
         other => panic!("expected an unclean checkpoint to start after: {other:?}"),
     }
@@ -120,11 +57,11 @@ fn start(log: &Log) -> (u64, Vec<u64>) {
 /// replay reads the finish.
 #[test]
 fn a_checkpoint_fed_as_its_record_starts_a_task_as_the_joined_one_does() {
-    let mut log = log_with_an_unclean_checkpoint();
-    let (offset, at) = start(&log);
-    let parts: Vec<SyncMessage> = at.iter().map(|&k| log.records[k as usize].clone()).collect();
+    let mut w = log_with_an_unclean_checkpoint();
+    let (offset, at) = start(&w);
+    let parts: Vec<SyncMessage> = at.iter().map(|&k| w.log[k as usize].clone()).collect();
     let joined = checkpoint_message(parts.clone()).unwrap();
-    let now = log.now + 2 * INTERVAL + 500;
+    let now = w.now + 2 * INTERVAL + 500;
     let mut outputs = Vec::new();
     let mut views = Vec::new();
     for as_records in [false, true] {
@@ -139,8 +76,8 @@ fn a_checkpoint_fed_as_its_record_starts_a_task_as_the_joined_one_does() {
         let out = n.tick(now);
         for m in &out.publish {
             if let Some(c) = &m.checkpoint {
-                let named = log
-                    .records
+                let named = w
+                    .log
                     .iter()
                     .position(|r| {
                         r.task_id == c.after_task_id && r.message_seq == Some(c.after_seq)
@@ -154,10 +91,10 @@ fn a_checkpoint_fed_as_its_record_starts_a_task_as_the_joined_one_does() {
             }
         }
         outputs.push(out.publish.len());
-        for m in log.records[offset as usize..].to_vec() {
+        for m in w.log[offset as usize..].to_vec() {
             let out = n.on_message(&m, now + 1).unwrap();
             assert!(out.start.is_empty(), "{:?}", out.start);
-            log.records.extend(out.publish);
+            w.append(out.publish);
         }
         let p = n
             .known_tasks()

@@ -1,7 +1,7 @@
 //! The one world the sync scenario tests drive `SyncTask`s in: one totally ordered log (the sync
 //! topic) with when each record was appended, and tasks reading it in order, each at its own
 //! cursor. Every scenario file (`sync_regressions`, `sync_faults`, `sync_records`,
-//! `sync_retention`) includes it as a module and scripts its faults with it:
+//! `sync_retention`, `sync_start`, `sync_checkpoint_storm`) includes it as a module and scripts its faults with it:
 //!
 //! - time: `now`, moved by `input_gap` before each input a task gets through the world (a
 //!   message, a rebalance, a partition call), by `tick`/`ticks`, and by `run_until`, which
@@ -11,7 +11,9 @@
 //! - producers: `hold`/`land` (records held back, then appended at once), `slow` (records land
 //!   a lag after they are published), `interleave` (the records of one round of ticks land one
 //!   of each task in turn, as concurrent producers' do), `strip_seq` (no `messageSeq`, as a
-//!   transport that drops unknown fields);
+//!   transport that drops unknown fields), `queue` with `pace` (producers that land a few
+//!   records each per step, side by side, and readers that read a few per step: a checkpoint
+//!   of hundreds of chunks takes a while to land and interleaves with other tasks' records);
 //! - retention: `first`, `expire`; a new task starts where the core's start rule says
 //!   (`start`, `join_at`);
 //! - what it checks on every output: no task fences itself (unless `allow_fenced`); no
@@ -19,7 +21,7 @@
 //!   (`violations`); every record fits `max_record` once serialized (`largest`, `bytes`).
 #![allow(dead_code)]
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use partkit::sync::{
     checkpoint_message, find_epoch_start, EpochStart, LogRecord, MessageType, PartitionSpec,
@@ -66,6 +68,8 @@ pub struct World {
     pub flight: Vec<(u64, SyncMessage)>,
     /// Whether the records of one round of `tick` land one of each task in turn.
     pub interleave: bool,
+    /// Producers' queues (after `queue`): what each task published and `pace` has not landed.
+    pub queued: Option<BTreeMap<String, VecDeque<SyncMessage>>>,
     /// Whether an output may fence its task (else it fails the test).
     pub allow_fenced: bool,
     /// Publish without `messageSeq`.
@@ -100,6 +104,7 @@ impl World {
             lag: BTreeMap::new(),
             flight: Vec::new(),
             interleave: false,
+            queued: None,
             allow_fenced: false,
             strip_seq: false,
             max_record: None,
@@ -203,6 +208,8 @@ impl World {
             .extend(out.stop.iter().cloned());
         if let Some(h) = self.held.get_mut(id) {
             h.extend(out.publish);
+        } else if let Some(q) = self.queued.as_mut() {
+            q.entry(id.to_string()).or_default().extend(out.publish);
         } else if let Some(lag) = self.lag.get(id) {
             let at = self.now + lag;
             self.flight.extend(out.publish.into_iter().map(|m| (at, m)));
@@ -495,6 +502,44 @@ impl World {
         self.append(held);
     }
 
+    /// Every task's records go to its producer's queue from now on, landed by `pace`.
+    pub fn queue(&mut self) {
+        self.queued.get_or_insert_with(BTreeMap::new);
+    }
+
+    /// One step of a paced world: `dt` passes; the producers' queues land up to `land` records
+    /// each, one of each task in turn; then each live task in turn reads up to `read` records
+    /// and ticks if its timer is due.
+    pub fn pace(&mut self, dt: u64, land: usize, read: usize) {
+        self.now += dt;
+        for _ in 0..land {
+            let mut turn = Vec::new();
+            for q in self.queued.iter_mut().flat_map(|q| q.values_mut()) {
+                turn.extend(q.pop_front());
+            }
+            self.append(turn);
+        }
+        for id in self.live_ids() {
+            for _ in 0..read {
+                if !self.step(&id) {
+                    break;
+                }
+            }
+            let now = self.now;
+            if self.task(&id).poll_timeout().is_some_and(|at| at <= now) {
+                self.call(&id, |t, now| t.tick(now));
+            }
+        }
+    }
+
+    /// `pace` until `time` has passed.
+    pub fn pace_for(&mut self, time: u64, dt: u64, land: usize, read: usize) {
+        let until = self.now + time;
+        while self.now < until {
+            self.pace(dt, land, read);
+        }
+    }
+
     /// `id`'s records land `lag` after it publishes them, in order.
     pub fn slow(&mut self, id: &str, lag: u64) {
         self.lag.insert(id.to_string(), lag);
@@ -514,13 +559,7 @@ impl World {
     /// scenarios expect it at a checkpoint: clean, or (not clean) right after the named record,
     /// with the checkpoint applied first.
     pub fn start(&self) -> (usize, Option<SyncMessage>) {
-        let records: Vec<LogRecord<'_>> = (self.first..self.log.len())
-            .map(|k| LogRecord {
-                offset: k as u64,
-                header: Some(RecordHeader::of(&self.log[k])),
-            })
-            .collect();
-        match find_epoch_start(&records, true, self.first as u64).unwrap() {
+        match self.epoch_start() {
             EpochStart::At(k) if self.log[k as usize].checkpoint.is_some() => (k as usize, None),
             EpochStart::AfterCheckpoint { offset, checkpoint } => {
                 let parts = checkpoint
@@ -531,6 +570,17 @@ impl World {
             }
             other => panic!("no usable checkpoint is retained: {other:?}"),
         }
+    }
+
+    /// What the core's start rule says of the retained records (offsets being log indexes).
+    pub fn epoch_start(&self) -> EpochStart {
+        let records: Vec<LogRecord<'_>> = (self.first..self.log.len())
+            .map(|k| LogRecord {
+                offset: k as u64,
+                header: Some(RecordHeader::of(&self.log[k])),
+            })
+            .collect();
+        find_epoch_start(&records, true, self.first as u64).unwrap()
     }
 
     /// The latest retained clean checkpoint (the record before it is the one it names).
