@@ -87,3 +87,81 @@ pub(super) fn claimed_elsewhere<'e>(
     }
     moved
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(id: &str, owned: &[&str], shares: &[(&str, &str)]) -> TaskState {
+        let mut s = TaskState::empty(id);
+        s.data.partitions = owned
+            .iter()
+            .map(|t| PartitionState::created(*t, vec![]))
+            .collect();
+        s.share.partitions = shares
+            .iter()
+            .map(|(t, to)| PartitionState::created(*t, vec![]).shared_to(*to))
+            .collect();
+        s
+    }
+
+    fn set(ids: &[&str]) -> BTreeSet<String> {
+        ids.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn prev(states: Vec<TaskState>) -> BTreeMap<String, TaskState> {
+        states.into_iter().map(|s| (s.task_id.clone(), s)).collect()
+    }
+
+    #[test]
+    fn own_words_of_members_claim_and_a_share_claims_only_what_no_word_owns() {
+        let prev = prev(vec![
+            state("t2", &["a"], &[("b", "t3"), ("a", "t3")]),
+            state("t3", &["c"], &[]),
+            // a leader's snapshot entry, not the task's own word: no claim
+            state("t4", &["d"], &[]),
+        ]);
+        let own = Own::new("t1");
+        let (members, words) = (set(&["t1", "t2", "t3", "t4"]), set(&["t2", "t3"]));
+        let claims = claims_before(&prev, &own, &members, &words, "t1");
+        assert_eq!(
+            claims.get("a"),
+            Some(&(Some("t2"), true)),
+            "a word beats a share"
+        );
+        assert_eq!(claims.get("b"), Some(&(Some("t3"), false)));
+        assert_eq!(claims.get("c"), Some(&(Some("t3"), true)));
+        assert_eq!(claims.get("d"), None);
+    }
+
+    #[test]
+    fn two_claimants_leave_it_to_the_epoch_and_a_departed_sharer_claims_nothing() {
+        let prev = prev(vec![
+            state("t2", &["x"], &[]),
+            state("t3", &["x"], &[]),
+            state("gone", &[], &[("y", "t2")]),
+        ]);
+        let own = Own::new("t1");
+        let (members, words) = (set(&["t1", "t2", "t3"]), set(&["t2", "t3", "gone"]));
+        let claims = claims_before(&prev, &own, &members, &words, "t1");
+        assert_eq!(claims.get("x"), Some(&(None, true)));
+        assert_eq!(claims.get("y"), None);
+    }
+
+    #[test]
+    fn what_another_member_claims_is_taken_out_of_the_entries() {
+        let prev = prev(vec![state("t2", &["a"], &[])]);
+        let own = Own::new("t1");
+        let (members, words) = (set(&["t1", "t2", "t3"]), set(&["t2"]));
+        let claims = claims_before(&prev, &own, &members, &words, "t1");
+        let mut entries = [state("t3", &["a", "b"], &[]), state("t2", &["a"], &[])];
+        let moved = claimed_elsewhere(&claims, entries.iter_mut());
+        assert_eq!(moved.len(), 1);
+        assert_eq!(
+            (moved[0].0.as_str(), moved[0].1.token.as_str()),
+            ("t2", "a")
+        );
+        assert_eq!(entries[0].data.partitions.len(), 1, "t3 keeps b");
+        assert_eq!(entries[1].data.partitions.len(), 1, "t2 keeps its own");
+    }
+}
