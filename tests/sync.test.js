@@ -9,16 +9,10 @@ const {SyncWorld} = require('./support/sync-world');
 
 const {SyncTask, SyncError, PartkitError} = partkit;
 
-/** mulberry32: a tiny seeded PRNG, so the simulation is the same on every run. */
+/** Park and Miller's minimal standard generator: seeded, so the simulation is the same on every run. */
 function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  let x = (seed % 2147483646) + 1;
+  return () => (x = (x * 48271) % 2147483647) / 2147483647;
 }
 
 /** Partitions: r splits into a, b; a into a1, a2; b and a1 merge into m. */

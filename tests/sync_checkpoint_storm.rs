@@ -9,7 +9,7 @@ use partkit::sync::{PartitionSpec, SyncOptions};
 
 #[path = "support/sync_world.rs"]
 mod world;
-use world::World;
+use world::{timeouts, World};
 
 const INTERVAL: u64 = 10_000;
 /// A time step of the world.
@@ -23,10 +23,8 @@ const READ: usize = 60;
 fn opts() -> SyncOptions {
     SyncOptions {
         state_refresh_interval: INTERVAL,
-        epoch_ack_timeout: 1_000,
-        rebalance_timeout: 5_000,
         max_record_bytes: 1_024,
-        ..SyncOptions::default()
+        ..timeouts(5_000, 1_000)
     }
 }
 

@@ -8,16 +8,14 @@ use partkit::sync::{checkpoint_message, EpochStart, SyncMessage, SyncOptions, Sy
 
 #[path = "support/sync_world.rs"]
 mod world;
-use world::World;
+use world::{timeouts, World};
 
 const INTERVAL: u64 = 10_000;
 
 fn opts() -> SyncOptions {
     SyncOptions {
         state_refresh_interval: INTERVAL,
-        epoch_ack_timeout: 1_000,
-        rebalance_timeout: 5_000,
-        ..SyncOptions::default()
+        ..timeouts(5_000, 1_000)
     }
 }
 
