@@ -191,9 +191,9 @@ async function lazyModule(domain, out) {
 // (js/wasm/text.mjs: jest's jsdom environment, which runs either, has neither; the platform's own
 // classes where they exist).
 const esbuild = await import('esbuild');
-// `#wasm/<domain>`: pkg/<domain>/index.mjs; `#wasm-data/<domain>`: how it reads
-// dist/wasm/<domain>.json, from dist/<domain>.cjs (`require`, on first use) or from dist/browser/
-// (a static JSON import, which bundlers inline and browsers fetch).
+// `#wasm/<domain>` is pkg/<domain>/index.mjs (package.json "imports"); `#wasm-data/<domain>`, how
+// it reads dist/wasm/<domain>.json, from dist/<domain>.cjs (`require`, on first use) or from
+// dist/browser/ (a static JSON import, which bundlers inline and browsers fetch).
 const wasmDomains = (format) => ({
   name: 'partkit-wasm',
   setup(build) {
@@ -202,7 +202,6 @@ const wasmDomains = (format) => ({
       if (!DOMAINS.includes(domain)) throw new Error(`build: no wasm domain ${domain}`);
       return domain;
     };
-    build.onResolve({filter: /^#wasm\//}, ({path}) => ({path: join(root, 'pkg', domainOf(path, '#wasm/'), 'index.mjs')}));
     build.onResolve({filter: /^#wasm-data\//}, ({path}) => ({path: domainOf(path, '#wasm-data/'), namespace: 'wasm-data'}));
     build.onLoad({filter: /.*/, namespace: 'wasm-data'}, ({path: domain}) => ({
       contents: format === 'cjs'
