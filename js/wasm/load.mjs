@@ -30,13 +30,6 @@ function compile(bytes) {
   }
 }
 
-/** The bytes of `text`, one per character (each below 256: pkg/unlzma/index.mjs). */
-function latin1Bytes(text) {
-  const bytes = new Uint8Array(text.length);
-  for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
-  return bytes;
-}
-
 /** The bytes of `base64` (standard alphabet, padded). */
 function base64Bytes(base64) {
   if (typeof Uint8Array.fromBase64 === 'function') return Uint8Array.fromBase64(base64);
@@ -52,7 +45,7 @@ function base64Bytes(base64) {
 }
 
 const malformed = () => new Error('partkit: malformed wasm data');
-/** The LZMA decoder's compiled module (crates/unlzma, carried inline, a character per byte: about 2 KB). */
+/** The LZMA decoder's compiled module (crates/unlzma, carried inline as base64: about 3 KB). */
 let decoder;
 
 /**
@@ -61,7 +54,7 @@ let decoder;
  * input, the output) is garbage once the output is copied out.
  */
 export function unlzma(packed, size) {
-  decoder ??= compile(latin1Bytes(unlzmaWasm));
+  decoder ??= compile(base64Bytes(unlzmaWasm));
   const {memory, input: inputAt, decode} = new WebAssembly.Instance(decoder).exports;
   const input = inputAt();
   const output = input + packed.length;

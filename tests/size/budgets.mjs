@@ -9,19 +9,17 @@
 // - each domain's wasm (dist/wasm/<domain>.json), dist/index.cjs, and the tarball, which must hold
 //   no pkg/ (each wasm is in it once) and of js/ only the CLI.
 //
-// Fails when any figure passes its budget (tests/size/budgets.json), and when the size tables of
-// README.md and docs/validator.md (between `<!-- sizes:NAME -->` and `<!-- /sizes -->`) are not
-// what it measured; `npm run test:size -- --write` rewrites those tables.
+// Prints them, and fails when any passes its budget (tests/size/budgets.json: round figures with
+// room for ordinary changes, which the docs quote).
 import {execFileSync} from 'node:child_process';
-import {mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync} from 'node:fs';
+import {mkdtempSync, readFileSync, rmSync, statSync} from 'node:fs';
 import {tmpdir} from 'node:os';
-import {dirname, join, relative, resolve} from 'node:path';
+import {dirname, join, resolve} from 'node:path';
 import {fileURLToPath} from 'node:url';
 import {brotliCompressSync, constants, gzipSync} from 'node:zlib';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
-const write = process.argv.includes('--write');
 const DOMAINS = ['bucketing', 'objects', 'imports', 'lifecycle', 'sync'];
 
 const sizeOf = (bytes) => ({
@@ -59,7 +57,7 @@ const packDir = mkdtempSync(join(tmpdir(), 'partkit-size-'));
 let tarball;
 try {
   const [info] = JSON.parse(execFileSync('npm', ['pack', '--json', '--silent', '--pack-destination', packDir], {cwd: root, encoding: 'utf8'}));
-  tarball = {packed: statSync(join(packDir, info.filename)).size, unpacked: info.unpackedSize, files: info.files.map((f) => f.path).sort()};
+  tarball = {packed: statSync(join(packDir, info.filename)).size, unpacked: info.unpackedSize, files: info.files.map((f) => f.path)};
 } finally {
   rmSync(packDir, {recursive: true, force: true});
 }
@@ -109,74 +107,6 @@ for (const d of DOMAINS) {
 if (tarball.packed > budgets.tarball.packed) failures.push(`tarball: ${tarball.packed} B packed, over its budget of ${budgets.tarball.packed} B`);
 if (tarball.unpacked > budgets.tarball.unpacked) failures.push(`tarball: ${tarball.unpacked} B unpacked, over its budget of ${budgets.tarball.unpacked} B`);
 
-/** The tarball's files, esbuild's hashed chunks as one entry. */
-function listing(files) {
-  const chunks = files.filter((f) => /^dist\/browser\/chunk-\w+\.mjs$/.test(f));
-  const named = files.filter((f) => !chunks.includes(f)).map((f) => `\`${f}\``);
-  named.push(`\`dist/browser/chunk-*.mjs\` (${chunks.length})`);
-  return named.sort().join(', ') + '.';
-}
-
-// The tables README.md and docs/validator.md show.
-const n = (x) => x.toLocaleString('en');
-const kb = (x) => `${Math.round(x / 1000)} KB`;
-const mb = (x) => `${(x / 1e6).toFixed(1)} MB`;
-const pkgVersion = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version;
-const table = (names) => ['| what | raw | gzip | brotli |', '| --- | ---: | ---: | ---: |',
-  ...names.map((k) => `| ${k} | ${n(rows[k].raw)} B | ${n(rows[k].gzip)} B | ${n(rows[k].brotli)} B |`)].join('\n');
-const tables = {
-  validator: table(['validator page, bucketing (first result)', 'validator page, with object partitioning', 'whole browser build (dist/browser/index.mjs)']),
-  subpaths: table(DOMAINS.flatMap((d) => [`partkit/${d}: browser entry and imports`, `partkit/${d}: Node files`])),
-  wasm: table([...DOMAINS.map((d) => `wasm: ${d}`), 'wasm: LZMA decoder']),
-  packed: table(DOMAINS.map((d) => `dist/wasm/${d}.json`)),
-  tarball: [`The tarball: ${n(tarball.packed)} B packed, ${n(tarball.unpacked)} B unpacked, ${tarball.files.length} files:`, '',
-    listing(tarball.files)].join('\n'),
-  // README.md is in the tarball it describes, and read by users: round figures (KB, MB), which
-  // settle and do not move with every change; the exact ones are in docs/wasm.md and
-  // docs/validator.md. Its link is absolute: the tarball ships no docs/.
-  summary: `Sizes (\`npm run test:size\`, gzipped): a bucketing validator page loads about ${kb(rows['validator page, bucketing (first result)'].gzip)}, ` +
-    `about ${kb(rows['validator page, with object partitioning'].gzip)} with object partitioning,\nabout ${kb(rows['whole browser build (dist/browser/index.mjs)'].gzip)} with every domain ` +
-    `([docs/validator.md](https://github.com/partkit/partkit/blob/v${pkgVersion}/docs/validator.md#size)); the tarball is about ${mb(tarball.unpacked)} unpacked.`,
-};
-// The docs quote measured sizes; a table is stale when its words changed or a figure moved by more
-// than 5% (a build on another machine, or an ordinary change, moves sizes a little: the budgets
-// above are what holds the line, the tables only have to stay true to within a few percent).
-function closeEnough(a, b) {
-  const figures = (t) => [...t.matchAll(/\d[\d,]*(?:\.\d+)?/g)].map((m) => Number(m[0].replace(/,/g, '')));
-  const words = (t) => t.replace(/\d[\d,]*(?:\.\d+)?/g, '#');
-  if (words(a) !== words(b)) return false;
-  const [x, y] = [figures(a), figures(b)];
-  return x.every((v, i) => Math.abs(v - y[i]) <= Math.max(2, 0.05 * Math.max(v, y[i])));
-}
-let changed = false;
-for (const doc of ['README.md', 'docs/validator.md', 'docs/wasm.md']) {
-  const path = join(root, doc);
-  const text = readFileSync(path, 'utf8');
-  const next = text.replace(/(<!-- sizes:(\w+) -->\n)(?:[\s\S]*?\n)??(<!-- \/sizes -->)/g, (all, open, name, close) => {
-    if (!(name in tables)) {
-      failures.push(`${doc}: unknown size table ${name}`);
-      return all;
-    }
-    return `${open}${tables[name]}\n${close}`;
-  });
-  if (next === text) continue;
-  if (!write && closeEnough(text, next)) continue;
-  changed = true;
-  if (write) writeFileSync(path, next);
-  else failures.push(`${doc}: its size tables are not what was measured (run \`npm run test:size -- --write\`)`);
-}
-
-// README.md is in the tarball it describes: writing its figures changes them, so --write measures
-// again until they hold (a few rounds).
-const attempt = Number(process.env.PARTKIT_SIZE_ROUND ?? 1);
-if (write && changed && attempt < 8) {
-  try {
-    execFileSync(process.execPath, [fileURLToPath(import.meta.url), '--write'], {stdio: 'inherit', env: {...process.env, PARTKIT_SIZE_ROUND: String(attempt + 1)}});
-    process.exit(0);
-  } catch {
-    process.exit(1);
-  }
-}
 for (const [name, size] of Object.entries(rows)) {
   console.log(`${name.padEnd(48)} ${String(size.raw).padStart(9)} ${String(size.gzip).padStart(9)} ${String(size.brotli).padStart(9)}`);
 }
@@ -185,4 +115,4 @@ if (failures.length) {
   console.error(`\nsize budgets: ${failures.length} failure(s)\n  ${failures.join('\n  ')}`);
   process.exit(1);
 }
-console.log(`size budgets: ok${write ? ' (docs written)' : ''}`);
+console.log('size budgets: ok');
