@@ -332,6 +332,86 @@ fn a_departed_tasks_late_finish_of_what_it_left_as_a_share_is_no_new_work() {
     );
 }
 
+/// A task frozen past its session (a GC pause) wakes, still on the epoch it holds: it finds a
+/// child of the partition it runs, shares it to a member, finishes the parent, and only then
+/// reads the epoch that left it out, after which it publishes its (empty) state of that epoch.
+/// Its late records land after that epoch: every reader keeps the child as a share, in the
+/// departed task's entry, to the member owning the parent (`adopt_departed`). Before, the
+/// departed task's empty word replaced its entry, and the share with it, while the parent's
+/// finish counted: once the parent's new owner died before reading those records, the next
+/// epoch knew the parent finished and the child nowhere (found by the simulation with frozen
+/// tasks). Now a departed task's newer word keeps what its entry holds for members.
+#[test]
+fn a_departed_tasks_word_after_the_epoch_keeps_the_child_it_shared() {
+    let opts = timeouts(5_000, 1_000);
+    let mut w = world(&["f", "m", "o"], opts);
+    w.rebalance(1, "o", &["f", "m", "o"]);
+    w.ticks(2, 1_500);
+    // m and o find and run x and y; f finds and runs p and q (ties go to the finder)
+    for (id, token) in [("m", "x"), ("o", "y"), ("f", "p"), ("f", "q")] {
+        w.add(id, token, &[]);
+        w.settle();
+    }
+    w.ticks(2, 1_500);
+    for id in ["f", "m", "o"] {
+        w.start_all(id);
+    }
+    w.settle();
+    assert!(
+        w.running["f"].contains("p") && w.running["f"].contains("q"),
+        "{:?}",
+        w.running
+    );
+    // f freezes: it reads and ticks nothing, and what it publishes on waking lands late
+    w.live.remove("f");
+    w.hold("f");
+    // generation 2 without f: p goes to a member
+    w.rebalance(2, "o", &["m", "o"]);
+    w.ticks(2, 1_500);
+    let owns_p = |w: &World, id: &str| w.task(id).owned_partitions().iter().any(|p| p.token == "p");
+    let parent_owner = if owns_p(&w, "m") { "m" } else { "o" };
+    let other = if parent_owner == "m" { "o" } else { "m" };
+    assert!(owns_p(&w, parent_owner) && !owns_p(&w, other));
+    // the parent's new owner stops reading (it dies before reading f's late records)
+    w.stalled.insert(parent_owner.into());
+    // f wakes on epoch 1: it finds c, a child of p, shares it to a member, and finishes p
+    w.add("f", "c", &["p"]);
+    assert!(
+        w.task("f")
+            .shared_partitions()
+            .iter()
+            .any(|s| s.token == "c"),
+        "f keeps c: {:?}",
+        w.task("f").owned_partitions()
+    );
+    w.finish("f", "p");
+    w.land("f");
+    // f reads the epoch that left it out, stops q, and publishes its state of that epoch
+    w.live.insert("f".into());
+    w.settle();
+    assert!(w.stopped["f"].iter().any(|t| t == "q"), "{:?}", w.stopped);
+    assert_eq!(w.task("f").epoch(), Some("2-o"));
+    assert!(w.task("f").owned_partitions().is_empty());
+    w.leave("f");
+    w.leave(parent_owner);
+    // the other member leads generation 3 alone: c is its own
+    w.rebalance(3, other, &[other]);
+    w.ticks(4, 1_500);
+    assert!(w.violations.is_empty(), "{:?}", w.violations);
+    let c = w
+        .task(other)
+        .owned_partitions()
+        .iter()
+        .find(|p| p.token == "c")
+        .cloned();
+    assert!(
+        c.is_some(),
+        "c is lost: {other} owns {:?}",
+        w.task(other).owned_partitions()
+    );
+    assert!(w.running[other].contains("c"), "{:?}", w.running);
+}
+
 /// The longest time from `from` to `until` without a clean checkpoint in `clean`.
 fn longest_gap(clean: &[u64], from: u64, until: u64) -> u64 {
     let mut at = from;

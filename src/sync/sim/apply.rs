@@ -120,7 +120,7 @@ impl Sim {
             self.report.bytes += json.len();
             self.report.chunk_records += usize::from(m.chunk.is_some());
             let scale = self.scale();
-            if m.kind == MessageType::NewEpoch {
+            if m.kind == MessageType::NewEpoch && self.tracing {
                 let l = format!(
                     "{} publishes NewEpoch {} base {:?}{} {}",
                     m.task_id,
@@ -180,7 +180,7 @@ impl Sim {
                 }
             }
         }
-        if !out.start.is_empty() || !out.stop.is_empty() {
+        if self.tracing && (!out.start.is_empty() || !out.stop.is_empty()) {
             let l = format!(
                 "{} start {:?} stop {:?}",
                 self.nodes[i].id, out.start, out.stop

@@ -21,10 +21,18 @@ impl Sim {
             ));
         }
         let alive = self.alive();
-        // (looked up by token only: no order is read from them)
-        let mut active: HashMap<&str, &str> = HashMap::default();
-        let mut owned: HashMap<&str, &str> = HashMap::default();
-        let mut claimed: HashMap<&str, &str> = HashMap::default(); // owned in a confirmed epoch
+        // (the loss check below runs only then: the owners are gathered only for it)
+        let stable = self.epoch_stable();
+        // (looked up by token only: no order is read from them; sized once, for every owned
+        // partition of a live task)
+        let total: usize = alive
+            .iter()
+            .map(|&i| self.nodes[i].task.owned_partitions().len())
+            .sum();
+        let sized = || HashMap::with_capacity_and_hasher(total, Default::default());
+        let mut active: HashMap<&str, &str> = sized();
+        let mut owned: HashMap<&str, &str> = if stable { sized() } else { HashMap::default() };
+        let mut claimed: HashMap<&str, &str> = sized(); // owned in a confirmed epoch
 
         // (a task the group expelled, woken from a freeze, is no live member: the time it runs
         // partitions a live member runs too is measured below)
@@ -44,7 +52,9 @@ impl Sim {
             // others reject) starts nothing, and gives the claim up when it learns of the fork
             let confirmed = n.task.epoch_confirmed();
             for p in n.task.owned_partitions() {
-                owned.insert(p.token.as_str(), n.id.as_str());
+                if stable {
+                    owned.insert(p.token.as_str(), n.id.as_str());
+                }
                 if confirmed {
                     if let Some(other) = claimed.insert(p.token.as_str(), n.id.as_str()) {
                         return Err(format!("safety: {} owned by {other} and {}", p.token, n.id));
@@ -69,7 +79,7 @@ impl Sim {
                 self.overlap += dt;
             }
         }
-        if self.epoch_stable() {
+        if stable {
             let alive_ids: BTreeSet<&str> =
                 alive.iter().map(|&i| self.nodes[i].id.as_str()).collect();
             let mut shared: BTreeSet<&str> = BTreeSet::new();
@@ -87,11 +97,9 @@ impl Sim {
                 .map(|&i| self.nodes[i].cursor)
                 .min()
                 .unwrap_or(0);
-            for (t, _) in self.created.iter().filter(|(_, &at)| at < read) {
-                if !self.finished.contains(t)
-                    && !owned.contains_key(t.as_str())
-                    && !shared.contains(t.as_str())
-                {
+            // (`open`: the created partitions not finished)
+            for (t, _) in self.open.iter().filter(|(_, &at)| at < read) {
+                if !owned.contains_key(t.as_str()) && !shared.contains(t.as_str()) {
                     return Err(format!(
                         "loss: {t} is neither owned by nor shared to a live task; {}",
                         self.describe()
@@ -131,9 +139,7 @@ impl Sim {
     /// everything delivered (late records included).
     pub(super) fn converged(&self) -> bool {
         let alive = self.alive();
-        let epochs: BTreeSet<Option<&str>> =
-            alive.iter().map(|&i| self.nodes[i].task.epoch()).collect();
-        epochs.len() == 1
+        self.one_epoch(&alive)
             && !alive.is_empty()
             && self.change_at.is_none()
             && self.delayed.is_empty()
@@ -148,14 +154,20 @@ impl Sim {
             })
     }
 
+    /// Whether the tasks `alive` (at least one) hold one epoch (or none, all of them).
+    fn one_epoch(&self, alive: &[usize]) -> bool {
+        let mut epochs = alive.iter().map(|&i| self.nodes[i].task.epoch());
+        epochs
+            .next()
+            .is_some_and(|first| epochs.all(|e| e == first))
+    }
+
     /// Group stable and every live task applied the same epoch of the current generation (a
     /// leader's later attempt of a generation is another epoch: a reader that has not read it
     /// yet still sees the attempt before).
     pub(super) fn epoch_stable(&self) -> bool {
         let alive = self.alive();
-        let epochs: BTreeSet<Option<&str>> =
-            alive.iter().map(|&i| self.nodes[i].task.epoch()).collect();
-        epochs.len() == 1
+        self.one_epoch(&alive)
             && self.change_at.is_none()
             && !alive.is_empty()
             && alive == self.members

@@ -32,7 +32,12 @@ impl Sim {
         }
         if m.chunk.as_ref().is_none_or(|c| c.index + 1 == c.count) {
             for t in std::mem::take(pending) {
-                self.created.entry(t).or_insert(at);
+                if !self.created.contains_key(&t) {
+                    if !self.finished.contains(&t) {
+                        self.open.insert(t.clone(), at);
+                    }
+                    self.created.insert(t, at);
+                }
             }
             for t in std::mem::take(done) {
                 self.finished_at.entry(t).or_insert(at);

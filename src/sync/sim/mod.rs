@@ -114,6 +114,8 @@ struct Sim {
     change_at: Option<usize>,
     /// Every partition named in a record of the log, with the index of the first such record.
     created: BTreeMap<String, usize>,
+    /// Those of `created` not in `finished` (what the loss check looks at), in the same order.
+    open: BTreeMap<String, usize>,
     /// Per sender, the partitions named by the chunks of a message not landed whole yet, and
     /// those of them it says are done.
     chunk_tokens: BTreeMap<String, (Vec<String>, Vec<String>)>,
@@ -128,6 +130,8 @@ struct Sim {
     seen_epochs: BTreeSet<(usize, String)>,
     frozen: bool,
     trace: VecDeque<String>,
+    /// Whether the trace is kept (see `run`).
+    tracing: bool,
     report: SimReport,
     /// When each log record landed (retention deletes by it).
     log_time: Vec<u64>,
@@ -160,8 +164,28 @@ struct Sim {
 type Check = Result<(), String>;
 
 /// Runs one simulation; `Err` describes the first violated property.
+///
+/// The trace is written only where it is printed: a run goes untraced (unless `full_trace`), and
+/// one that fails runs again, traced, to the same failure (the trace draws nothing from the
+/// PRNG and changes nothing a task sees: a traced run is the same run).
 pub fn run(cfg: &SimConfig) -> Result<SimReport, SimFailure> {
-    let mut sim = Sim::new(cfg.clone());
+    match run_traced(cfg, cfg.full_trace) {
+        Err(quiet) if !cfg.full_trace => match run_traced(cfg, true) {
+            Err(f) if f.step == quiet.step && f.message == quiet.message => Err(f),
+            _ => Err(SimFailure {
+                message: format!(
+                    "{} (a traced replay did not fail the same way)",
+                    quiet.message
+                ),
+                ..quiet
+            }),
+        },
+        r => r,
+    }
+}
+
+fn run_traced(cfg: &SimConfig, tracing: bool) -> Result<SimReport, SimFailure> {
+    let mut sim = Sim::new(cfg.clone(), tracing);
     match sim.run_all() {
         Ok(()) => {
             sim.report.seed = cfg.seed;
@@ -187,7 +211,7 @@ pub fn run(cfg: &SimConfig) -> Result<SimReport, SimFailure> {
 }
 
 impl Sim {
-    fn new(cfg: SimConfig) -> Self {
+    fn new(cfg: SimConfig, tracing: bool) -> Self {
         let mut rng = Rng::new(cfg.seed);
         let (mut dag, mut roots) = if cfg.per_task > 0 {
             flat_dag(&mut rng, cfg.partitions.max(1))
@@ -212,6 +236,7 @@ impl Sim {
             members: Vec::new(),
             change_at: Some(0),
             created: BTreeMap::new(),
+            open: BTreeMap::new(),
             chunk_tokens: BTreeMap::new(),
             finished_at: BTreeMap::new(),
             finished: BTreeSet::new(),
@@ -233,6 +258,7 @@ impl Sim {
             calm: None,
             overlap: 0,
             checked_at: 0,
+            tracing,
             cfg,
         };
         let tasks = if sim.scale() {
@@ -266,7 +292,7 @@ impl Sim {
     /// Whether each task's owned set is compared before and after every input, for the trace
     /// (not in a scale run, unless the full trace is kept: it copies every owned token twice).
     fn trace_owned(&self) -> bool {
-        !self.scale() || self.cfg.full_trace
+        self.tracing && (!self.scale() || self.cfg.full_trace)
     }
 
     /// At most `n` tasks that have ever run (ordinary runs cap restarts; a scale run counts on
@@ -280,6 +306,9 @@ impl Sim {
     }
 
     fn note(&mut self, line: String) {
+        if !self.tracing {
+            return;
+        }
         self.trace
             .push_back(format!("#{} t={} {line}", self.step, self.now));
         if !self.cfg.full_trace && self.trace.len() > 5000 {

@@ -205,6 +205,7 @@ impl Sim {
             .map_err(|e| format!("{} partition_finished({t}): {e}", self.nodes[i].id))?;
         self.nodes[i].running.remove(t);
         self.finished.insert(t.to_string());
+        self.open.remove(t);
         let l = format!("{} finishes {t}", self.nodes[i].id);
         self.note(l);
         self.apply(i, out)

@@ -62,8 +62,18 @@ impl SyncTask {
 
     /// The earliest removal work on the own partitions that nothing blocks: a Finished partition
     /// no unfinished partition names as a parent, a tombstone nothing references any more. What
-    /// blocks them changes only on an input, which computes this again.
+    /// blocks them changes only on an input, which computes this again (kept until the next
+    /// input clears it: `removal_at`).
     pub(super) fn removal_deadline(&self) -> Option<u64> {
+        if let Some(at) = self.removal_at.get() {
+            return at;
+        }
+        let at = self.compute_removal_deadline();
+        self.removal_at.set(Some(at));
+        at
+    }
+
+    fn compute_removal_deadline(&self) -> Option<u64> {
         let (delay, ttl) = (self.opts.removal_delay, self.opts.tombstone_ttl);
         // (only the done own partitions are looked at, see `own::Marks`)
         let at = self.own.done_positions();

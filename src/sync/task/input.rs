@@ -415,12 +415,15 @@ impl SyncTask {
         if self.fenced.is_some() {
             return Ok(SyncOutput::default());
         }
+        self.removal_at.set(None);
         run(self).map(|out| self.seal(out))
     }
 
     /// Common end of every input: stamps the sender counter on everything it publishes, and
     /// notes since when the task is behind.
     pub(super) fn seal(&mut self, mut out: SyncOutput) -> SyncOutput {
+        // (what blocks removals may have changed)
+        self.removal_at.set(None);
         if out.fenced.is_some() {
             // nothing a fenced task computed on the way may reach the topic or the connector
             out.publish.clear();

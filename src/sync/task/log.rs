@@ -143,6 +143,7 @@ impl SyncTask {
                 let mut state = state.clone();
                 self.keep_done(&mut state);
                 self.keep_unknown_to_sender(&mut state);
+                self.keep_shares_for_members(&mut state);
                 self.view.note_own_word(&state.task_id);
                 self.view.cache.insert(state.task_id.clone(), state);
             }
@@ -194,6 +195,44 @@ impl SyncTask {
             .collect();
         let kept = self.owned_by_none_but(&state.task_id, missing);
         state.data.partitions.extend(kept);
+    }
+
+    /// The shares a departed task's entry holds for members (its late records' partitions, kept
+    /// as shares to the member each falls to: `adopt_departed`) are the reader's, not the task's
+    /// word: its newer word (e.g. the empty state it publishes once it applied the epoch that
+    /// left it out) does not name them, and they stay until some state owns the partition
+    /// (`clear_taken_ghost_shares`) or an epoch resolves them. Dropped with the entry, a child
+    /// the departed task found (and shared) before reading that epoch was known to nobody, while
+    /// its parent's finish, in the same records, counted
+    /// (`a_departed_tasks_word_after_the_epoch_keeps_the_child_it_shared`).
+    fn keep_shares_for_members(&self, state: &mut TaskState) {
+        if self.view.members().contains(&state.task_id) {
+            return;
+        }
+        let Some(old) = self.view.cache.get(&state.task_id) else {
+            return;
+        };
+        if old.share.partitions.is_empty() {
+            return;
+        }
+        let named: HashSet<&str> = state
+            .share
+            .partitions
+            .iter()
+            .map(|p| p.token.as_str())
+            .collect();
+        let owned: HashSet<&str> = std::iter::once(self.own.state())
+            .chain(self.view.cache.values())
+            .flat_map(|s| s.data.partitions.iter().map(|p| p.token.as_str()))
+            .collect();
+        let kept: Vec<_> = old
+            .share
+            .partitions
+            .iter()
+            .filter(|sh| !named.contains(sh.token.as_str()) && !owned.contains(sh.token.as_str()))
+            .cloned()
+            .collect();
+        state.share.partitions.extend(kept);
     }
 
     /// Those of `parts` (partitions of `task`'s entry) that no other state owns, the own one
@@ -256,7 +295,12 @@ impl SyncTask {
     /// partitions the change drops.
     fn merge_change(&mut self, msg: &SyncMessage) {
         let st = Self::sender_state(msg);
-        let (Some(delta), Some(cur)) = (&msg.delta, self.view.cache.get(&msg.task_id)) else {
+        // (a departed task's word goes through `merge`, which keeps what its entry holds for
+        // members: `keep_shares_for_members`)
+        let departed = !self.view.members().contains(&msg.task_id);
+        let (Some(delta), Some(cur), false) =
+            (&msg.delta, self.view.cache.get(&msg.task_id), departed)
+        else {
             let whole = self.patched(msg, None);
             self.merge(&whole);
             return;

@@ -101,6 +101,30 @@ pub struct SyncTask {
     /// Every finish this task has read or reported, which it never starts again (see
     /// `finishes`).
     finishes: finishes::Finishes,
+    /// `removal_deadline`, once computed since the last input (it walks the whole view, and a
+    /// driver asks `poll_timeout` between inputs as often as it likes): every input clears it.
+    removal_at: Memo,
+}
+
+/// A value derived from a task's state between two inputs, kept once computed (not part of the
+/// state: `Debug` leaves it out).
+#[derive(Clone, Default)]
+struct Memo(std::cell::Cell<Option<Option<u64>>>);
+
+impl Memo {
+    fn get(&self) -> Option<Option<u64>> {
+        self.0.get()
+    }
+
+    fn set(&self, v: Option<Option<u64>>) {
+        self.0.set(v);
+    }
+}
+
+impl std::fmt::Debug for Memo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("_")
+    }
 }
 
 impl SyncTask {
@@ -167,6 +191,7 @@ impl SyncTask {
             view: view::View::default(),
             refresh: refresh::Refresh::default(),
             finishes: finishes::Finishes::default(),
+            removal_at: Memo::default(),
         })
     }
 
