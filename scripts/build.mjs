@@ -57,6 +57,9 @@ run('bash', [join(root, 'scripts', 'ensure-toolchain.sh')]);
 // dist/wasm/<domain>.json, and wrapped in pkg/<domain>/index.mjs, which unpacks and compiles it on the first call
 // (js/wasm/load.mjs).
 const DOMAINS = ['bucketing', 'objects', 'imports', 'lifecycle', 'sync'];
+// The cargo features of a domain's module, where more than the domain's own: the bucketing module
+// allocates with talc (src/wasm/alloc.rs).
+const FEATURES = {bucketing: 'bucketing,talc-alloc'};
 // Features of the wasm rustc emits by default (Rust >= 1.87), which wasm-opt must be told of.
 const WASM_FEATURES = ['--enable-bulk-memory', '--enable-nontrapping-float-to-int', '--enable-sign-ext',
   '--enable-mutable-globals', '--enable-reference-types', '--enable-multivalue'];
@@ -73,7 +76,7 @@ for (const domain of DOMAINS) {
   if (mtime(`${out}/partkit_bg.wasm`) > rustInputs && existsSync(stamp) && readFileSync(stamp, 'utf8') === flags) continue;
   log(`wasm of ${domain}: cargo build, wasm-bindgen, wasm-opt`);
   run('cargo', ['build', '--quiet', '--lib', '--release', '--target', 'wasm32-unknown-unknown',
-    '--no-default-features', '--features', domain], {env});
+    '--no-default-features', '--features', FEATURES[domain] ?? domain], {env});
   rmSync(join(root, out), {recursive: true, force: true});
   run('wasm-bindgen', ['target/wasm32-unknown-unknown/release/partkit.wasm', '--target', 'web',
     '--out-dir', out, '--out-name', 'partkit', '--no-typescript', '--remove-name-section',

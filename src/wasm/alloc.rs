@@ -1,5 +1,6 @@
-//! The module's allocator: the standard one (dlmalloc), or in the bucketing module (built with no
-//! other domain) talc's (`talc::wasm`), where dlmalloc was 7 KB of an 80 KB module. Either grows
+//! The module's allocator: the standard one (dlmalloc), or with the `talc-alloc` feature (the
+//! bucketing module's build turns it on) talc's (`talc::wasm`), where dlmalloc was 7 KB of an 80 KB
+//! module. Either grows
 //! the wasm memory by what each allocation lacks, and is wrapped so that memory grows
 //! geometrically. V8 may collect its whole JS heap when a wasm memory grows, so a call that
 //! builds a large view in many small steps paid one collection per step in a process holding a
@@ -77,30 +78,14 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for GrowAhead<A> {
     }
 }
 
-#[cfg(not(all(
-    feature = "bucketing",
-    not(any(
-        feature = "objects",
-        feature = "imports",
-        feature = "lifecycle",
-        feature = "sync"
-    ))
-)))]
+#[cfg(not(feature = "talc-alloc"))]
 #[global_allocator]
 static ALLOC: GrowAhead<std::alloc::System> = GrowAhead {
     inner: std::alloc::System,
     pages: Cell::new(0),
 };
 
-#[cfg(all(
-    feature = "bucketing",
-    not(any(
-        feature = "objects",
-        feature = "imports",
-        feature = "lifecycle",
-        feature = "sync"
-    ))
-))]
+#[cfg(feature = "talc-alloc")]
 #[global_allocator]
 static ALLOC: GrowAhead<talc::wasm::WasmDynamicTalc> = GrowAhead {
     inner: talc::wasm::new_wasm_dynamic_allocator(),
