@@ -1,9 +1,8 @@
 //! The module's allocator: the standard one (dlmalloc), or with the `talc-alloc` feature (the
 //! bucketing module's build turns it on) talc's (`talc::wasm`), where dlmalloc was 7 KB of an 80 KB
-//! module. Either grows
-//! the wasm memory by what each allocation lacks, and is wrapped so that memory grows
-//! geometrically. V8 may collect its whole JS heap when a wasm memory grows, so a call that
-//! builds a large view in many small steps paid one collection per step in a process holding a
+//! module. Either grows the wasm memory by what each allocation lacks, and is wrapped so that
+//! memory grows geometrically. V8 may collect its whole JS heap when a wasm memory grows, so a call
+//! that builds a large view in many small steps paid one collection per step in a process holding a
 //! large JS heap: a new epoch of 1,000 tasks × 1,000 partitions took 104 s in wasm against 0.9 s
 //! natively. Whenever the memory has grown, the allocator at once takes, best effort, a block of
 //! half the memory (at most `MAX_AHEAD`) and gives it back: the allocator keeps it for what comes
