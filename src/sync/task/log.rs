@@ -221,8 +221,8 @@ impl SyncTask {
             .iter()
             .map(|p| p.token.as_str())
             .collect();
-        let owned: HashSet<&str> = std::iter::once(self.own.state())
-            .chain(self.view.cache.values())
+        let owned: HashSet<&str> = self
+            .all_states()
             .flat_map(|s| s.data.partitions.iter().map(|p| p.token.as_str()))
             .collect();
         let kept: Vec<_> = old
@@ -241,8 +241,8 @@ impl SyncTask {
         if parts.is_empty() {
             return Vec::new();
         }
-        let elsewhere: HashSet<&str> = std::iter::once(self.own.state())
-            .chain(self.view.cache.values())
+        let elsewhere: HashSet<&str> = self
+            .all_states()
             .filter(|s| s.task_id != task)
             .flat_map(|s| s.data.partitions.iter().map(|p| p.token.as_str()))
             .collect();
@@ -446,10 +446,7 @@ impl SyncTask {
         let member_list: Vec<String> = self.view.members().iter().cloned().collect();
         // a member owning the smallest parent would find the partition again if it ran the
         // parent once more (its finish was in a late record too): it is that member's
-        let parent_owner = member_owners(
-            std::iter::once(self.own.state()).chain(self.view.cache.values()),
-            self.view.members(),
-        );
+        let parent_owner = member_owners(self.all_states(), self.view.members());
         let mut adopted: Vec<(String, PartitionState)> = Vec::new();
         for (p, assignee) in left_by(state) {
             if !known.insert(p.token.clone()) {

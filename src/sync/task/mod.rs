@@ -362,7 +362,7 @@ impl SyncTask {
         )
     }
 
-    fn all_states(&self) -> impl Iterator<Item = &TaskState> {
+    fn all_states(&self) -> impl Iterator<Item = &TaskState> + Clone {
         std::iter::once(self.own.state()).chain(self.view.cache.values())
     }
 

@@ -446,7 +446,7 @@ impl SyncTask {
         if parents.is_empty() {
             return open;
         }
-        for s in std::iter::once(self.own.state()).chain(self.view.cache.values()) {
+        for s in self.all_states() {
             for p in &s.data.partitions {
                 if !p.state.is_done() && parents.contains(p.token.as_str()) {
                     open.insert(p.token.clone());
@@ -473,7 +473,7 @@ impl SyncTask {
             referenced: HashSet::default(),
             rebalancing: self.rebalancing(),
         };
-        for s in std::iter::once(self.own.state()).chain(self.view.cache.values()) {
+        for s in self.all_states() {
             let other = s.task_id != self.id;
             for p in &s.data.partitions {
                 if other && candidates.contains(p.token.as_str()) {
