@@ -166,15 +166,6 @@ impl Sim {
         // D shorter than the retention finds it")
         let r = self.cfg.retention.max(1);
         let interval = self.cfg.options.state_refresh_interval;
-        // (beyond the retention less an interval and the longest producer lag, the restarted
-        // connector has less than an interval to publish its first checkpoint before the final
-        // ones age out: the faults pause until it has)
-        let lag = if self.cfg.faults.backlog > 0 {
-            self.max_lag()
-        } else {
-            0
-        };
-        let calm_from = r.saturating_sub(interval + lag);
         let most = self
             .last_usable
             .map_or(0, |t| t.saturating_add(r).saturating_sub(self.now));
@@ -199,7 +190,17 @@ impl Sim {
                     self.describe()
                 ));
             }
-            if d > calm_from {
+            // "a stop of D leaves it retention - D, less how much older than the stop the
+            // record the final checkpoint names is" to publish its own first checkpoint: when
+            // that is less than a task needs from its start to publish one (and the longest
+            // producer lag), the faults pause until it has, and the stretch without a usable
+            // checkpoint counts from the start (docs/sync.md, "The longest safe stop")
+            let lag = if self.cfg.faults.backlog > 0 {
+                self.max_lag()
+            } else {
+                0
+            };
+            if most.saturating_sub(d) < self.checkpoint_needs().saturating_add(lag) {
                 self.note("no faults until the restarted connector's first checkpoint".into());
                 self.calm = Some(self.now);
                 self.last_usable = Some(self.now);
@@ -416,10 +417,7 @@ impl Sim {
         if self.calm.is_some() {
             return;
         }
-        let o = &self.cfg.options;
-        let needs = o
-            .state_refresh_interval
-            .saturating_add(o.rebalance_timeout.saturating_mul(3));
+        let needs = self.checkpoint_needs();
         let age = self.now.saturating_sub(u);
         if age > self.cfg.retention.saturating_sub(needs) {
             self.calm = Some(self.now);
@@ -429,6 +427,15 @@ impl Sim {
                 self.cfg.retention
             ));
         }
+    }
+
+    /// The time a task needs from its start to publish a usable checkpoint (it joins, leads,
+    /// has its epoch read back and its checkpoint land): `stateRefreshInterval + 3 ×
+    /// rebalanceTimeout`, as docs/sync.md states it.
+    pub(super) fn checkpoint_needs(&self) -> u64 {
+        let o = &self.cfg.options;
+        o.state_refresh_interval
+            .saturating_add(o.rebalance_timeout.saturating_mul(3))
     }
 
     /// The longest a producer with a backlog takes to deliver a record.
