@@ -144,12 +144,19 @@ fn simulation_with_an_offset_checking_transport() {
 /// interval now counts as published an interval after that record. 21084: the only task keeping
 /// up waited for its own answer to come back while the simulation let it go an interval without
 /// reading (a task that keeps up now reads every record within `min(epochAckTimeout,
-/// stateRefreshInterval / 4)` of its landing, as the retention rule asks).
+/// stateRefreshInterval / 4)` of its landing, as the retention rule asks). 73298 (and 58940
+/// with offset checking): a clean stop that left the restarted connector less time than a task
+/// needs to publish its first checkpoint before the final one aged out, with the faults still on
+/// and the stretch counted from before the stop (docs/sync.md, "The longest safe stop").
 #[test]
 fn the_newest_usable_checkpoint_stays_within_the_retention() {
-    for seed in [13297, 5368, 21084, 67243] {
+    for (seed, offsets) in [(13297, false), (5368, false), (21084, false), (67243, false)]
+        .into_iter()
+        .chain([(73298, false), (58940, true)])
+    {
         let mut cfg = SimConfig::from_seed(seed);
         cfg.check_usable = true;
+        cfg.check_offsets = offsets;
         if let Err(f) = run(&cfg) {
             panic!("{f}");
         }
