@@ -2,7 +2,7 @@
 // Builds the package: toolchain check, npm dependencies when missing, the wasm for Node and
 // for browsers, then the JS entry points. Every step is skipped when its output is current.
 import {execFileSync, spawn} from 'node:child_process';
-import {existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync} from 'node:fs';
+import {existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, rmdirSync, statSync, writeFileSync} from 'node:fs';
 import {dirname, join, relative, resolve, sep} from 'node:path';
 import {createRequire} from 'node:module';
 import {fileURLToPath, pathToFileURL} from 'node:url';
@@ -110,13 +110,31 @@ if (!(mtime(`${unlzmaOut}/index.mjs`) > newest(['crates/unlzma/src', 'crates/unl
     ''].join('\n'));
 }
 const {unlzma} = await import(pathToFileURL(join(root, 'js', 'wasm', 'load.mjs')).href + `?${Date.now()}`);
-rmSync(join(root, 'dist'), {recursive: true, force: true});
-mkdirSync(join(root, 'dist', 'wasm'), {recursive: true});
+// dist/ is written in place, each file only when its bytes change (by a rename, never half
+// written), and what this build did not write is removed at the end: a build that changes
+// nothing leaves dist/ as it was, so that processes loading partkit meanwhile (the Kafka suites
+// that run beside the others in `npm test`, whose `npm pack` builds again) never see it change.
+const written = new Set();
+function emit(path, contents) {
+  const file = resolve(root, path);
+  written.add(file);
+  const bytes = typeof contents === 'string' ? Buffer.from(contents) : Buffer.from(contents.buffer, contents.byteOffset, contents.byteLength);
+  if (existsSync(file) && readFileSync(file).equals(bytes)) return;
+  mkdirSync(dirname(file), {recursive: true});
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, bytes);
+  renameSync(tmp, file);
+}
+const esbuildTo = async (options) => {
+  const result = await esbuild.build({...options, write: false});
+  for (const f of result.outputFiles) emit(f.path, f.contents);
+  return result;
+};
 const wasmFile = (domain) => join(root, 'pkg', domain, 'partkit_bg.wasm');
 log('lzma');
 for (const domain of DOMAINS) {
-  writeFileSync(join(root, 'pkg', domain, 'index.mjs'), await lazyModule(domain, `pkg/${domain}`));
-  writeFileSync(join(root, 'dist', 'wasm', `${domain}.json`), JSON.stringify(pack(wasmFile(domain)).toString('base64')) + '\n');
+  emit(join('pkg', domain, 'index.mjs'), await lazyModule(domain, `pkg/${domain}`));
+  emit(join('dist', 'wasm', `${domain}.json`), JSON.stringify(pack(wasmFile(domain)).toString('base64')) + '\n');
 }
 
 /**
@@ -278,11 +296,11 @@ const classNames = {
     }));
   },
 };
-await esbuild.build({...nodeCommon, entryPoints: ['partkit-entry:common'], outfile: 'dist/common.cjs', plugins: [entries(nodeSources), classNames]});
-await esbuild.build({...nodeCommon, entryPoints: ['js/kit/serde.mjs'], outfile: 'dist/serde.cjs', plugins: [sharedModules]});
+await esbuildTo({...nodeCommon, entryPoints: ['partkit-entry:common'], outfile: 'dist/common.cjs', plugins: [entries(nodeSources), classNames]});
+await esbuildTo({...nodeCommon, entryPoints: ['js/kit/serde.mjs'], outfile: 'dist/serde.cjs', plugins: [sharedModules]});
 const domainExports = {};
 for (const d of DOMAINS) {
-  await esbuild.build({
+  await esbuildTo({
     ...nodeCommon,
     entryPoints: [`partkit-entry:${d}`],
     outfile: `dist/${d}.cjs`,
@@ -295,7 +313,7 @@ for (const d of DOMAINS) {
 // CommonJS module's exports from the text esbuild writes for them).
 const rootSource = ["export {PartkitError, BucketingError, PartitionError, ImportBucketError, LifecycleError, SyncError} from './dist/common.cjs';",
   ...DOMAINS.map((d) => `export {${domainExports[d].filter((n) => !/Error$/.test(n)).join(', ')}} from './dist/${d}.cjs';`)].join('\n');
-await esbuild.build({
+await esbuildTo({
   ...nodeCommon,
   entryPoints: ['partkit-entry:index'],
   outfile: 'dist/index.cjs',
@@ -303,7 +321,7 @@ await esbuild.build({
     build.onResolve({filter: /^\.\/dist\//}, ({path}) => ({path: `./${path.slice('./dist/'.length)}`, external: true}));
   }}],
 });
-await esbuild.build({
+await esbuildTo({
   ...common,
   entryPoints: {index: 'js/index.mjs', ...Object.fromEntries(DOMAINS.map((d) => [d, `js/${d}.mjs`]))},
   outdir: 'dist/browser',
@@ -324,8 +342,8 @@ await esbuild.build({
   plugins: [classNames, wasmDomains('esm')],
 });
 // The ES modules' types: types/index.d.ts and types/<domain>.d.ts read as ES modules (see step 5).
-writeFileSync(join(root, 'dist', 'index.d.mts'), "export * from '../types/index.js';\n");
-for (const d of DOMAINS) writeFileSync(join(root, 'dist', `${d}.d.mts`), `export * from '../types/${d}.js';\n`);
+emit(join('dist', 'index.d.mts'), "export * from '../types/index.js';\n");
+for (const d of DOMAINS) emit(join('dist', `${d}.d.mts`), `export * from '../types/${d}.js';\n`);
 
 // 5. Node-only subpaths: package.json "exports" "./<name>" (with its types in types/<name>.d.ts),
 // from js/<name>/index.mjs, bundled to dist/<name>.cjs (require) and dist/<name>.mjs (import).
@@ -381,7 +399,7 @@ const peerGuard = (subpath, format) => ({
 });
 for (const name of NODE_SUBPATHS) {
   for (const format of ['cjs', 'esm']) {
-    await esbuild.build({
+    await esbuildTo({
       ...common,
       entryPoints: [`js/${name}/index.mjs`],
       outfile: `dist/${name}.${format === 'cjs' ? 'cjs' : 'mjs'}`,
@@ -392,9 +410,20 @@ for (const name of NODE_SUBPATHS) {
       plugins: [peerGuard(name, format), sharedRoot(name)],
     });
   }
-  writeFileSync(join(root, 'dist', `${name}.d.mts`), `export * from '../types/${name}.js';\n`);
+  emit(join('dist', `${name}.d.mts`), `export * from '../types/${name}.js';\n`);
   // Loading the ES module links its named imports against dist/index.cjs' exports: a subpath
   // that imports a root module's name that the root does not export fails the build here.
   await import(pathToFileURL(join(root, 'dist', `${name}.mjs`)).href);
 }
+// What this build did not write (a domain's chunk of an earlier build, say) goes.
+const prune = (dir) => {
+  for (const entry of readdirSync(dir, {withFileTypes: true})) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) {
+      prune(path);
+      if (readdirSync(path).length === 0) rmdirSync(path);
+    } else if (!written.has(path)) rmSync(path);
+  }
+};
+prune(join(root, 'dist'));
 log('done');
