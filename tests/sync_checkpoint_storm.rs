@@ -99,7 +99,10 @@ fn a_checkpoint_due_while_a_live_senders_chunks_still_land_waits_for_them() {
     w.rebalance(1, "a", &["a", "b"]);
     w.ticks(3, 500);
     // a's next checkpoint falls due 1.5 waits after b publishes a message in chunks
-    let due = w.task("a").poll_timeout().expect("a checkpoint is scheduled");
+    let due = w
+        .task("a")
+        .poll_timeout()
+        .expect("a checkpoint is scheduled");
     w.now = due - wait - wait / 2 - 10;
     w.hold("b");
     let specs: Vec<PartitionSpec> = (0..40)
@@ -109,7 +112,11 @@ fn a_checkpoint_due_while_a_live_senders_chunks_still_land_waits_for_them() {
     w.input_gap = 0;
     let published = w.now;
     let mut chunks = w.held.remove("b").unwrap();
-    assert!(chunks.len() > 2 && chunks[0].chunk.is_some(), "{} records", chunks.len());
+    assert!(
+        chunks.len() > 2 && chunks[0].chunk.is_some(),
+        "{} records",
+        chunks.len()
+    );
     let rest = chunks.split_off(1);
     let count = rest.len() + 1;
     // its first chunk lands at once and a reads it; the others land 0.9 of the wait later, and
@@ -143,7 +150,10 @@ fn a_checkpoint_due_while_a_live_senders_chunks_still_land_waits_for_them() {
         })
         .map(|(m, c)| format!("{} after {}#{}", m.task_id, c.after_task_id, c.after_seq))
         .collect();
-    assert!(inside.is_empty(), "checkpoints inside a message of {count} chunks: {inside:?}");
+    assert!(
+        inside.is_empty(),
+        "checkpoints inside a message of {count} chunks: {inside:?}"
+    );
     // a's checkpoint went out once the message was read whole, clean
     let after: Vec<(u64, String)> = w
         .checkpoints()
