@@ -79,7 +79,7 @@ impl SyncTask {
             // its sender's may run behind this task's; an older one, read late by a task that
             // started at an older checkpoint, not again)
             let header_ts = header.message_timestamp;
-            let since = if self.now.saturating_sub(header_ts) >= self.chunk_wait() {
+            let since = if self.now.saturating_sub(header_ts) >= self.read_whole_within() {
                 header_ts
             } else {
                 self.now
@@ -115,30 +115,48 @@ impl SyncTask {
 
     /// Until when a message being read in chunks holds back the checkpoints of this task, if one
     /// does (a checkpoint published now could name a record in the middle of it, and a reader
-    /// starting after that record would miss the message): [`chunk_wait`](Self::chunk_wait)
-    /// after its first chunk was published. A sender
-    /// publishes its chunks in one go, so a message that has not completed by then never will
-    /// (its sender died half-way); counting from the publication, not from the reading, a task
-    /// that reads an old partial message (it started at a checkpoint before it) is not held back
-    /// again.
+    /// starting after that record would miss the message): [`read_whole_within`] after its first
+    /// chunk was read. A sender publishes its chunks in one go, so a message that has not been
+    /// read whole by then never will (its sender died half-way); counting from the publication
+    /// when the sender's clock says it is older than that, a task that reads an old partial
+    /// message (it started at a checkpoint before it) is not held back again.
+    ///
+    ///
+    /// Its own messages hold nothing back: it publishes them whole, and its checkpoint, published
+    /// after them, lands after them and carries what they do (its own state; an own epoch,
+    /// answer or checkpoint is read back whole before a checkpoint goes out, and a copy of the
+    /// epoch in force is what the checkpoint re-publishes: see `checkpoint_waits`). (Held back
+    /// by them, a lone leader whose producer lagged, reading a copy of its epoch or its own
+    /// changes in chunks, let the checkpoint a restarted connector started at age out first.)
+    ///
+    /// [`read_whole_within`]: Self::read_whole_within
     pub(super) fn chunks_wait_until(&self) -> Option<u64> {
-        let wait = self.chunk_wait();
+        let wait = self.read_whole_within();
         self.cursor
             .partials
-            .values()
+            .of_others(&self.id)
             .map(|p| p.since().saturating_add(wait))
             .filter(|until| self.now < *until)
             .max()
     }
 
-    /// How long a partial message holds back checkpoints: `epochAckTimeout` (the time a reader
-    /// is expected to take to read what was published), but never more than a quarter of
-    /// `stateRefreshInterval`, so that a sender dying half-way delays the next clean checkpoint
-    /// by at most that (see "Checkpoints" in the module docs).
-    pub(super) fn chunk_wait(&self) -> u64 {
+    /// The time a message published now takes to be read whole by a member that keeps up: its
+    /// records land within `min(epochAckTimeout, stateRefreshInterval / 4)` of their
+    /// publication, chunks spread over that time as a producer may land them, and are read
+    /// within as much of their landing (what docs/sync.md's retention rule asks). It is how long
+    /// a message being read in chunks holds back checkpoints (its last chunk can be read that
+    /// long after its first: holding them back for half of it, a member that read the first
+    /// chunk of a successor's clean checkpoint as it landed took it for abandoned while its
+    /// last chunks were still landing, and published a checkpoint of its own naming a record in
+    /// the middle of it, not clean; so did the other members whose turn came, a storm of
+    /// checkpoints in a quiet log), and the shortest successor slot (a member reads the
+    /// checkpoint of the author before it before its turn: see `refresh_delay`). At most half
+    /// an interval: a sender dying half-way delays the next checkpoint by that much at most.
+    pub(super) fn read_whole_within(&self) -> u64 {
         self.opts
             .epoch_ack_timeout
             .min(self.opts.state_refresh_interval / 4)
             .max(1)
+            .saturating_mul(2)
     }
 }

@@ -165,8 +165,12 @@ impl Partials {
         }
     }
 
-    pub(super) fn values(&self) -> impl Iterator<Item = &chunk::Partial> {
-        self.0.iter().map(|(_, p)| p)
+    /// The partial messages of senders other than `me`.
+    pub(super) fn of_others<'a>(
+        &'a self,
+        me: &'a str,
+    ) -> impl Iterator<Item = &'a chunk::Partial> + 'a {
+        self.0.iter().filter(move |(s, _)| s != me).map(|(_, p)| p)
     }
 }
 

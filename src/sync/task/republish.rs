@@ -74,7 +74,7 @@ impl SyncTask {
             return Some(if orphaned { 0 } else { interval });
         }
         let (r, n) = self.place_after_leader()?;
-        let slot = self.chunk_wait().saturating_mul(2);
+        let slot = self.read_whole_within();
         if slot.saturating_mul(n) <= interval {
             return Some(interval.saturating_mul(r) / n.max(1));
         }
