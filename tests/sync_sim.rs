@@ -62,7 +62,10 @@
 //! than the leader's checkpoint in chunks took to land); 10364, and with offset checking 4666,
 //! failed the balance check when a frozen task's replacement joined during it; 12413 lost a
 //! child a woken frozen task shared before it read the epoch that left it out (its empty word of
-//! that epoch replaced its entry in every view, with the share kept there for a member).
+//! that epoch replaced its entry in every view, with the share kept there for a member); 54885
+//! lost the roots a task added in chunks to a new task that started after a lagging leader's
+//! checkpoint, which named a record between their chunks (the replay now starts at the first
+//! chunk of a message the named record falls in the middle of).
 //! All are regression seeds below.
 
 use partkit::sync::sim::{run, SimConfig};
@@ -119,7 +122,7 @@ fn simulation_seeds_that_once_failed() {
         5808, 6457, 7191, 8117, 8502, 8786, 37753, 3583, 8864, 20499, 24059, 30784, 38823, 695,
         1511, 11399, 13561, 16087, 19767, 24504, 25693, 13429, 18976, 25574, 26976, 19325, 60081,
         30776, 31482, 35276, 39555, 70400, 33471, 33771, 58703, 33575, 823, 1163, 1216, 1563, 2687,
-        8869, 65073, 35526, 13171, 10364, 12413,
+        8869, 65073, 35526, 13171, 10364, 12413, 54885,
     ];
     run_seeds(seeds, false);
 }
