@@ -148,7 +148,10 @@ fn a_task_started_after_a_checkpoint_named_between_a_messages_chunks_reads_the_m
         .find_map(|m| m.checkpoint.clone())
         .expect("a checkpoints once the chunk wait is over");
     assert_eq!(
-        (checkpoint.after_task_id.as_str(), Some(checkpoint.after_seq)),
+        (
+            checkpoint.after_task_id.as_str(),
+            Some(checkpoint.after_seq)
+        ),
         ("b", w.log[from].message_seq),
         "it names the first chunk of b's message"
     );

@@ -238,7 +238,10 @@ impl<'r, 'a> Rule<'r, 'a> {
             });
             match first {
                 Some(f) => {
-                    if self.chunks_of(f).is_some_and(|cs| cs.last().is_some_and(|&l| l > j)) {
+                    if self
+                        .chunks_of(f)
+                        .is_some_and(|cs| cs.last().is_some_and(|&l| l > j))
+                    {
                         earliest = Some(earliest.map_or(f, |e| e.min(f)));
                     }
                 }
