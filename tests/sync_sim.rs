@@ -66,7 +66,9 @@
 //! another checkpoint storm in a burst run's quiet tail (a task reading a successor's clean
 //! checkpoint took it for abandoned while its chunks still landed, and published its own over
 //! it: a message in chunks now holds checkpoints back for the whole time one takes to land and
-//! be read).
+//! be read); 54885 lost the roots a task added in chunks to a new task that started after a
+//! lagging leader's checkpoint, which named a record between their chunks (the replay now
+//! starts at the first chunk of a message the named record falls in the middle of).
 //! All are regression seeds below.
 
 use partkit::sync::sim::{run, SimConfig};
@@ -123,7 +125,7 @@ fn simulation_seeds_that_once_failed() {
         5808, 6457, 7191, 8117, 8502, 8786, 37753, 3583, 8864, 20499, 24059, 30784, 38823, 695,
         1511, 11399, 13561, 16087, 19767, 24504, 25693, 13429, 18976, 25574, 26976, 19325, 60081,
         30776, 31482, 35276, 39555, 70400, 33471, 33771, 58703, 33575, 823, 1163, 1216, 1563, 2687,
-        8869, 65073, 35526, 13171, 10364, 12413, 90448,
+        8869, 65073, 35526, 13171, 10364, 12413, 90448, 54885,
     ];
     run_seeds(seeds, false);
 }

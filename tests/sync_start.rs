@@ -2,7 +2,8 @@
 //! applying an unclean one first and replaying from the record after the one it names. A
 //! transport that feeds that checkpoint as its records (its `messageSeq` included) instead of
 //! joined without it (`checkpoint_message`) gets the same task: the first message a task reads,
-//! if it is a checkpoint, stands where the record it names is.
+//! if it is a checkpoint, stands where the record it names is. A checkpoint that names a record
+//! between the chunks of a message completed after it starts the replay at its first chunk.
 
 use partkit::sync::{checkpoint_message, EpochStart, SyncMessage, SyncOptions, SyncTask};
 
@@ -105,4 +106,74 @@ fn a_checkpoint_fed_as_its_record_starts_a_task_as_the_joined_one_does() {
     }
     assert_eq!(outputs[0], outputs[1]);
     assert_eq!(views[0], views[1]);
+}
+
+/// `a` leads [a, b] and lags behind the log: it has read only the first chunk of `b`'s message
+/// (partitions added, in chunks of `maxRecordBytes`) when its checkpoint falls due, the chunk
+/// wait over, so its checkpoint names that chunk; the other chunks had landed. A task that
+/// starts where the rule says replays from the message's first chunk (started after the named
+/// record, it never reads the message whole: here the others' later records still tell it the
+/// partitions, but when the tasks that took them die first nothing else does) and knows `b`'s
+/// partitions.
+#[test]
+fn a_task_started_after_a_checkpoint_named_between_a_messages_chunks_reads_the_message() {
+    let opts = SyncOptions {
+        max_record_bytes: 1_024,
+        ..opts()
+    };
+    let mut w = World::new(&["a", "b"], opts.clone());
+    w.max_record = Some(1_024);
+    w.now = 1_000;
+    w.rebalance(1, "a", &["a", "b"]);
+    w.settle();
+    w.stalled.insert("a".into());
+    let tokens: Vec<String> = (0..40).map(|i| format!("part-{i:03}")).collect();
+    let refs: Vec<&str> = tokens.iter().map(String::as_str).collect();
+    let from = w.log.len();
+    w.add_partitions("b", &world::specs(&refs));
+    let chunks = w.log[from..].iter().filter(|m| m.chunk.is_some()).count();
+    assert!(chunks > 2, "b's message goes out in chunks ({chunks})");
+    w.settle();
+    // `a` reads up to the first chunk of `b`'s message
+    while w.tasks["a"].1 <= from {
+        w.step("a");
+    }
+    assert_eq!(w.log[from].chunk.as_ref().map(|c| c.index), Some(0));
+    let due = w.task("a").poll_timeout().expect("a checkpoint falls due");
+    w.now = due.max(w.now + 1_000);
+    let before = w.log.len();
+    w.call("a", |t, now| t.tick(now));
+    let checkpoint = w.log[before..]
+        .iter()
+        .find_map(|m| m.checkpoint.clone())
+        .expect("a checkpoints once the chunk wait is over");
+    assert_eq!(
+        (
+            checkpoint.after_task_id.as_str(),
+            Some(checkpoint.after_seq)
+        ),
+        ("b", w.log[from].message_seq),
+        "it names the first chunk of b's message"
+    );
+    w.stalled.remove("a");
+    w.settle();
+    let start = w.start();
+    let at = start.0;
+    w.join_at("n", start);
+    let known: std::collections::BTreeSet<String> = w
+        .task("n")
+        .known_tasks()
+        .into_iter()
+        .flat_map(|s| {
+            s.data
+                .partitions
+                .into_iter()
+                .map(|p| p.token)
+                .chain(s.share.partitions.into_iter().map(|p| p.token))
+        })
+        .collect();
+    let missing: Vec<&String> = tokens.iter().filter(|t| !known.contains(*t)).collect();
+    assert!(missing.is_empty(), "n knows nothing of {missing:?}");
+    assert!(at <= from, "the replay starts at #{at}, after #{from}");
+    assert!(w.violations.is_empty(), "{:?}", w.violations);
 }

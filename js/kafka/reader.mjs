@@ -223,7 +223,8 @@ export class SyncLogReader {
     const start = BigInt(found.offset);
     this.phase = 'live';
     if (found.checkpoint !== undefined) {
-      // a checkpoint after its start: its author's view as of the record before the start,
+      // a checkpoint after its start: its author's view as of the record it names (the one
+      // before the start, or one after the first chunk of a message it falls in the middle of),
       // applied first (without its counter, which belongs to its place in the log) and then
       // read again where it is
       const at = BigInt(found.checkpoint);

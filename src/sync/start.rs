@@ -83,7 +83,8 @@ pub enum EpochStart {
     At(u64),
     /// Apply the checkpoint whose records are at `checkpoint` (offsets in order: one, or its
     /// chunks; the first is where it stands) first, joined ([`checkpoint_message`]), then replay
-    /// from `offset`, the record after the one it names.
+    /// from `offset`: the record after the one it names, or the first chunk of a message in
+    /// chunks that record falls in the middle of (its author had read a part of it).
     AfterCheckpoint {
         /// Where the replay starts.
         offset: u64,
@@ -201,6 +202,68 @@ impl<'r, 'a> Rule<'r, 'a> {
         Some(out)
     }
 
+    /// The earliest first chunk of the messages in chunks that `rs[j]` falls in the middle of:
+    /// the last record of their sender at or before `j` is a chunk but not the last one, and
+    /// their last chunk comes after `j`. A task that read the log up to `rs[j]` (a checkpoint's
+    /// author, who names it) has read only a part of each of them and applies it when it reads
+    /// its last chunk, after `rs[j]`: a task starting after `rs[j]` never could. (Its author
+    /// published the checkpoint once the chunk wait was over, taking the message as abandoned by
+    /// a sender that died half-way; a reader that lags behind the log has not read the chunks
+    /// that landed meanwhile.) `Some(None)` when there is none; `None` when one's first chunk
+    /// is not in the records (nothing can start after `rs[j]` without missing it).
+    fn opened_before(&self, j: usize) -> Option<Option<usize>> {
+        let mut senders = std::collections::BTreeSet::new();
+        let mut earliest: Option<usize> = None;
+        for k in (0..=j).rev() {
+            let Some(h) = self.header(k) else { continue };
+            let Some(sender) = h.task_id else { continue };
+            if !senders.insert(sender) {
+                continue; // not its sender's last record up to `j`
+            }
+            let (Some(c), Some(seq)) = (&h.chunk, h.message_seq) else {
+                continue;
+            };
+            if c.index + 1 >= c.count {
+                continue; // its last chunk: the message is complete at `j` (or dropped)
+            }
+            let Some(seq0) = seq.checked_sub(u64::from(c.index)) else {
+                continue;
+            };
+            let first = (0..=k).find(|&f| {
+                self.header(f).is_some_and(|r| {
+                    r.task_id == Some(sender)
+                        && r.message_seq == Some(seq0)
+                        && r.chunk.as_ref().is_some_and(|c| c.index == 0)
+                })
+            });
+            match first {
+                Some(f) => {
+                    if self
+                        .chunks_of(f)
+                        .is_some_and(|cs| cs.last().is_some_and(|&l| l > j))
+                    {
+                        earliest = Some(earliest.map_or(f, |e| e.min(f)));
+                    }
+                }
+                None => {
+                    // its first chunk is not in the records: if it goes on after `j`, a task
+                    // starting here would miss it
+                    let goes_on = (j + 1..self.rs.len()).any(|n| {
+                        self.header(n).is_some_and(|r| {
+                            r.task_id == Some(sender)
+                                && r.message_seq == seq.checked_add(1)
+                                && r.chunk.as_ref().map(|c| c.index) == Some(c.index + 1)
+                        })
+                    });
+                    if goes_on {
+                        return None;
+                    }
+                }
+            }
+        }
+        Some(earliest)
+    }
+
     /// Where the replay starts when the latest usable checkpoint is at `rs[i]`, if it is one.
     fn checkpoint_at(&self, i: usize) -> Option<EpochStart> {
         let h = self.header(i)?;
@@ -215,8 +278,13 @@ impl<'r, 'a> Rule<'r, 'a> {
             self.header(k)
                 .is_some_and(|r| r.task_id == Some(after_task) && r.message_seq == Some(after_seq))
         })?;
-        // every offset from there to the checkpoint is in the records
-        if self.rs[i].offset - self.rs[j].offset != (i - j) as u64 {
+        // the messages in chunks its author was in the middle of at the record it names (their
+        // first chunk before it, their last after it): the replay starts at the earliest one's
+        // first chunk, or a task starting after the named record would miss them
+        let from = self.opened_before(j)?.unwrap_or(j + 1);
+        // every offset from there (or from the named record) to the checkpoint is in the records
+        let lo = from.min(j);
+        if self.rs[i].offset - self.rs[lo].offset != (i - lo) as u64 {
             return None;
         }
         // written by a task still behind an epoch that some task had already written from
@@ -236,11 +304,11 @@ impl<'r, 'a> Rule<'r, 'a> {
             return None;
         }
         let contiguous = chunks.iter().enumerate().all(|(n, &k)| k == i + n);
-        if j + 1 == i && contiguous {
+        if j + 1 == i && contiguous && from == j + 1 {
             return Some(EpochStart::At(self.rs[i].offset)); // clean
         }
         Some(EpochStart::AfterCheckpoint {
-            offset: self.rs[j + 1].offset,
+            offset: self.rs[from].offset,
             checkpoint: chunks.iter().map(|&k| self.rs[k].offset).collect(),
         })
     }

@@ -226,6 +226,84 @@ fn an_unclean_checkpoint_is_applied_first_and_the_replay_starts_after_the_record
     assert_eq!(find(&dup, false, 0), after(31, &[33]));
 }
 
+/// A checkpoint's author that lags behind the log names a record in the middle of another
+/// sender's message in chunks (the chunk wait over, it took the message as abandoned, but the
+/// other chunks had landed and it had not read them yet): the message completes after the
+/// named record, and a task replaying from there would never read its first chunk.
+#[test]
+fn the_replay_starts_at_the_first_chunk_of_a_message_the_named_record_falls_in_the_middle_of() {
+    let c = |seq, index| Some(chunk(regular("c", seq), seq, index, 3));
+    // clean: the replay starts at c's first chunk, not at the checkpoint
+    let clean = [
+        rec(10, Some(epoch("2-a", "1-a"))),
+        rec(11, c(3, 0)),
+        rec(12, Some(regular("a", 3))),
+        rec(13, Some(checkpoint("a", 3))),
+        rec(14, c(4, 1)),
+        rec(15, c(5, 2)),
+    ];
+    assert_eq!(find(&clean, false, 0), after(11, &[13]));
+    // unclean: the same, not the record after the named one
+    let unclean = [
+        rec(10, Some(epoch("2-a", "1-a"))),
+        rec(11, c(3, 0)),
+        rec(12, Some(regular("a", 3))),
+        rec(13, c(4, 1)),
+        rec(14, Some(checkpoint("a", 3))),
+        rec(15, c(5, 2)),
+    ];
+    assert_eq!(find(&unclean, false, 0), after(11, &[14]));
+    // the earliest of several, whatever else came between
+    let two = [
+        rec(10, Some(epoch("2-a", "1-a"))),
+        rec(11, Some(chunk(regular("b", 7), 7, 0, 2))),
+        rec(12, c(3, 0)),
+        rec(13, Some(regular("a", 3))),
+        rec(14, Some(checkpoint("a", 3))),
+        rec(15, Some(chunk(regular("b", 8), 8, 1, 2))),
+        rec(16, c(4, 1)),
+        rec(17, c(5, 2)),
+    ];
+    assert_eq!(find(&two, false, 0), after(11, &[14]));
+    // a message abandoned half-way (its sender died) completes nowhere: nothing to read again
+    let abandoned = [
+        rec(10, Some(epoch("2-a", "1-a"))),
+        rec(11, c(3, 0)),
+        rec(12, Some(regular("a", 3))),
+        rec(13, Some(checkpoint("a", 3))),
+        rec(14, c(4, 1)),
+    ];
+    assert_eq!(find(&abandoned, false, 0), At(13));
+    // completed before the named record: nothing to read again either
+    let complete = [
+        rec(10, Some(epoch("2-a", "1-a"))),
+        rec(11, c(3, 0)),
+        rec(12, c(4, 1)),
+        rec(13, c(5, 2)),
+        rec(14, Some(regular("a", 3))),
+        rec(15, Some(checkpoint("a", 3))),
+    ];
+    assert_eq!(find(&complete, false, 0), At(15));
+    // its first chunk is not in the records: the checkpoint cannot be used
+    let cut = [
+        rec(12, c(4, 1)),
+        rec(13, Some(regular("a", 3))),
+        rec(14, Some(checkpoint("a", 3))),
+        rec(15, c(5, 2)),
+    ];
+    assert_eq!(find(&cut, false, 0), Extend);
+    // nor with a record missing between that first chunk and the named record
+    let hole = [
+        rec(10, Some(epoch("2-a", "1-a"))),
+        rec(11, c(3, 0)),
+        rec(13, Some(regular("a", 3))),
+        rec(14, Some(checkpoint("a", 3))),
+        rec(15, c(4, 1)),
+        rec(16, c(5, 2)),
+    ];
+    assert_eq!(find(&hole, true, 10), At(10));
+}
+
 #[test]
 fn a_chunked_checkpoint_stands_at_its_first_chunk_and_counts_only_whole() {
     let part = |seq, index| {
