@@ -66,9 +66,10 @@
 //! another checkpoint storm in a burst run's quiet tail (a task reading a successor's clean
 //! checkpoint took it for abandoned while its chunks still landed, and published its own over
 //! it: a message in chunks now holds checkpoints back for the whole time one takes to land and
-//! be read); 54885 lost the roots a task added in chunks to a new task that started after a
-//! lagging leader's checkpoint, which named a record between their chunks (the replay now
-//! starts at the first chunk of a message the named record falls in the middle of).
+//! be read); 54885 (and with offset checking 70478) lost the roots a task added in chunks to a
+//! new task that started after a lagging leader's checkpoint, which named a record between
+//! their chunks (the replay now starts at the first chunk of a message the named record falls
+//! in the middle of).
 //! All are regression seeds below.
 
 use partkit::sync::sim::{run, SimConfig};
@@ -137,7 +138,7 @@ fn simulation_with_an_offset_checking_transport() {
     run_seeds(
         (0..seed_count()).chain([
             55122, 62223, 69498, 60640, 61651, 58579, 65201, 320, 838, 1233, 1251, 2086, 2094,
-            87123, 92492, 24017, 3388, 5374, 13171, 4666,
+            87123, 92492, 24017, 3388, 5374, 13171, 4666, 70478,
         ]),
         true,
     );
