@@ -154,12 +154,14 @@ fn simulation_with_an_offset_checking_transport() {
 /// stateRefreshInterval / 4)` of its landing, as the retention rule asks). 73298 (and 58940
 /// with offset checking): a clean stop that left the restarted connector less time than a task
 /// needs to publish its first checkpoint before the final one aged out, with the faults still on
-/// and the stretch counted from before the stop (docs/sync.md, "The longest safe stop").
+/// and the stretch counted from before the stop (docs/sync.md, "The longest safe stop"). 6722
+/// (with offset checking): the faults paused too late in a burst run whose chunks land spread
+/// over a producer's lag (the time a task needs to publish a checkpoint counts the lag thrice).
 #[test]
 fn the_newest_usable_checkpoint_stays_within_the_retention() {
     for (seed, offsets) in [(13297, false), (5368, false), (21084, false), (67243, false)]
         .into_iter()
-        .chain([(73298, false), (58940, true)])
+        .chain([(73298, false), (58940, true), (6722, true)])
     {
         let mut cfg = SimConfig::from_seed(seed);
         cfg.check_usable = true;

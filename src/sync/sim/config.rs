@@ -111,8 +111,8 @@ pub struct SimConfig {
     /// retention (on in ordinary runs; a scale run only measures it,
     /// [`SimReport::longest_without_usable`]). What the design promises is a usable checkpoint
     /// while some task lives long enough to publish one: once that record is older than the
-    /// retention less `stateRefreshInterval + 3 × rebalanceTimeout` (a task joins, leads, has
-    /// its epoch read back and its checkpoint land), the faults pause until a newer usable
+    /// retention less `stateRefreshInterval + 3 × (rebalanceTimeout + L)` (a task joins, leads,
+    /// has its epoch read back and its checkpoint land; `L` the producers' lag), the faults pause until a newer usable
     /// checkpoint lands ([`SimReport::usable_calms`] counts the pauses).
     pub check_usable: bool,
     /// How the tasks are driven.

@@ -192,15 +192,10 @@ impl Sim {
             }
             // "a stop of D leaves it retention - D, less how much older than the stop the
             // record the final checkpoint names is" to publish its own first checkpoint: when
-            // that is less than a task needs from its start to publish one (and the longest
-            // producer lag), the faults pause until it has, and the stretch without a usable
-            // checkpoint counts from the start (docs/sync.md, "The longest safe stop")
-            let lag = if self.cfg.faults.backlog > 0 {
-                self.max_lag()
-            } else {
-                0
-            };
-            if most.saturating_sub(d) < self.checkpoint_needs().saturating_add(lag) {
+            // that is less than a task needs from its start to publish one, the faults pause
+            // until it has, and the stretch without a usable checkpoint counts from the start
+            // (docs/sync.md, "The longest safe stop")
+            if most.saturating_sub(d) < self.checkpoint_needs() {
                 self.note("no faults until the restarted connector's first checkpoint".into());
                 self.calm = Some(self.now);
                 self.last_usable = Some(self.now);
@@ -405,8 +400,8 @@ impl Sim {
     }
 
     /// The faults pause when the record the newest usable checkpoint names is older than the
-    /// retention less the time a task needs to publish one from its start (`stateRefreshInterval
-    /// + 3 × rebalanceTimeout`), until a newer one lands: a chain of tasks each crashing sooner
+    /// retention less the time a task needs to publish one from its start
+    /// (`checkpoint_needs`), until a newer one lands: a chain of tasks each crashing sooner
     /// (every new leader dying while it collects answers, the first task of a connector
     /// restarted after a long stop dying) leaves none, whatever the protocol (see
     /// [`SimConfig::check_usable`]).
@@ -431,11 +426,20 @@ impl Sim {
 
     /// The time a task needs from its start to publish a usable checkpoint (it joins, leads,
     /// has its epoch read back and its checkpoint land): `stateRefreshInterval + 3 ×
-    /// rebalanceTimeout`, as docs/sync.md states it.
+    /// rebalanceTimeout`, and where records land late (producers with a backlog, a burst
+    /// run's chunks spread over the time a producer may take) three times that lag besides (the
+    /// answers, the epoch and the checkpoint each land up to that late), as docs/sync.md
+    /// states it (`stateRefreshInterval + 3 × (rebalanceTimeout + L)`).
     pub(super) fn checkpoint_needs(&self) -> u64 {
         let o = &self.cfg.options;
+        // (producers with a backlog, and a burst run's chunks landing spread over that time)
+        let lag = if self.cfg.faults.backlog > 0 || self.cfg.burst > 0 {
+            self.max_lag()
+        } else {
+            0
+        };
         o.state_refresh_interval
-            .saturating_add(o.rebalance_timeout.saturating_mul(3))
+            .saturating_add(o.rebalance_timeout.saturating_add(lag).saturating_mul(3))
     }
 
     /// The longest a producer with a backlog takes to deliver a record.
