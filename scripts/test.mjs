@@ -3,7 +3,7 @@
 // suites (`npm run test:kafka`: KafkaTaskSync on tansu, each task in its own process) spend most
 // of their minutes waiting on session and rebalance timeouts (about half of one core), so they
 // run beside the others from the end of the build on; the others run at a lower CPU priority
-// (nice 10) so that the broker's and the tasks' timers are not starved, and the Kafka suites'
+// (nice 19) so that the broker's and the tasks' timers are not starved, and the Kafka suites'
 // output is printed in one block when they end. PARTKIT_TEST_SERIAL=1 runs every suite one after
 // another instead (the Kafka suites after test:js).
 import {spawn} from 'node:child_process';
@@ -12,7 +12,7 @@ import os from 'node:os';
 const serial = process.env.PARTKIT_TEST_SERIAL === '1';
 const suites = ['test:size', 'test:docs', 'test:rust', 'test:sim', 'test:js', 'test:consumer', 'test:browser'];
 const KAFKA = 'test:kafka';
-const LOWER = 10;
+const LOWER = 19;
 
 // npm as npm test started it (npm_execpath), else the one on PATH.
 const npmCommand = (args) =>
