@@ -4,8 +4,10 @@
 // of their minutes waiting on session and rebalance timeouts (about half of one core), so they
 // run beside the others from the end of the build on; the others run at a lower CPU priority
 // (nice 19) so that the broker's and the tasks' timers are not starved, and the Kafka suites'
-// output is printed in one block when they end. PARTKIT_TEST_SERIAL=1 runs every suite one after
-// another instead (the Kafka suites after test:js).
+// output is printed in one block when they end. PARTKIT_SIM_FULL_SCALE=<tasks>x<partitions> (set
+// by .ci/run) adds one scale simulation run of that shape (one seed, one core), started beside
+// the others once test:sim has built the simulation, at nice 19 too. PARTKIT_TEST_SERIAL=1 runs
+// every suite one after another instead (the Kafka suites after test:js, the scale run last).
 import {spawn} from 'node:child_process';
 import os from 'node:os';
 
@@ -13,6 +15,12 @@ const serial = process.env.PARTKIT_TEST_SERIAL === '1';
 const suites = ['test:size', 'test:docs', 'test:rust', 'test:sim', 'test:js', 'test:consumer', 'test:browser'];
 const KAFKA = 'test:kafka';
 const LOWER = 19;
+const fullScale = process.env.PARTKIT_SIM_FULL_SCALE;
+if (fullScale !== undefined && !/^\d+x\d+$/.test(fullScale)) {
+  console.error(`npm test: PARTKIT_SIM_FULL_SCALE must be <tasks>x<partitions>, like 100x1000 (got ${JSON.stringify(fullScale)})`);
+  process.exit(2);
+}
+const SCALE = fullScale && ['run', 'sim', '--', '--scale', '--shape', fullScale, '--seeds', '1'];
 
 // npm as npm test started it (npm_execpath), else the one on PATH.
 const npmCommand = (args) =>
@@ -81,27 +89,38 @@ function fail(what, r) {
 const build = await run(process.execPath, ['scripts/build.mjs']);
 if (build.code !== 0) fail('the build', build);
 
-let kafka = null;
-let kafkaResult = null;
-if (!serial) {
-  kafka = start(...npmCommand(['run', KAFKA]), {capture: true});
-  running.add(kafka.child);
-  kafka.done.then((r) => {
-    running.delete(kafka.child);
-    kafkaResult = r;
-    process.stdout.write(`\n--- npm run ${KAFKA} (beside the other suites) ---\n`);
-    for (const b of kafka.output) process.stdout.write(b);
-    process.stdout.write(`--- end of npm run ${KAFKA}: ${r.code === 0 ? 'passed' : 'FAILED'} ---\n\n`);
+// Suites beside the others: their output in one block when each ends; a failure stops the run
+// before the next suite.
+const besides = [];
+function beside(label, args, nice = 0) {
+  const job = start(...npmCommand(args), {capture: true, nice});
+  running.add(job.child);
+  job.label = label;
+  job.done.then((r) => {
+    running.delete(job.child);
+    job.result = r;
+    process.stdout.write(`\n--- ${label} (beside the other suites) ---\n`);
+    for (const b of job.output) process.stdout.write(b);
+    process.stdout.write(`--- end of ${label}: ${r.code === 0 ? 'passed' : 'FAILED'} ---\n\n`);
   });
+  besides.push(job);
 }
+const besideFailed = () => besides.find((j) => j.result && j.result.code !== 0);
 
+if (!serial) beside(`npm run ${KAFKA}`, ['run', KAFKA]);
 const order = serial ? [...suites.slice(0, 5), KAFKA, ...suites.slice(5)] : suites;
 for (const suite of order) {
-  if (kafkaResult && kafkaResult.code !== 0) fail(`npm run ${KAFKA}`, kafkaResult);
+  const failed = besideFailed();
+  if (failed) fail(failed.label, failed.result);
   const r = await run(...npmCommand(['run', suite]), {nice: serial ? 0 : LOWER});
   if (r.code !== 0) fail(`npm run ${suite}`, r);
+  if (suite === 'test:sim' && SCALE && !serial) beside(`npm ${SCALE.join(' ')}`, SCALE, LOWER);
 }
-if (kafka) {
-  const r = await kafka.done;
-  if (r.code !== 0) fail(`npm run ${KAFKA}`, r);
+if (SCALE && serial) {
+  const r = await run(...npmCommand(SCALE));
+  if (r.code !== 0) fail(`npm ${SCALE.join(' ')}`, r);
+}
+for (const job of besides) {
+  const r = await job.done;
+  if (r.code !== 0) fail(job.label, r);
 }
